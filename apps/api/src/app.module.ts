@@ -1,0 +1,40 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import * as path from 'node:path';
+import { PersistenceModule } from '@gateway/persistence';
+import { AdminModule } from './admin/admin.module';
+import { AuthModule } from './auth/auth.module';
+import { EnvelopeInterceptor } from './common/envelope';
+import { GatewayExceptionFilter } from './common/exception.filter';
+import { ConfigModule, GATEWAY_CONFIG } from './config/config.module';
+import type { GatewayConfig } from './config/gateway-config';
+import { ConnectionsModule } from './connections/connections.module';
+import { ConnectorsModule } from './connectors/connectors.module';
+import { HealthModule } from './health/health.module';
+import { LoggingModule } from './logging/logging.module';
+
+@Module({})
+export class AppModule {
+  static register(config: GatewayConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot(config),
+        PersistenceModule.forRootAsync({
+          inject: [GATEWAY_CONFIG],
+          useFactory: (c: GatewayConfig) => ({ databaseUrl: c.databaseUrl, sqliteFile: path.join(c.dataDir, 'gateway.sqlite') }),
+        }),
+        ConnectorsModule,
+        AuthModule,
+        AdminModule,
+        ConnectionsModule,
+        HealthModule,
+      ],
+      providers: [
+        { provide: APP_FILTER, useClass: GatewayExceptionFilter },
+        { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
+      ],
+    };
+  }
+}

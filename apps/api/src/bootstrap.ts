@@ -1,0 +1,100 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { json, urlencoded } from 'express';
+import type { Server } from 'node:http';
+import { Logger as PinoLogger } from 'nestjs-pino';
+import { AppModule } from './app.module';
+import { createValidationPipe } from './common/validation';
+import { loadConfig, type GatewayConfig } from './config/gateway-config';
+import { UsersService } from './auth/users.service';
+
+export interface GatewayApp {
+  app: NestExpressApplication;
+  config: GatewayConfig;
+  openApi: OpenAPIObject;
+}
+
+/**
+ * Builds the application exactly as production runs it: prefix, proxy trust,
+ * body limits, pipes, filter, OpenAPI and user provisioning. Tests call this too.
+ */
+export async function createGatewayApp(config: GatewayConfig = loadConfig()): Promise<GatewayApp> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
+    bufferLogs: true,
+    bodyParser: false,
+    abortOnError: false,
+  });
+  app.useLogger(app.get(PinoLogger));
+  app.set('trust proxy', config.trustProxy);
+  app.disable('x-powered-by');
+  // JSON and form bodies only; file content is streamed by the routes that take it.
+  app.use(json({ limit: config.jsonBodyLimit }));
+  app.use(urlencoded({ extended: false, limit: config.jsonBodyLimit }));
+  app.setGlobalPrefix(`${config.contextPath}/api`.replace(/^\//, ''));
+  app.useGlobalPipes(createValidationPipe());
+
+  const openApi = buildOpenApi(app, config);
+  SwaggerModule.setup(`${config.contextPath}/api/docs`, app, openApi, {
+    jsonDocumentUrl: `${config.contextPath}/api/docs-json`,
+    customSiteTitle: 'Content Gateway API',
+  });
+
+  await app.init();
+  await app.get(UsersService).provision();
+  return { app, config, openApi };
+}
+
+function buildOpenApi(app: NestExpressApplication, config: GatewayConfig): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setTitle('Content Gateway')
+    .setDescription(
+      'One authenticated REST service in front of content repositories and search engines. ' +
+        'Every JSON answer is `{ success, results }`; errors are `{ success: false, message, error: { code, ... } }` ' +
+        'with a real HTTP status. All routes but `/api/public/*` and `/api/health*` need HTTP Basic credentials.',
+    )
+    .setVersion('0.1.0')
+    .addBasicAuth()
+    .addServer(config.contextPath || '/');
+  const document = SwaggerModule.createDocument(app, builder.build());
+  // Paths are documented as the spec writes them (/api/...); the context prefix lives in the server URL.
+  if (config.contextPath) {
+    document.paths = Object.fromEntries(
+      Object.entries(document.paths).map(([p, item]) => [p.startsWith(config.contextPath + '/') ? p.slice(config.contextPath.length) : p, item]),
+    );
+  }
+  return document;
+}
+
+/** Starts listening and wires graceful shutdown: in-flight requests finish, then the process exits. */
+export async function bootstrap(config: GatewayConfig = loadConfig()): Promise<GatewayApp> {
+  const gateway = await createGatewayApp(config);
+  const { app } = gateway;
+  await app.listen(config.port, config.host);
+  const logger = app.get(PinoLogger);
+  logger.log(`Content gateway listening on http://${config.host}:${config.port}${config.contextPath}/api (docs at ${config.contextPath}/api/docs)`);
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.log(`${signal} received: finishing in-flight requests`);
+    const server = app.getHttpServer() as Server;
+    const force = setTimeout(() => {
+      logger.warn(`Shutdown grace of ${config.shutdownGraceMs} ms passed: closing remaining connections`);
+      server.closeAllConnections();
+    }, config.shutdownGraceMs);
+    force.unref();
+    app
+      .close()
+      .then(() => process.exit(0))
+      .catch((e: unknown) => {
+        logger.error(e);
+        process.exit(1);
+      });
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  return gateway;
+}

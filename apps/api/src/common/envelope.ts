@@ -1,0 +1,35 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor, StreamableFile } from '@nestjs/common';
+import { map, type Observable } from 'rxjs';
+
+/** A result that carries the job envelope's `message` beside `results`. */
+export class MessageResult<T = unknown> {
+  constructor(
+    readonly message: string | null,
+    readonly results?: T,
+  ) {}
+}
+
+export interface Envelope<T> {
+  success: true;
+  results: T;
+  message?: string | null;
+}
+
+/**
+ * Wraps every JSON handler result in the spec's `{ success, results }`
+ * envelope, so controllers return plain results. Streams pass through.
+ */
+@Injectable()
+export class EnvelopeInterceptor implements NestInterceptor {
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(
+      map((value) => {
+        if (value instanceof StreamableFile || value === undefined) return value;
+        if (value instanceof MessageResult) {
+          return { success: true, message: value.message, results: value.results ?? null };
+        }
+        return { success: true, results: value };
+      }),
+    );
+  }
+}

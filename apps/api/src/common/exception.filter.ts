@@ -1,0 +1,124 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { GatewayError, TooManyRequestsError, type GatewayErrorKind } from '@gateway/connector-api';
+
+const STATUS_BY_KIND: Record<GatewayErrorKind, number> = {
+  invalid_argument: 400,
+  unauthenticated: 401,
+  permission_denied: 403,
+  not_found: 404,
+  conflict: 409,
+  gone: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  too_many_requests: 429,
+  not_supported: 501,
+  upstream_error: 502,
+  upstream_unavailable: 503,
+  upstream_timeout: 504,
+};
+
+const CODE_BY_STATUS: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'TOO_MANY_REQUESTS',
+};
+
+export const BASIC_CHALLENGE = 'Basic realm="content-gateway", charset="UTF-8"';
+
+export interface ErrorBody {
+  success: false;
+  message: string;
+  error: { code: string; [key: string]: unknown };
+}
+
+/** The one place where errors become HTTP responses. */
+@Catch()
+export class GatewayExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('GatewayExceptionFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    const res = ctx.getResponse<Response>();
+    const req = ctx.getRequest<Request>();
+    const { status, body } = this.toResponse(exception, req);
+
+    if (status >= 500 && !(exception instanceof GatewayError)) {
+      this.logger.error({ err: exception, path: req.originalUrl }, 'Unhandled error');
+    }
+    if (res.headersSent) {
+      // A stream failed after its headers went out: all we can do is cut the connection
+      // so the client sees a truncated body instead of a silently short one.
+      res.destroy(exception instanceof Error ? exception : undefined);
+      return;
+    }
+    if (status === 401) res.setHeader('WWW-Authenticate', BASIC_CHALLENGE);
+    if (exception instanceof TooManyRequestsError) res.setHeader('Retry-After', String(exception.retryAfterSeconds));
+    res.status(status).json(body);
+  }
+
+  private toResponse(exception: unknown, req: Request): { status: number; body: ErrorBody } {
+    if (exception instanceof GatewayError) {
+      return {
+        status: STATUS_BY_KIND[exception.kind],
+        body: { success: false, message: exception.message, error: { code: exception.code, ...exception.details } },
+      };
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const response = exception.getResponse();
+      let message = exception.message;
+      if (typeof response === 'object' && response && 'message' in response) {
+        const m = (response as { message: unknown }).message;
+        message = Array.isArray(m) ? m.join('; ') : String(m);
+      }
+      if (status === 404 && /^Cannot (GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) /.test(message)) {
+        message = `No route ${req.method} ${req.path}`;
+        return { status, body: { success: false, message, error: { code: 'ROUTE_NOT_FOUND' } } };
+      }
+      return {
+        status,
+        body: { success: false, message, error: { code: CODE_BY_STATUS[status] ?? `HTTP_${status}` } },
+      };
+    }
+    // body-parser errors carry a status and a type
+    const e = exception as { status?: number; statusCode?: number; type?: string; message?: string; limit?: number };
+    const bodyStatus = e?.statusCode ?? e?.status;
+    if (typeof bodyStatus === 'number' && bodyStatus >= 400 && bodyStatus < 500) {
+      if (e.type === 'entity.too.large') {
+        return {
+          status: HttpStatus.PAYLOAD_TOO_LARGE,
+          body: {
+            success: false,
+            message: `Request body exceeds the limit of ${e.limit} bytes`,
+            error: { code: 'PAYLOAD_TOO_LARGE', parameter: 'body', limit: e.limit },
+          },
+        };
+      }
+      if (e.type === 'entity.parse.failed') {
+        return {
+          status: 400,
+          body: {
+            success: false,
+            message: `Request body is not valid JSON: ${e.message}`,
+            error: { code: 'INVALID_BODY', parameter: 'body' },
+          },
+        };
+      }
+      return {
+        status: bodyStatus,
+        body: { success: false, message: e.message ?? 'Bad request', error: { code: CODE_BY_STATUS[bodyStatus] ?? `HTTP_${bodyStatus}` } },
+      };
+    }
+    return {
+      status: HttpStatus.INTERNAL_SERVER_ERROR,
+      body: { success: false, message: 'Internal server error', error: { code: 'INTERNAL' } },
+    };
+  }
+}

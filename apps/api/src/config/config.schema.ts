@@ -1,0 +1,69 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayUnique,
+  IsArray,
+  IsIn,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+  ValidateNested,
+} from 'class-validator';
+
+export const ROLES = ['admin', 'user'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Connector ids become URL path segments: keep them plain. */
+export const CONNECTOR_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+export const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/;
+
+export class ConnectorFileEntry {
+  @IsString()
+  @Matches(CONNECTOR_ID_PATTERN, { message: 'must be letters, digits, _ . - (at most 64), starting with a letter or digit' })
+  id!: string;
+
+  @IsString()
+  typeId!: string;
+
+  @IsOptional()
+  @IsString()
+  description?: string;
+
+  @IsOptional()
+  @IsObject()
+  params?: Record<string, unknown>;
+}
+
+export class UserFileEntry {
+  @IsString()
+  @Matches(USERNAME_PATTERN, { message: 'must be letters, digits, _ . @ - (at most 128)' })
+  username!: string;
+
+  @IsString()
+  @MinLength(8)
+  @MaxLength(1024)
+  password!: string;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayUnique()
+  @IsIn(ROLES, { each: true })
+  roles?: Role[];
+}
+
+/** The optional YAML file named by GATEWAY_CONFIG. Unknown keys are rejected. */
+export class ConfigFile {
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => ConnectorFileEntry)
+  connectors?: ConnectorFileEntry[];
+
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => UserFileEntry)
+  users?: UserFileEntry[];
+}

@@ -1,0 +1,189 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import { parse as parseYaml } from 'yaml';
+import type { ConnectorDefinition } from '@gateway/connector-api';
+import { ConfigFile, type Role } from './config.schema';
+
+export interface ConfiguredUser {
+  username: string;
+  password: string;
+  roles: Role[];
+}
+
+/** Typed configuration, built and validated once at start-up. */
+export interface GatewayConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** '' or a path starting with '/' and not ending with '/'. */
+  contextPath: string;
+  adminUser: string;
+  /** Undefined: generate one on first start and print it once. */
+  adminPassword?: string;
+  databaseUrl?: string;
+  /** Value for Express 'trust proxy' (false, true, a hop count or an address list). */
+  trustProxy: boolean | number | string;
+  connectors: ConnectorDefinition[];
+  users: ConfiguredUser[];
+  auth: {
+    /** How long a successful Basic verification is remembered. */
+    cacheTtlMs: number;
+    /** Failed attempts per user and client address before the pair is locked out. */
+    maxFailures: number;
+    /** Length of the lock-out, and the window in which failures are counted. */
+    lockoutSeconds: number;
+    /** Switches authentication off entirely; only the benchmark's baseline uses it. */
+    disabled: boolean;
+  };
+  /** Largest JSON or form body accepted, in bytes. */
+  jsonBodyLimit: number;
+  logLevel: string;
+  /** Milliseconds that shutdown waits for in-flight requests. */
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): GatewayConfig {
+  const dataDir = path.resolve(env.GATEWAY_DATA_DIR || './data');
+  const port = parseInteger(env, 'PORT', 3000, 0, 65535);
+  const file = env.GATEWAY_CONFIG ? readConfigFile(env.GATEWAY_CONFIG, env) : new ConfigFile();
+
+  const connectors: ConnectorDefinition[] = (file.connectors ?? []).map((c) => ({
+    id: c.id,
+    typeId: c.typeId,
+    description: c.description ?? '',
+    params: c.params ?? {},
+  }));
+  const seen = new Set<string>();
+  connectors.forEach((c, i) => {
+    if (seen.has(c.id)) throw new ConfigError(`${configName(env)}: connectors[${i}].id: duplicate connector id '${c.id}'`);
+    seen.add(c.id);
+  });
+  if (connectors.length === 0) {
+    connectors.push({
+      id: 'fs',
+      typeId: 'filesystem',
+      description: 'Default filesystem repository',
+      params: { root: path.join(dataDir, 'repository') },
+    });
+  }
+
+  return {
+    port,
+    host: env.HOST || '0.0.0.0',
+    dataDir,
+    contextPath: parseContextPath(env.GATEWAY_CONTEXT_PATH),
+    adminUser: env.GATEWAY_ADMIN_USER || 'admin',
+    adminPassword: env.GATEWAY_ADMIN_PASSWORD || undefined,
+    databaseUrl: env.DATABASE_URL || undefined,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    connectors,
+    users: (file.users ?? []).map((u) => ({ username: u.username, password: u.password, roles: u.roles ?? ['user'] })),
+    auth: {
+      cacheTtlMs: parseInteger(env, 'GATEWAY_AUTH_CACHE_SECONDS', 60, 0, 86400) * 1000,
+      maxFailures: parseInteger(env, 'GATEWAY_LOGIN_MAX_FAILURES', 10, 1, 1_000_000),
+      lockoutSeconds: parseInteger(env, 'GATEWAY_LOGIN_LOCKOUT_SECONDS', 300, 1, 86400),
+      disabled: env.GATEWAY_AUTH_DISABLED === 'true',
+    },
+    jsonBodyLimit: parseInteger(env, 'GATEWAY_JSON_LIMIT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    logLevel: env.LOG_LEVEL || 'info',
+    shutdownGraceMs: parseInteger(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+  };
+}
+
+function configName(env: Env): string {
+  return `GATEWAY_CONFIG (${env.GATEWAY_CONFIG})`;
+}
+
+function readConfigFile(file: string, env: Env): ConfigFile {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`${configName(env)}: cannot read file: ${(e as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text) ?? {};
+  } catch (e) {
+    throw new ConfigError(`${configName(env)}: invalid YAML: ${(e as Error).message}`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ConfigError(`${configName(env)}: the top level must be a mapping with 'connectors' and/or 'users'`);
+  }
+  const interpolated = interpolate(raw, '', env);
+  const instance = plainToInstance(ConfigFile, interpolated);
+  const errors = validateSync(instance, { whitelist: true, forbidNonWhitelisted: true });
+  if (errors.length > 0) {
+    throw new ConfigError(`${configName(env)}: ${flattenErrors(errors).join('; ')}`);
+  }
+  return instance;
+}
+
+/** Replaces ${NAME} in every string value with the environment variable NAME. */
+function interpolate(value: unknown, keyPath: string, env: Env): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+      const v = env[name];
+      if (v === undefined) throw new ConfigError(`GATEWAY_CONFIG: ${keyPath}: environment variable ${name} is not set`);
+      return v;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, `${keyPath}[${i}]`, env));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, interpolate(v, keyPath ? `${keyPath}.${k}` : k, env)]),
+    );
+  }
+  return value;
+}
+
+function flattenErrors(errors: ValidationError[], prefix = ''): string[] {
+  const out: string[] = [];
+  for (const e of errors) {
+    const key = /^\d+$/.test(e.property) ? `${prefix}[${e.property}]` : prefix ? `${prefix}.${e.property}` : e.property;
+    if (e.constraints) {
+      for (const [name, msg] of Object.entries(e.constraints)) {
+        out.push(name === 'whitelistValidation' ? `${key}: unknown key` : `${key}: ${msg.replace(`${e.property} `, '')}`);
+      }
+    }
+    if (e.children?.length) out.push(...flattenErrors(e.children, key));
+  }
+  return out;
+}
+
+function parseInteger(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name}: must be an integer between ${min} and ${max} (got '${raw}')`);
+  }
+  return Number(raw);
+}
+
+function parseContextPath(raw: string | undefined): string {
+  if (!raw || raw === '/') return '';
+  const trimmed = raw.replace(/\/+$/, '');
+  const withSlash = trimmed.startsWith('/') ? trimmed : `/${trimmed}`;
+  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(withSlash)) {
+    throw new ConfigError(`GATEWAY_CONTEXT_PATH: must be a path like /gateway (got '${raw}')`);
+  }
+  return withSlash;
+}
+
+function parseTrustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return raw; // e.g. 'loopback' or '10.0.0.0/8, 127.0.0.1': Express parses it
+}

@@ -1,0 +1,34 @@
+import { Injectable } from '@nestjs/common';
+import { deriveCapabilities } from '@gateway/connector-api';
+import { ConnectorRegistry } from '../connectors/connector-registry.service';
+import type { ConnectionDto, RepositoryInfoDto, RootFolderDto } from './connections.dto';
+
+@Injectable()
+export class ConnectionsService {
+  constructor(private readonly registry: ConnectorRegistry) {}
+
+  list(): ConnectionDto[] {
+    return this.registry.list().map((c) => ({ id: c.id, description: c.description, connectorId: c.id, typeId: c.typeId }));
+  }
+
+  async repositoryInfo(connectorId: string): Promise<RepositoryInfoDto> {
+    const connector = this.registry.get(connectorId);
+    const repo = await connector.describeRepository();
+    return {
+      capabilities: deriveCapabilities(connector),
+      repositoryId: repo.repositoryId,
+      repositoryDescription: repo.repositoryDescription,
+      rootFolderId: repo.rootFolderId,
+      repositoryName: repo.repositoryName,
+      params: connector.publicParams,
+    };
+  }
+
+  rootFolder(connectorId: string): Promise<RootFolderDto> {
+    return this.registry.get(connectorId).rootFolder();
+  }
+
+  types(connectorId: string): Promise<Record<string, string>> {
+    return this.registry.get(connectorId).types();
+  }
+}

@@ -1,0 +1,57 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import {
+  CONNECTOR_TYPES,
+  GatewayError,
+  NotFoundError,
+  type ContentConnector,
+  type ConnectorType,
+} from '@gateway/connector-api';
+import { GATEWAY_CONFIG } from '../config/config.module';
+import { ConfigError, type GatewayConfig } from '../config/gateway-config';
+
+/** Resolves a connector id to its driver; built once from the config at start-up. */
+@Injectable()
+export class ConnectorRegistry implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(ConnectorRegistry.name);
+  private readonly connectors = new Map<string, ContentConnector>();
+
+  constructor(
+    @Inject(CONNECTOR_TYPES) private readonly types: ConnectorType[],
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const byType = new Map(this.types.map((t) => [t.typeId, t]));
+    for (const [index, definition] of this.config.connectors.entries()) {
+      const type = byType.get(definition.typeId);
+      if (!type) {
+        throw new ConfigError(
+          `connectors[${index}].typeId: unknown connector type '${definition.typeId}' (known: ${[...byType.keys()].join(', ')})`,
+        );
+      }
+      try {
+        this.connectors.set(definition.id, await type.create(definition, { dataDir: this.config.dataDir }));
+      } catch (e) {
+        if (e instanceof GatewayError && 'parameter' in e) {
+          throw new ConfigError(`connectors[${index}].params.${String((e as { parameter: string }).parameter)}: ${e.message}`);
+        }
+        throw e;
+      }
+      this.logger.log(`Connector '${definition.id}' (${definition.typeId}) ready`);
+    }
+  }
+
+  get(id: string): ContentConnector {
+    const connector = this.connectors.get(id);
+    if (!connector) throw new NotFoundError('connector', id);
+    return connector;
+  }
+
+  list(): ContentConnector[] {
+    return [...this.connectors.values()];
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all(this.list().map((c) => c.close?.()));
+  }
+}

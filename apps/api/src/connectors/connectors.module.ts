@@ -1,0 +1,18 @@
+import { Global, Module } from '@nestjs/common';
+import { CONNECTOR_TYPES } from '@gateway/connector-api';
+import { FilesystemConnectorType } from '@gateway/connector-filesystem';
+import { ConnectorRegistry } from './connector-registry.service';
+
+/** Every connector kind the gateway knows. Adding a connector is one line here. */
+const CONNECTOR_TYPE_PROVIDERS = [FilesystemConnectorType];
+
+@Global()
+@Module({
+  providers: [
+    ...CONNECTOR_TYPE_PROVIDERS,
+    { provide: CONNECTOR_TYPES, useFactory: (...types: unknown[]) => types, inject: CONNECTOR_TYPE_PROVIDERS },
+    ConnectorRegistry,
+  ],
+  exports: [ConnectorRegistry],
+})
+export class ConnectorsModule {}

@@ -1,0 +1,30 @@
+/** Two tiers: unit tests beside the code, e2e tests through HTTP against the real bootstrap. */
+const moduleNameMapper = {
+  '^@gateway/([a-z-]+)$': '<rootDir>/libs/$1/src',
+  '^@gateway/([a-z-]+)/(.*)$': '<rootDir>/libs/$1/src/$2',
+};
+const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', isolatedModules: true }] };
+
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      rootDir: __dirname,
+      testEnvironment: 'node',
+      testMatch: ['<rootDir>/apps/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts'],
+      moduleFileExtensions: ['ts', 'js', 'json'],
+      transform,
+      moduleNameMapper,
+    },
+    {
+      displayName: 'e2e',
+      rootDir: __dirname,
+      testEnvironment: 'node',
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
+      moduleFileExtensions: ['ts', 'js', 'json'],
+      transform,
+      moduleNameMapper,
+      testTimeout: 60_000,
+    },
+  ],
+};

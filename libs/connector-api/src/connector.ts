@@ -1,0 +1,202 @@
+import type { Readable } from 'node:stream';
+
+/** Who is acting; drivers record it as creator/modifier and check-out holder. */
+export interface Actor {
+  username: string;
+}
+
+/** Inclusive byte range, already resolved against the content length. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export type BaseType = 'document' | 'folder';
+
+/** What a driver knows about one repository item. The api maps it to the spec shapes. */
+export interface ItemInfo {
+  id: string;
+  name: string;
+  /** Absolute path inside the repository, '/' separated, starting with '/'. */
+  path: string;
+  baseType: BaseType;
+  /** Repository object type, e.g. 'cmis:document' or 'file'. */
+  typeId?: string;
+  mimeType?: string;
+  size?: number;
+  created?: Date;
+  modified?: Date;
+  createdBy?: string;
+  modifiedBy?: string;
+  description?: string;
+  checkedOut?: boolean;
+  checkedOutBy?: string;
+  checkinComment?: string;
+  /** Undefined when the repository does not count versions (rendered as -1). */
+  versionCount?: number;
+  versionLabel?: string;
+  versionSeriesId?: string;
+  /** Strong validator of the content (changes whenever the content does). */
+  etag?: string;
+  /** Custom (non-svc_) properties set on the item. */
+  properties?: Record<string, string | null>;
+}
+
+export interface VersionInfo {
+  /** Id that reads this exact version through openContent/getItem. */
+  id: string;
+  name?: string;
+  label: string;
+  size: number;
+  modified: Date;
+  versionSeriesId: string;
+  comment?: string;
+}
+
+export interface FolderPage {
+  items: ItemInfo[];
+  /** Opaque; present when more items follow. */
+  nextCursor?: string;
+}
+
+export interface ListFolderOptions {
+  /** Maximum items in this page; undefined means all. */
+  limit?: number;
+  cursor?: string;
+}
+
+export interface RepositoryDescription {
+  repositoryId: string;
+  repositoryName: string;
+  repositoryDescription: string;
+  rootFolderId: string;
+}
+
+export interface FolderInfo {
+  folderId: string;
+  folderName: string;
+  folderPath: string;
+}
+
+export interface NewFile {
+  folderId: string;
+  fileName: string;
+  type?: string;
+  mimeType?: string;
+  content: Readable;
+}
+
+export interface NewContent {
+  content: Readable;
+  mimeType?: string;
+  fileName?: string;
+}
+
+/** Optional capability groups: a driver sets the member when it implements the group. */
+export interface ContentUpdateCapability {
+  updateContent(id: string, input: NewContent, actor: Actor): Promise<string>;
+}
+
+export interface VersioningCapability {
+  listVersions(id: string): Promise<VersionInfo[]>;
+}
+
+export interface CheckInOutCapability {
+  checkOut(id: string, actor: Actor): Promise<string>;
+  checkIn(id: string, actor: Actor, comment?: string): Promise<string>;
+}
+
+export interface FolderCapability {
+  /** Creates the folder at an absolute path, and any missing parents. */
+  createFolder(path: string, actor: Actor): Promise<string>;
+  /** Present only where folders can be deleted by path (filesystem). */
+  deleteFolder?(path: string, actor: Actor): Promise<string>;
+}
+
+export interface PropertyUpdateCapability {
+  updateProperties(id: string, properties: Record<string, string>, actor: Actor): Promise<string>;
+}
+
+export interface AclCapability {
+  getAcl(id: string): Promise<string[]>;
+  /** Replaces the permissions of each given principal; returns the resulting entries. */
+  applyAcl(id: string, entries: Record<string, string[]>, actor: Actor): Promise<string[]>;
+  /** Removes the principals; returns those removed. */
+  removeAcl(id: string, principals: string[], actor: Actor): Promise<string[]>;
+}
+
+export interface RelationshipCapability {
+  getRelationships(id: string): Promise<unknown[]>;
+  createRelationship(sourceId: string, targetId: string, type: string, actor: Actor): Promise<string>;
+}
+
+export interface SiteCapability {
+  getAllSites(): Promise<unknown[]>;
+  getSubSites(siteId: string): Promise<unknown[]>;
+  getLibrariesForSite(siteId: string): Promise<unknown[]>;
+}
+
+export interface CopyCapability {
+  createFileFromItem(sourceId: string, folderId: string, fileName: string, actor: Actor): Promise<string>;
+}
+
+/**
+ * The one interface every content connector implements. The core operations
+ * are mandatory; everything a repository kind may lack is an optional group.
+ */
+export interface ContentConnector {
+  readonly id: string;
+  readonly typeId: string;
+  readonly description: string;
+  /** Connection parameters safe to show to clients (never secrets). */
+  readonly publicParams: Record<string, unknown>;
+
+  describeRepository(): Promise<RepositoryDescription>;
+  rootFolder(): Promise<FolderInfo>;
+  /** Document types: key usable as `type`, value a display name. */
+  types(): Promise<Record<string, string>>;
+  /** Throws an upstream error when the repository cannot be reached. */
+  checkHealth(): Promise<void>;
+
+  getItem(id: string): Promise<ItemInfo>;
+  openContent(id: string, range?: ByteRange): Promise<Readable>;
+  idByPath(folderPath: string, fileName: string): Promise<string>;
+  listFolder(folderId: string, options?: ListFolderOptions): Promise<FolderPage>;
+  createFile(input: NewFile, actor: Actor): Promise<string>;
+  deleteItem(id: string, allVersions: boolean, actor: Actor): Promise<string>;
+
+  readonly contentUpdate?: ContentUpdateCapability;
+  readonly versioning?: VersioningCapability;
+  readonly checkInOut?: CheckInOutCapability;
+  readonly folders?: FolderCapability;
+  readonly propertyUpdate?: PropertyUpdateCapability;
+  readonly acls?: AclCapability;
+  readonly relationships?: RelationshipCapability;
+  readonly sites?: SiteCapability;
+  readonly copy?: CopyCapability;
+
+  close?(): Promise<void>;
+}
+
+/** A connector definition as declared in configuration. */
+export interface ConnectorDefinition {
+  id: string;
+  typeId: string;
+  description: string;
+  params: Record<string, unknown>;
+}
+
+export interface ConnectorContext {
+  /** The gateway's data directory, for drivers that keep local state. */
+  dataDir: string;
+}
+
+/** One per connector kind; the api gathers them all in a single factory provider. */
+export interface ConnectorType {
+  readonly typeId: string;
+  /** Validates params (throwing InvalidArgumentError naming the param) and builds the driver. */
+  create(definition: ConnectorDefinition, context: ConnectorContext): Promise<ContentConnector>;
+}
+
+/** Injection token for the array of every registered ConnectorType. */
+export const CONNECTOR_TYPES = Symbol('CONNECTOR_TYPES');

@@ -1,0 +1,23 @@
+import { Injectable } from '@nestjs/common';
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import { InvalidArgumentError, type ConnectorContext, type ConnectorDefinition, type ConnectorType, type ContentConnector } from '@gateway/connector-api';
+import { FilesystemConnector } from './filesystem.connector';
+
+/** typeId `filesystem`. params: `root` (folder; created if missing). */
+@Injectable()
+export class FilesystemConnectorType implements ConnectorType {
+  readonly typeId = 'filesystem';
+
+  async create(definition: ConnectorDefinition, _context: ConnectorContext): Promise<ContentConnector> {
+    const root = definition.params.root;
+    if (typeof root !== 'string' || root.trim() === '') {
+      throw new InvalidArgumentError('root', 'must be the path of the repository folder');
+    }
+    const absolute = path.resolve(root);
+    await fs.mkdir(absolute, { recursive: true });
+    // Resolve symbolic links once, so containment checks compare real paths.
+    const real = await fs.realpath(absolute);
+    return new FilesystemConnector(definition, real);
+  }
+}

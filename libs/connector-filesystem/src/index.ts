@@ -1,0 +1,2 @@
+export * from './filesystem.connector';
+export * from './filesystem.connector-type';

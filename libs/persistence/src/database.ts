@@ -1,0 +1,73 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider, type Migration } from 'kysely';
+import { Pool, types as pgTypes } from 'pg';
+import type { DatabaseSchema } from './schema';
+import { MIGRATIONS } from './migrations';
+
+export type DatabaseEngine = 'sqlite' | 'postgres';
+
+export interface DatabaseOptions {
+  /** postgres://... selects PostgreSQL; otherwise SQLite at sqliteFile. */
+  databaseUrl?: string;
+  sqliteFile: string;
+}
+
+export interface Database {
+  readonly engine: DatabaseEngine;
+  readonly db: Kysely<DatabaseSchema>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+// PostgreSQL returns int8 as strings to avoid precision loss; our int8 columns
+// hold epoch milliseconds and counters, all far below 2^53.
+pgTypes.setTypeParser(20, (value: string) => Number(value));
+
+class StaticMigrationProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return MIGRATIONS;
+  }
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  const url = options.databaseUrl?.trim();
+  let engine: DatabaseEngine;
+  let db: Kysely<DatabaseSchema>;
+  if (url && /^postgres(ql)?:\/\//i.test(url)) {
+    engine = 'postgres';
+    db = new Kysely<DatabaseSchema>({
+      dialect: new PostgresDialect({ pool: new Pool({ connectionString: url, max: 10 }) }),
+    });
+  } else if (url) {
+    throw new Error(`DATABASE_URL must start with postgres:// or postgresql:// (got '${url.split(':')[0]}:')`);
+  } else {
+    engine = 'sqlite';
+    fs.mkdirSync(path.dirname(options.sqliteFile), { recursive: true });
+    const sqlite = new BetterSqlite3(options.sqliteFile);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('foreign_keys = ON');
+    db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  }
+
+  const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    await db.destroy();
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`Database migration ${failed?.migrationName ?? ''} failed: ${String((error as Error).message ?? error)}`);
+  }
+
+  return {
+    engine,
+    db,
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}

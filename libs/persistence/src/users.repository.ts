@@ -1,0 +1,77 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DATABASE } from './tokens';
+import type { Database } from './database';
+
+export interface UserRecord {
+  username: string;
+  passwordHash: string;
+  roles: string[];
+  createdAt: number;
+}
+
+@Injectable()
+export class UsersRepository {
+  constructor(@Inject(DATABASE) private readonly database: Database) {}
+
+  async find(username: string): Promise<UserRecord | undefined> {
+    const row = await this.database.db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+    return row ? toRecord(row) : undefined;
+  }
+
+  async list(): Promise<UserRecord[]> {
+    const rows = await this.database.db.selectFrom('users').selectAll().orderBy('username').execute();
+    return rows.map(toRecord);
+  }
+
+  /** Inserts; returns false when the username is taken. */
+  async insert(user: UserRecord): Promise<boolean> {
+    const result = await this.database.db
+      .insertInto('users')
+      .values({
+        username: user.username,
+        password_hash: user.passwordHash,
+        roles: user.roles.join(','),
+        created_at: user.createdAt,
+      })
+      .onConflict((oc) => oc.column('username').doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+  }
+
+  async upsert(user: UserRecord): Promise<void> {
+    await this.database.db
+      .insertInto('users')
+      .values({
+        username: user.username,
+        password_hash: user.passwordHash,
+        roles: user.roles.join(','),
+        created_at: user.createdAt,
+      })
+      .onConflict((oc) =>
+        oc.column('username').doUpdateSet({ password_hash: user.passwordHash, roles: user.roles.join(',') }),
+      )
+      .execute();
+  }
+
+  async delete(username: string): Promise<boolean> {
+    const result = await this.database.db.deleteFrom('users').where('username', '=', username).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  async count(): Promise<number> {
+    const row = await this.database.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+}
+
+function toRecord(row: { username: string; password_hash: string; roles: string; created_at: number }): UserRecord {
+  return {
+    username: row.username,
+    passwordHash: row.password_hash,
+    roles: row.roles ? row.roles.split(',').filter(Boolean) : [],
+    createdAt: Number(row.created_at),
+  };
+}
