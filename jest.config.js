@@ -3,7 +3,7 @@ const moduleNameMapper = {
   '^@gateway/([a-z-]+)$': '<rootDir>/libs/$1/src',
   '^@gateway/([a-z-]+)/(.*)$': '<rootDir>/libs/$1/src/$2',
 };
-const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', isolatedModules: true }] };
+const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] };
 
 module.exports = {
   projects: [
