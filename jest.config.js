@@ -6,6 +6,7 @@ const moduleNameMapper = {
 const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] };
 
 module.exports = {
+  testTimeout: 60_000,
   projects: [
     {
       displayName: 'unit',
@@ -24,7 +25,6 @@ module.exports = {
       moduleFileExtensions: ['ts', 'js', 'json'],
       transform,
       moduleNameMapper,
-      testTimeout: 60_000,
     },
   ],
 };

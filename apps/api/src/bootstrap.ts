@@ -6,6 +6,7 @@ import { json, urlencoded } from 'express';
 import type { Server } from 'node:http';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { bodyParserErrors } from './common/body-parser-errors';
 import { createValidationPipe } from './common/validation';
 import { loadConfig, type GatewayConfig } from './config/gateway-config';
 import { UsersService } from './auth/users.service';
@@ -32,6 +33,7 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
   // JSON and form bodies only; file content is streamed by the routes that take it.
   app.use(json({ limit: config.jsonBodyLimit }));
   app.use(urlencoded({ extended: false, limit: config.jsonBodyLimit }));
+  app.use(bodyParserErrors);
   app.setGlobalPrefix(`${config.contextPath}/api`.replace(/^\//, ''));
   app.useGlobalPipes(createValidationPipe());
 

@@ -53,14 +53,14 @@ export class UsersService {
     const record = await this.users.find(username);
     const ok = record ? await this.hasher.verify(record.passwordHash, password) : (await this.hasher.verifyAgainstNothing(password), false);
     if (!record || !ok) {
-      try {
-        await this.failures.consume(throttleKey);
-      } catch (e) {
-        if (e instanceof RateLimiterRes) {
-          this.logger.warn({ username, clientAddress }, 'Login locked out after repeated failures');
-          throw this.lockedOut(e);
-        }
+      const counted = await this.failures.consume(throttleKey).catch((e: unknown) => {
+        if (e instanceof RateLimiterRes) return e;
         throw e;
+      });
+      if (counted.consumedPoints >= this.config.auth.maxFailures) {
+        // The lock-out runs for its full length from the last failure, not from the first.
+        await this.failures.block(throttleKey, this.config.auth.lockoutSeconds);
+        this.logger.warn({ username, clientAddress }, 'Login locked out after repeated failures');
       }
       return undefined;
     }

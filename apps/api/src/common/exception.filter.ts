@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import type { Request, Response } from 'express';
 import { GatewayError, TooManyRequestsError, type GatewayErrorKind } from '@gateway/connector-api';
 
+
 const STATUS_BY_KIND: Record<GatewayErrorKind, number> = {
   invalid_argument: 400,
   unauthenticated: 401,
@@ -85,35 +86,6 @@ export class GatewayExceptionFilter implements ExceptionFilter {
       return {
         status,
         body: { success: false, message, error: { code: CODE_BY_STATUS[status] ?? `HTTP_${status}` } },
-      };
-    }
-    // body-parser errors carry a status and a type
-    const e = exception as { status?: number; statusCode?: number; type?: string; message?: string; limit?: number };
-    const bodyStatus = e?.statusCode ?? e?.status;
-    if (typeof bodyStatus === 'number' && bodyStatus >= 400 && bodyStatus < 500) {
-      if (e.type === 'entity.too.large') {
-        return {
-          status: HttpStatus.PAYLOAD_TOO_LARGE,
-          body: {
-            success: false,
-            message: `Request body exceeds the limit of ${e.limit} bytes`,
-            error: { code: 'PAYLOAD_TOO_LARGE', parameter: 'body', limit: e.limit },
-          },
-        };
-      }
-      if (e.type === 'entity.parse.failed') {
-        return {
-          status: 400,
-          body: {
-            success: false,
-            message: `Request body is not valid JSON: ${e.message}`,
-            error: { code: 'INVALID_BODY', parameter: 'body' },
-          },
-        };
-      }
-      return {
-        status: bodyStatus,
-        body: { success: false, message: e.message ?? 'Bad request', error: { code: CODE_BY_STATUS[bodyStatus] ?? `HTTP_${bodyStatus}` } },
       };
     }
     return {
