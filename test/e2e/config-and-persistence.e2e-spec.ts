@@ -1,0 +1,114 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { loadConfig, ConfigError } from '../../apps/api/src/config/gateway-config';
+import { createTestDatabaseUrl, dropTestDatabase } from '../support/database';
+import { adminAuth, basic, startGateway } from '../support/gateway';
+
+function writeYaml(text: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-config-'));
+  const file = path.join(dir, 'gateway.yaml');
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+describe('GATEWAY_CONFIG file', () => {
+  it('declares connectors and users, with ${ENV} secrets interpolated', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-repo-'));
+    const file = writeYaml(`
+connectors:
+  - id: docs
+    typeId: filesystem
+    description: Team documents
+    params:
+      root: \${DOCS_ROOT}
+  - id: archive
+    typeId: filesystem
+    params:
+      root: ${root}/archive
+users:
+  - username: reader
+    password: \${READER_PASSWORD}
+    roles: [user]
+`);
+    const gw = await startGateway({ env: { GATEWAY_CONFIG: file, DOCS_ROOT: `${root}/docs`, READER_PASSWORD: 'reader-secret-1' } });
+    try {
+      const res = await gw.http().get(`${gw.api}/repo/connections`).set('Authorization', basic('reader', 'reader-secret-1')).expect(200);
+      expect(res.body.results).toEqual([
+        { id: 'docs', description: 'Team documents', connectorId: 'docs', typeId: 'filesystem' },
+        { id: 'archive', description: '', connectorId: 'archive', typeId: 'filesystem' },
+      ]);
+      expect(fs.existsSync(`${root}/docs`)).toBe(true);
+      // no default fs connector when the file declares connectors
+      await gw.http().get(`${gw.api}/repo/fs/types`).set('Authorization', adminAuth()).expect(404);
+      // the reader is not an admin
+      await gw.http().get(`${gw.api}/admin/users`).set('Authorization', basic('reader', 'reader-secret-1')).expect(403);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it.each([
+    ['an unknown top-level key', 'connector:\n  - id: x\n', /connector: unknown key/],
+    ['an unknown connector key', 'connectors:\n  - id: x\n    typeId: filesystem\n    prams: {}\n', /connectors\[0\]\.prams: unknown key/],
+    ['a missing typeId', 'connectors:\n  - id: x\n', /connectors\[0\]\.typeId/],
+    ['a bad connector id', 'connectors:\n  - id: "a/b"\n    typeId: filesystem\n', /connectors\[0\]\.id/],
+    ['a duplicate connector id', 'connectors:\n  - {id: a, typeId: filesystem, params: {root: /tmp/a}}\n  - {id: a, typeId: filesystem, params: {root: /tmp/b}}\n', /connectors\[1\]\.id: duplicate/],
+    ['a short user password', 'users:\n  - {username: u, password: short}\n', /users\[0\]\.password/],
+    ['an unknown role', 'users:\n  - {username: u, password: long-enough-pw, roles: [root]}\n', /users\[0\]\.roles/],
+    ['an unset environment variable', 'users:\n  - {username: u, password: "${NOT_SET_ANYWHERE_42}"}\n', /users\[0\]\.password: environment variable NOT_SET_ANYWHERE_42 is not set/],
+    ['invalid YAML', 'connectors: [\n', /invalid YAML/],
+    ['a list at the top level', '- a\n- b\n', /top level must be a mapping/],
+  ])('stops start-up on %s with a message naming the key', (_what, text, message) => {
+    const file = writeYaml(text);
+    expect(() => loadConfig({ GATEWAY_CONFIG: file })).toThrow(ConfigError);
+    expect(() => loadConfig({ GATEWAY_CONFIG: file })).toThrow(message);
+  });
+
+  it('stops start-up on an unknown connector type, naming the key and the known types', async () => {
+    const file = writeYaml('connectors:\n  - {id: x, typeId: nosuchkind}\n');
+    await expect(startGateway({ env: { GATEWAY_CONFIG: file } })).rejects.toThrow(/connectors\[0\]\.typeId: unknown connector type 'nosuchkind' \(known: filesystem/);
+  });
+
+  it('stops start-up on a connector missing a required param, naming it', async () => {
+    const file = writeYaml('connectors:\n  - {id: x, typeId: filesystem, params: {}}\n');
+    await expect(startGateway({ env: { GATEWAY_CONFIG: file } })).rejects.toThrow(/connectors\[0\]\.params\.root/);
+  });
+
+  it.each([
+    ['PORT', 'http'],
+    ['GATEWAY_LOGIN_MAX_FAILURES', '-1'],
+    ['GATEWAY_CONTEXT_PATH', '/a b'],
+  ])('refuses a bad %s value naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `));
+  });
+
+  it('refuses a DATABASE_URL that is not PostgreSQL', async () => {
+    await expect(startGateway({ env: { DATABASE_URL: 'mysql://x@y/z' } })).rejects.toThrow(/DATABASE_URL must start with postgres/);
+  });
+});
+
+describe('Persistence across restarts', () => {
+  it('keeps users and the bootstrap admin, and does not recreate the admin', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-restart-'));
+    const databaseUrl = await createTestDatabaseUrl(); // undefined on the SQLite pass
+    const env = { DATABASE_URL: databaseUrl ?? '' };
+    const first = await startGateway({ dataDir, env });
+    await first.http().post(`${first.api}/admin/users`).set('Authorization', adminAuth()).send({ username: 'frank', password: 'frank-password-1', roles: ['user'] }).expect(201);
+    await first.close();
+
+    // Second start without GATEWAY_ADMIN_PASSWORD: the stored admin stays, nothing is regenerated.
+    const second = await startGateway({ dataDir, env: { ...env, GATEWAY_ADMIN_PASSWORD: undefined } });
+    try {
+      await second.http().get(`${second.api}/repo/connections`).set('Authorization', basic('frank', 'frank-password-1')).expect(200);
+      await second.http().get(`${second.api}/admin/users`).set('Authorization', adminAuth()).expect(200);
+      const ready = await second.http().get(`${second.api}/health/ready`).expect(200);
+      expect(ready.body.results.details.database.engine).toBe(databaseUrl ? 'postgres' : 'sqlite');
+      if (!databaseUrl) expect(fs.existsSync(path.join(dataDir, 'gateway.sqlite'))).toBe(true);
+    } finally {
+      await second.close();
+      if (databaseUrl) await dropTestDatabase(databaseUrl);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

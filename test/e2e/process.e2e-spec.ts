@@ -1,0 +1,102 @@
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { basic } from '../support/gateway';
+import { ensureBuilt, spawnGateway } from '../support/process';
+
+/** The gateway as a user runs it: the built main.js in its own process. */
+describe('The gateway process', () => {
+  beforeAll(() => ensureBuilt(), 180_000);
+
+  const newDataDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-proc-'));
+
+  it('generates and prints the admin password once, on the first start only', async () => {
+    const dataDir = newDataDir();
+    const first = await spawnGateway({ GATEWAY_DATA_DIR: dataDir });
+    const match = /Created admin user 'admin' with generated password: (\S+)/.exec(first.stdout());
+    expect(match).not.toBeNull();
+    const password = match![1];
+    expect(password.length).toBeGreaterThanOrEqual(24);
+    const ok = await fetch(`${first.baseUrl}/api/repo/connections`, { headers: { Authorization: basic('admin', password) } });
+    expect(ok.status).toBe(200);
+    expect(await first.stop()).toBe(0);
+    expect(fs.existsSync(path.join(dataDir, 'repository'))).toBe(true);
+
+    const second = await spawnGateway({ GATEWAY_DATA_DIR: dataDir });
+    try {
+      expect(second.stdout()).not.toContain('generated password');
+      const again = await fetch(`${second.baseUrl}/api/repo/connections`, { headers: { Authorization: basic('admin', password) } });
+      expect(again.status).toBe(200);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('writes JSON logs with a request id and never the credentials', async () => {
+    const gw = await spawnGateway({ GATEWAY_DATA_DIR: newDataDir(), GATEWAY_ADMIN_PASSWORD: 'admin-process-pw-1', LOG_LEVEL: 'info' });
+    try {
+      const auth = basic('admin', 'admin-process-pw-1');
+      const res = await fetch(`${gw.baseUrl}/api/admin/users`, {
+        method: 'POST',
+        headers: { Authorization: auth, 'Content-Type': 'application/json', 'X-Request-Id': 'req-log-check-1' },
+        body: JSON.stringify({ username: 'logged', password: 'never-in-the-log-42', roles: ['user'] }),
+      });
+      expect(res.status).toBe(201);
+      await new Promise((r) => setTimeout(r, 200));
+      const lines = gw.stdout().split('\n').filter((l) => l.startsWith('{'));
+      const entries = lines.map((l) => JSON.parse(l) as Record<string, any>);
+      const completed = entries.find((e) => e.req?.id === 'req-log-check-1' && e.res);
+      expect(completed).toBeDefined();
+      expect(completed!.res.statusCode).toBe(201);
+      expect(completed!.req.headers.authorization).toBe('[redacted]');
+      const all = gw.stdout() + gw.stderr();
+      expect(all).not.toContain(auth.slice(6));
+      expect(all).not.toContain('admin-process-pw-1');
+      expect(all).not.toContain('never-in-the-log-42');
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('finishes an in-flight request on SIGTERM, then exits 0', async () => {
+    const gw = await spawnGateway({ GATEWAY_DATA_DIR: newDataDir(), GATEWAY_ADMIN_PASSWORD: 'admin-process-pw-1' });
+    const body = JSON.stringify({ username: 'late', password: 'late-password-1', roles: ['user'] });
+    // Send the headers and half the body, signal, then send the rest: the request is in flight throughout.
+    const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request(
+        `${gw.baseUrl}/api/admin/users`,
+        {
+          method: 'POST',
+          headers: { Authorization: basic('admin', 'admin-process-pw-1'), 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode!, text }));
+        },
+      );
+      req.on('error', reject);
+      req.write(body.slice(0, 10));
+      setTimeout(() => {
+        gw.child.kill('SIGTERM');
+        setTimeout(() => req.end(body.slice(10)), 500);
+      }, 300);
+    });
+    const answer = await response;
+    expect(answer.status).toBe(201);
+    expect(JSON.parse(answer.text).results.username).toBe('late');
+    expect(await gw.exited).toBe(0);
+    await expect(fetch(`${gw.baseUrl}/api/health`)).rejects.toThrow();
+  });
+
+  it('refuses to start on an invalid config file, naming the key, with exit code 1', async () => {
+    const dir = newDataDir();
+    const file = path.join(dir, 'bad.yaml');
+    fs.writeFileSync(file, 'connectors:\n  - id: x\n    typeId: filesystem\n    root: /tmp\n');
+    const gw = await spawnGateway({ GATEWAY_DATA_DIR: dir, GATEWAY_CONFIG: file }, { waitReady: false });
+    expect(await gw.exited).toBe(1);
+    expect(gw.stderr()).toContain('Configuration error:');
+    expect(gw.stderr()).toContain('connectors[0].root: unknown key');
+  });
+});
