@@ -141,6 +141,17 @@ describe('Authentication, roles and user management', () => {
       await gw.http().get(`${gw.api}/repo/connections`).set('Authorization', adminAuth()).set('X-Forwarded-For', '203.0.113.7').expect(200);
     });
 
+    it('refuses recently verified (cached) credentials too while the pair is locked out', async () => {
+      await createUser('gina', 'gina-password-1', ['user']).expect(201);
+      const attempt = (password: string) =>
+        gw.http().get(`${gw.api}/repo/connections`).set('Authorization', basic('gina', password)).set('X-Forwarded-For', '192.0.2.99');
+      await attempt('gina-password-1').expect(200); // now in the verification cache
+      await attempt('bad-1').expect(401);
+      await attempt('bad-2').expect(401);
+      await attempt('bad-3').expect(401);
+      await attempt('gina-password-1').expect(429);
+    });
+
     it('resets the count after a successful login', async () => {
       await createUser('erin', 'erin-password-1', ['user']).expect(201);
       const attempt = (password: string) =>

@@ -20,7 +20,10 @@ export interface UserView {
 export class UsersService {
   private readonly logger = new Logger(UsersService.name);
   private readonly cache: VerificationCache;
+  /** Counts failures per user+address within the lock-out window. */
   private readonly failures: RateLimiterMemory;
+  /** Locked pairs and when their lock ends; checked synchronously on every request. */
+  private readonly lockedUntil = new Map<string, number>();
 
   constructor(
     private readonly users: UsersRepository,
@@ -32,8 +35,17 @@ export class UsersService {
       keyPrefix: 'login-failures',
       points: config.auth.maxFailures,
       duration: config.auth.lockoutSeconds,
-      blockDuration: config.auth.lockoutSeconds,
     });
+  }
+
+  /**
+   * The fast path: credentials verified within the cache TTL, without touching
+   * the database or argon2. Throws TooManyRequestsError while the user+address
+   * pair is locked out, so a cached password cannot be used to probe a lock-out.
+   */
+  verifyCached(username: string, password: string, clientAddress: string): AuthenticatedUser | undefined {
+    this.assertNotLockedOut(username, clientAddress);
+    return this.cache.get(username, password);
   }
 
   /**
@@ -41,15 +53,10 @@ export class UsersService {
    * TooManyRequestsError while this user+address pair is locked out.
    */
   async verify(username: string, password: string, clientAddress: string): Promise<AuthenticatedUser | undefined> {
-    const throttleKey = `${username}\0${clientAddress}`;
-    const state = await this.failures.get(throttleKey);
-    if (state && state.consumedPoints >= this.config.auth.maxFailures && state.msBeforeNext > 0) {
-      throw this.lockedOut(state);
-    }
-
-    const cached = this.cache.get(username, password);
+    const cached = this.verifyCached(username, password, clientAddress);
     if (cached) return cached;
 
+    const throttleKey = lockKey(username, clientAddress);
     const record = await this.users.find(username);
     const ok = record ? await this.hasher.verify(record.passwordHash, password) : (await this.hasher.verifyAgainstNothing(password), false);
     if (!record || !ok) {
@@ -59,7 +66,9 @@ export class UsersService {
       });
       if (counted.consumedPoints >= this.config.auth.maxFailures) {
         // The lock-out runs for its full length from the last failure, not from the first.
-        await this.failures.block(throttleKey, this.config.auth.lockoutSeconds);
+        this.sweepExpiredLocks();
+        this.lockedUntil.set(throttleKey, Date.now() + this.config.auth.lockoutSeconds * 1000);
+        await this.failures.delete(throttleKey);
         this.logger.warn({ username, clientAddress }, 'Login locked out after repeated failures');
       }
       return undefined;
@@ -68,6 +77,27 @@ export class UsersService {
     const user: AuthenticatedUser = { username: record.username, roles: record.roles as Role[] };
     this.cache.set(username, password, user);
     return user;
+  }
+
+  /** Keeps the lock table bounded under a spray of user names or addresses. */
+  private sweepExpiredLocks(): void {
+    if (this.lockedUntil.size < 10_000) return;
+    const now = Date.now();
+    for (const [key, until] of this.lockedUntil) if (until <= now) this.lockedUntil.delete(key);
+  }
+
+  private assertNotLockedOut(username: string, clientAddress: string): void {
+    if (this.lockedUntil.size === 0) return;
+    const key = lockKey(username, clientAddress);
+    const until = this.lockedUntil.get(key);
+    if (until === undefined) return;
+    const remaining = until - Date.now();
+    if (remaining <= 0) {
+      this.lockedUntil.delete(key);
+      return;
+    }
+    const seconds = Math.max(1, Math.ceil(remaining / 1000));
+    throw new TooManyRequestsError(`Too many failed logins for this user from this address; retry in ${seconds} s`, seconds);
   }
 
   async create(username: string, password: string, roles: Role[]): Promise<UserView> {
@@ -138,11 +168,10 @@ export class UsersService {
       this.logger.log(`Created admin user '${adminName}'`);
     }
   }
+}
 
-  private lockedOut(state: RateLimiterRes): TooManyRequestsError {
-    const seconds = Math.max(1, Math.ceil(state.msBeforeNext / 1000));
-    return new TooManyRequestsError(`Too many failed logins for this user from this address; retry in ${seconds} s`, seconds);
-  }
+function lockKey(username: string, clientAddress: string): string {
+  return `${username}\0${clientAddress}`;
 }
 
 function dedupe(roles: string[]): string[] {

@@ -1,0 +1,115 @@
+'use strict';
+// Shared benchmark plumbing: start the built gateway, sample its memory, run load.
+// Benchmarks print ratios against a reference measured in the same run, never
+// absolute thresholds: the machines are shared and noisy.
+const { spawn, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '../..');
+const MAIN_JS = path.join(ROOT, 'dist/apps/api/src/main.js');
+
+function ensureBuilt() {
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-if-needed.js')], { cwd: ROOT, stdio: 'inherit' });
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function workDir(name) {
+  const dir = path.join(ROOT, 'bench/.work', name);
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+async function waitFor(url, timeoutMs = 30_000, init) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(url, init);
+      if (res.status < 500) return;
+    } catch {
+      // not yet listening
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${url}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Starts the built gateway with the given environment; resolves once /api/health answers. */
+async function startGateway(env = {}) {
+  ensureBuilt();
+  const port = await freePort();
+  const dataDir = env.GATEWAY_DATA_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
+  const child = spawn(process.execPath, [MAIN_JS], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      GATEWAY_DATA_DIR: dataDir,
+      GATEWAY_ADMIN_PASSWORD: 'bench-admin-password',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitFor(`${baseUrl}/api/health`);
+  return {
+    pid: child.pid,
+    port,
+    baseUrl,
+    dataDir,
+    auth: 'Basic ' + Buffer.from('admin:bench-admin-password').toString('base64'),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Resident set size of a process in bytes (Linux /proc). */
+function rssBytes(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/** Samples a process's RSS every `everyMs` until stopped; returns the peak. */
+function sampleRss(pid, everyMs = 50) {
+  let peak = 0;
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssBytes(pid));
+    } catch {
+      // process gone
+    }
+  }, everyMs);
+  return { stop: () => (clearInterval(timer), peak), peak: () => peak };
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function printResult(name, fields) {
+  const parts = Object.entries(fields).map(([k, v]) => `${k}=${typeof v === 'number' ? +v.toFixed(3) : v}`);
+  console.log(`[bench] ${name}: ${parts.join(' ')}`);
+}
+
+module.exports = { ROOT, ensureBuilt, freePort, workDir, waitFor, startGateway, rssBytes, sampleRss, median, printResult };
