@@ -1,0 +1,56 @@
+import { Readable } from 'node:stream';
+import { CAPABILITY_NAMES, deriveCapabilities } from './capabilities';
+import type { ContentConnector } from './connector';
+
+function coreOnly(): ContentConnector {
+  const fail = async (): Promise<never> => {
+    throw new Error('not called');
+  };
+  return {
+    id: 'x',
+    typeId: 'test',
+    description: '',
+    publicParams: {},
+    describeRepository: fail,
+    rootFolder: fail,
+    types: fail,
+    checkHealth: fail,
+    getItem: fail,
+    openContent: async () => Readable.from([]),
+    idByPath: fail,
+    listFolder: fail,
+    createFile: fail,
+    deleteItem: fail,
+  };
+}
+
+describe('deriveCapabilities', () => {
+  it('answers every spec capability name, and only those', () => {
+    expect(Object.keys(deriveCapabilities(coreOnly())).sort()).toEqual([...CAPABILITY_NAMES].sort());
+  });
+
+  it('marks only the core operations for a driver without capability groups', () => {
+    const caps = deriveCapabilities(coreOnly());
+    const on = Object.entries(caps).filter(([, v]) => v).map(([k]) => k).sort();
+    expect(on).toEqual(
+      ['createFile', 'deleteObjectByID', 'getContent', 'getFileContent', 'getFileItem', 'getObjectIDByPath', 'getObjectProperties', 'getRootFolderId', 'getTypes', 'listFolderItems'].sort(),
+    );
+  });
+
+  it('follows the groups a driver implements', () => {
+    const fail = async (): Promise<never> => {
+      throw new Error('not called');
+    };
+    const caps = deriveCapabilities({
+      ...coreOnly(),
+      checkInOut: { checkIn: fail, checkOut: fail },
+      versioning: { listVersions: fail },
+      folders: { createFolder: fail },
+    });
+    expect(caps.checkIn && caps.checkOut && caps.listVersions && caps.createFolder).toBe(true);
+    // createFolder without deleteFolder: folders cannot be deleted by path
+    expect(caps.deleteFolder).toBe(false);
+    expect(caps.updateFile).toBe(false);
+    expect(deriveCapabilities({ ...coreOnly(), folders: { createFolder: fail, deleteFolder: fail } }).deleteFolder).toBe(true);
+  });
+});
