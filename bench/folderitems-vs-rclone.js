@@ -1,0 +1,79 @@
+'use strict';
+// Listing a 10,000-file folder: the gateway's folderitems (every page, following
+// X-Next-Cursor) against `rclone serve http` listing the same folder, alternating
+// rounds. Target: the gateway takes at most 1.0 times as long.
+const fs = require('node:fs');
+const path = require('node:path');
+const { startGateway, median, printResult, workDir } = require('./lib/harness');
+const { startRclone } = require('./lib/references');
+
+const FILES = Number(process.env.BENCH_FILES || 10_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
+const PAGE = process.env.BENCH_PAGE_LIMIT; // unset: the gateway's default (all items in one answer)
+
+async function main() {
+  const data = workDir('folderitems');
+  const folder = path.join(data, 'repository', 'many');
+  fs.mkdirSync(folder, { recursive: true });
+  if (fs.readdirSync(folder).length !== FILES) {
+    for (let i = 0; i < FILES; i++) fs.writeFileSync(path.join(folder, `doc-${String(i).padStart(5, '0')}.txt`), `document ${i}\n`);
+  }
+
+  const gateway = await startGateway({ GATEWAY_DATA_DIR: data });
+  const rclone = await startRclone(path.join(data, 'repository'));
+  try {
+    const headers = { Authorization: gateway.auth };
+    const folderId = (await (await fetch(`${gateway.baseUrl}/api/repo/fs/idbypath?folderPath=/&fileName=many`, { headers })).json()).results.id;
+
+    const listGateway = async () => {
+      const started = process.hrtime.bigint();
+      let cursor;
+      let count = 0;
+      do {
+        const q = new URLSearchParams({ id: folderId });
+        if (PAGE) q.set('limit', PAGE);
+        if (cursor) q.set('cursor', cursor);
+        const res = await fetch(`${gateway.baseUrl}/api/repo/fs/folderitems?${q}`, { headers });
+        if (!res.ok) throw new Error(`folderitems answered ${res.status}: ${await res.text()}`);
+        count += Object.keys((await res.json()).results).length;
+        cursor = res.headers.get('x-next-cursor') ?? undefined;
+      } while (cursor);
+      if (count !== FILES) throw new Error(`gateway listed ${count} items, expected ${FILES}`);
+      return Number(process.hrtime.bigint() - started) / 1e9;
+    };
+    const listRclone = async () => {
+      const started = process.hrtime.bigint();
+      const res = await fetch(`${rclone.baseUrl}/many/`);
+      const html = await res.text();
+      const count = (html.match(/href="doc-/g) || []).length;
+      if (count !== FILES) throw new Error(`rclone listed ${count} items, expected ${FILES}`);
+      return Number(process.hrtime.bigint() - started) / 1e9;
+    };
+
+    await listGateway();
+    await listRclone();
+    const g = [];
+    const r = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      g.push(await listGateway());
+      r.push(await listRclone());
+    }
+    const ratio = median(g) / median(r);
+    printResult('folderitems-vs-rclone', {
+      files: FILES,
+      page_limit: PAGE || 'none',
+      gateway_s: median(g),
+      rclone_s: median(r),
+      ratio,
+      target: '<=1.0',
+      verdict: ratio <= 1.0 ? 'PASS' : 'FAIL',
+    });
+    return ratio <= 1.0;
+  } finally {
+    await gateway.stop();
+    await rclone.stop();
+  }
+}
+
+module.exports = main;
+if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));

@@ -1,0 +1,86 @@
+'use strict';
+// Reference servers measured beside the gateway in the same run: Debian's nginx
+// and rclone. Installed with apt-get when missing (we are root on these machines).
+const { spawn, execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { freePort, waitFor, workDir } = require('./harness');
+
+function which(binary) {
+  for (const dir of (process.env.PATH || '').split(':').concat(['/usr/sbin', '/usr/bin'])) {
+    const full = path.join(dir, binary);
+    if (fs.existsSync(full)) return full;
+  }
+  return undefined;
+}
+
+function ensureDebianPackage(binary, pkg) {
+  const found = which(binary);
+  if (found) return found;
+  if (process.getuid && process.getuid() !== 0) {
+    throw new Error(`${binary} not found: install Debian's ${pkg} package (apt-get install ${pkg})`);
+  }
+  console.log(`[bench] installing Debian's ${pkg}...`);
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+  execFileSync('apt-get', ['install', '-y', '-qq', pkg], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  const installed = which(binary);
+  if (!installed) throw new Error(`${binary} still missing after installing ${pkg}`);
+  return installed;
+}
+
+function stopper(child) {
+  return () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+}
+
+/** nginx serving `root` as static files on 127.0.0.1, one worker (like the gateway's one process). */
+async function startNginx(root) {
+  const nginx = ensureDebianPackage('nginx', 'nginx-light');
+  const port = await freePort();
+  const prefix = workDir(`nginx-${port}`);
+  fs.mkdirSync(path.join(prefix, 'logs'), { recursive: true });
+  const conf = path.join(prefix, 'nginx.conf');
+  fs.writeFileSync(
+    conf,
+    `worker_processes 1;
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/logs/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  client_body_temp_path ${prefix}/body;
+  proxy_temp_path ${prefix}/proxy;
+  fastcgi_temp_path ${prefix}/fastcgi;
+  uwsgi_temp_path ${prefix}/uwsgi;
+  scgi_temp_path ${prefix}/scgi;
+  server {
+    listen 127.0.0.1:${port};
+    root ${root};
+    autoindex on;
+  }
+}
+`,
+  );
+  const child = spawn(nginx, ['-p', prefix, '-c', conf, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitFor(`${baseUrl}/`);
+  return { baseUrl, stop: stopper(child) };
+}
+
+/** `rclone serve http` over `root` on 127.0.0.1. */
+async function startRclone(root) {
+  const rclone = ensureDebianPackage('rclone', 'rclone');
+  const port = await freePort();
+  const child = spawn(rclone, ['serve', 'http', root, '--addr', `127.0.0.1:${port}`, '--config', '/dev/null'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitFor(`${baseUrl}/`);
+  return { baseUrl, stop: stopper(child) };
+}
+
+module.exports = { ensureDebianPackage, startNginx, startRclone, which };
