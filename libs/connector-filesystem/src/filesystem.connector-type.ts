@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { InvalidArgumentError, type ConnectorContext, type ConnectorDefinition, type ConnectorType, type ContentConnector } from '@gateway/connector-api';
 import { FilesystemConnector } from './filesystem.connector';
 
-/** typeId `filesystem`. params: `root` (folder; created if missing). */
+/** typeId `filesystem`. params: `root` (folder; created if missing). Metadata goes to `<root>/.gateway/`. */
 @Injectable()
 export class FilesystemConnectorType implements ConnectorType {
   readonly typeId = 'filesystem';
@@ -18,6 +18,8 @@ export class FilesystemConnectorType implements ConnectorType {
     await fs.mkdir(absolute, { recursive: true });
     // Resolve symbolic links once, so containment checks compare real paths.
     const real = await fs.realpath(absolute);
-    return new FilesystemConnector(definition, real);
+    const connector = new FilesystemConnector(definition, real);
+    await connector.init();
+    return connector;
   }
 }

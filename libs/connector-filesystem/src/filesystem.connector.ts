@@ -1,29 +1,99 @@
-import * as fs from 'node:fs/promises';
+import { constants, createReadStream, createWriteStream, type BigIntStats, type Dirent } from 'node:fs';
+import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import {
-  NotSupportedError,
+  ConflictError,
+  GatewayError,
+  NotFoundError,
+  UpstreamError,
   UpstreamUnavailableError,
   type Actor,
   type ByteRange,
+  type CheckInOutCapability,
   type ConnectorDefinition,
   type ContentConnector,
+  type ContentUpdateCapability,
+  type FolderCapability,
   type FolderInfo,
   type FolderPage,
   type ItemInfo,
   type ListFolderOptions,
+  type NewContent,
   type NewFile,
+  type PropertyUpdateCapability,
   type RepositoryDescription,
+  type VersionInfo,
+  type VersioningCapability,
 } from '@gateway/connector-api';
+import { KeyedMutex, mapLimit } from './concurrency';
+import { errnoCode, mapFsError } from './fs-errors';
+import { DOCUMENT_TYPE, documentItem, folderItem, versionList } from './item-info';
+import {
+  MetadataStore,
+  identityOf,
+  latestVersion,
+  nameKey,
+  reconcile,
+  synthesizeMeta,
+  type DocumentMeta,
+  type VersionRecord,
+} from './metadata-store';
+import { declaredMimeType } from './mime';
+import { parsePropertyChanges } from './properties';
+import {
+  decodeId,
+  encodeId,
+  invalid,
+  isAddressableName,
+  joinRel,
+  parentOf,
+  parseFolderPath,
+  parseName,
+  repoPath,
+} from './paths';
 
-/** Repository ids are the base64url of the item's path relative to the root ('' is the root). */
-export function encodeId(relativePath: string): string {
-  return 'fs-' + Buffer.from(relativePath, 'utf8').toString('base64url');
+export { encodeId } from './paths';
+
+// Enough to keep libuv's threads busy on a 10,000-entry folder without queueing every stat at once.
+const STAT_CONCURRENCY = 32;
+const MAX_COMMENT_LENGTH = 4000;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+// Errors of the writing side of an upload; anything else means the client's stream failed.
+const WRITE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'EIO', 'EACCES', 'EPERM', 'EROFS', 'EMFILE', 'ENFILE']);
+const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS']);
+
+/** Shared by every instance, so two connectors on one root (a restart in tests, a second definition) still serialise. */
+const documentLocks = new KeyedMutex();
+
+interface Located {
+  rel: string;
+  abs: string;
+  stat: BigIntStats;
+}
+
+interface Mutation {
+  abs: string;
+  stat: BigIntStats;
+  /** Reconciled with the file on disk; a synthesized record for files dropped in by hand. */
+  meta: DocumentMeta;
 }
 
 /**
- * A real folder as a repository. Content operations arrive with the content
- * service; this part covers what the connection calls need.
+ * A real folder as a repository. Content is the files themselves, so files
+ * dropped in by hand are part of it; what a plain folder cannot express
+ * (versions, check-out, authors, custom properties) lives in the hidden
+ * metadata folder (see MetadataStore), which no id or path can reach.
+ *
+ * Symbolic links are not part of the repository: they are left out of
+ * listings, and an id or path that reaches anything through a link is not
+ * found. This holds for links pointing inside the root too, so there is one
+ * rule to reason about instead of a containment check per use.
+ *
+ * Threat model: clients of the API. Someone who can rename entries inside the
+ * root while a request runs could race the checks; that is a local user with
+ * write access to the repository, out of scope.
  */
 export class FilesystemConnector implements ContentConnector {
   readonly id: string;
@@ -31,6 +101,27 @@ export class FilesystemConnector implements ContentConnector {
   readonly description: string;
   readonly publicParams: Record<string, unknown>;
 
+  readonly contentUpdate: ContentUpdateCapability = {
+    updateContent: (id, input, actor) => this.updateContent(id, input, actor),
+  };
+  readonly versioning: VersioningCapability = { listVersions: (id) => this.listVersions(id) };
+  readonly checkInOut: CheckInOutCapability = {
+    checkOut: (id, actor) => this.checkOut(id, actor),
+    checkIn: (id, actor, comment) => this.checkIn(id, actor, comment),
+  };
+  readonly folders: Required<FolderCapability> = {
+    createFolder: (folderPath, actor) => this.createFolder(folderPath, actor),
+    deleteFolder: (folderPath, actor) => this.deleteFolder(folderPath, actor),
+  };
+  readonly propertyUpdate: PropertyUpdateCapability = {
+    updateProperties: (id, properties, actor) => this.updateProperties(id, properties, actor),
+  };
+
+  private readonly store: MetadataStore;
+  private readonly rootPrefix: string;
+  private readonly rootName: string;
+
+  /** `root` must already be a real path (no links); call init() before use. */
   constructor(
     definition: ConnectorDefinition,
     readonly root: string,
@@ -38,58 +129,580 @@ export class FilesystemConnector implements ContentConnector {
     this.id = definition.id;
     this.description = definition.description;
     this.publicParams = { root };
+    this.store = new MetadataStore(root);
+    this.rootPrefix = root.endsWith(path.sep) ? root : root + path.sep;
+    this.rootName = path.basename(root) || '/';
+  }
+
+  init(): Promise<void> {
+    return this.store.init();
   }
 
   async describeRepository(): Promise<RepositoryDescription> {
     return {
       repositoryId: this.id,
-      repositoryName: path.basename(this.root) || this.root,
+      repositoryName: this.rootName,
       repositoryDescription: this.description || `Filesystem repository at ${this.root}`,
       rootFolderId: encodeId(''),
     };
   }
 
   async rootFolder(): Promise<FolderInfo> {
-    return { folderId: encodeId(''), folderName: path.basename(this.root) || '/', folderPath: '/' };
+    return { folderId: encodeId(''), folderName: this.rootName, folderPath: '/' };
   }
 
   async types(): Promise<Record<string, string>> {
-    return { file: 'File', folder: 'Folder' };
+    return { [DOCUMENT_TYPE]: 'File' };
   }
 
   async checkHealth(): Promise<void> {
     try {
-      await fs.access(this.root, fs.constants.R_OK | fs.constants.W_OK);
+      await fsp.access(this.root, constants.R_OK | constants.W_OK);
+      await fsp.access(this.store.base, constants.R_OK | constants.W_OK);
     } catch (e) {
-      throw new UpstreamUnavailableError(`Repository folder ${this.root} is not accessible: ${(e as Error).message}`);
+      throw new UpstreamUnavailableError(`Repository folder ${this.root} is not accessible (${errnoCode(e) ?? 'error'})`);
     }
   }
 
-  getItem(_id: string): Promise<ItemInfo> {
-    return this.notYet('getFileItem');
+  // ---- reading ------------------------------------------------------------
+
+  async getItem(id: string): Promise<ItemInfo> {
+    const { rel, version } = decodeId(id, 'id');
+    const located = await this.locate(rel, id);
+    if (located.stat.isDirectory()) {
+      if (version !== undefined) throw invalid('id', 'folders have no versions');
+      return folderItem(rel, located.stat, this.rootName);
+    }
+    const meta = await this.currentMeta(located);
+    if (version === undefined) return documentItem({ id, rel, stat: located.stat, meta, record: latestVersion(meta) });
+    const target = await this.versionTarget(located, meta, version, id);
+    return documentItem({ id, rel, stat: target.stat, meta, record: target.record });
   }
 
-  openContent(_id: string, _range?: ByteRange): Promise<Readable> {
-    return this.notYet('getContent');
+  async openContent(id: string, range?: ByteRange): Promise<Readable> {
+    const { rel, version } = decodeId(id, 'id');
+    if (range !== undefined) checkRange(range);
+    const located = await this.locate(rel, id);
+    if (located.stat.isDirectory()) throw invalid('id', `'${id}' names a folder; a document is expected`);
+    let file = located.abs;
+    if (version !== undefined) file = (await this.versionTarget(located, await this.currentMeta(located), version, id)).file;
+    // The open descriptor pins the inode: a concurrent update renames a new
+    // file over the path, so this reader keeps seeing the old bytes, whole.
+    // O_NOFOLLOW closes the gap to a link swapped in since locate(); O_NONBLOCK
+    // keeps a FIFO swapped in from hanging the open.
+    let handle: fsp.FileHandle;
+    try {
+      handle = await fsp.open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch (e) {
+      throw mapFsError(e, id);
+    }
+    try {
+      if (!(await handle.stat()).isFile()) throw new NotFoundError('item', id);
+    } catch (e) {
+      await handle.close();
+      throw mapFsError(e, id);
+    }
+    return createReadStream(file, { fd: handle, start: range?.start, end: range?.end });
   }
 
-  idByPath(_folderPath: string, _fileName: string): Promise<string> {
-    return this.notYet('getObjectIDByPath');
+  async idByPath(folderPath: string, fileName: string): Promise<string> {
+    const folderRel = parseFolderPath(folderPath, 'folderPath');
+    const rel = joinRel(folderRel, parseName(fileName, 'fileName', folderRel));
+    await this.locate(rel, repoPath(rel));
+    return encodeId(rel);
   }
 
-  listFolder(_folderId: string, _options?: ListFolderOptions): Promise<FolderPage> {
-    return this.notYet('listFolderItems');
+  async listFolder(folderId: string, options: ListFolderOptions = {}): Promise<FolderPage> {
+    const limit = checkLimit(options.limit);
+    const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+    const folder = await this.locateFolder(folderId, 'id');
+    let entries;
+    try {
+      entries = await fsp.readdir(folder.abs, { withFileTypes: true });
+    } catch (e) {
+      throw mapFsError(e, folderId);
+    }
+    const atRoot = folder.rel === '';
+    // Links, sockets and devices are dropped by their directory entry type,
+    // without a stat; entries of unknown type are settled by the lstat below.
+    const names = entries
+      .filter((d) => (d.isFile() || d.isDirectory() || isUnknownType(d)) && isAddressableName(d.name, atRoot))
+      .map((d) => d.name)
+      .sort(); // UTF-16 code unit order: total, locale-independent, and what the cursor comparison uses
+    // The cursor is the last name returned, not an offset, so entries added or
+    // removed between pages neither repeat nor skip the others.
+    const start = after === undefined ? 0 : firstAfter(names, after);
+    const end = limit === undefined ? names.length : Math.min(names.length, start + limit);
+    const page = names.slice(start, end);
+    const keys = await this.store.keysIn(folder.rel).catch((e: unknown) => {
+      throw mapFsError(e, folderId);
+    });
+    const items = await mapLimit(page, STAT_CONCURRENCY, (name) => this.describeEntry(folder.rel, name, keys));
+    return {
+      items: items.filter((i): i is ItemInfo => i !== undefined),
+      ...(end < names.length && page.length > 0 ? { nextCursor: encodeCursor(page[page.length - 1]) } : {}),
+    };
   }
 
-  createFile(_input: NewFile, _actor: Actor): Promise<string> {
-    return this.notYet('createFile');
+  async listVersions(id: string): Promise<VersionInfo[]> {
+    const doc = await this.locateDocument(id, 'id');
+    const meta = await this.currentMeta(doc);
+    if (doc.version !== undefined && !meta.versions.some((v) => v.n === doc.version)) throw new NotFoundError('item', id);
+    return versionList(doc.rel, meta);
   }
 
-  deleteItem(_id: string, _allVersions: boolean, _actor: Actor): Promise<string> {
-    return this.notYet('deleteObjectByID');
+  // ---- writing ------------------------------------------------------------
+
+  async createFile(input: NewFile, actor: Actor): Promise<string> {
+    checkType(input.type);
+    const folderRel = decodeId(input.folderId, 'folderId').rel;
+    const rel = joinRel(folderRel, parseName(input.fileName, 'fileName', folderRel));
+    await this.locateFolder(input.folderId, 'folderId');
+    const abs = this.abs(rel);
+    // Refuse before reading a possibly large upload; checked again under the lock.
+    if (await this.exists(abs, rel)) throw alreadyExists(rel);
+    const staged = await this.stage(input.content, repoPath(rel));
+    try {
+      return await documentLocks.run(abs, async () => {
+        await this.locateFolder(input.folderId, 'folderId');
+        if (await this.exists(abs, rel)) throw alreadyExists(rel);
+        // Metadata without a file belongs to a document deleted by hand; the new one starts its own history.
+        await this.store.remove(rel);
+        await placeNew(staged, abs, rel);
+        const stat = await fsp.lstat(abs, { bigint: true });
+        const meta = synthesizeMeta(rel, stat);
+        meta.created = new Date().toISOString();
+        meta.createdBy = actor.username;
+        Object.assign(latestVersion(meta), dropUndefined({ modifiedBy: actor.username, mimeType: declaredMimeType(input.mimeType) }));
+        await this.store.write(rel, meta);
+        return encodeId(rel);
+      });
+    } catch (e) {
+      throw mapFsError(e, repoPath(rel), 'fileName');
+    } finally {
+      await fsp.rm(staged, { force: true });
+    }
   }
 
-  private async notYet<T>(capability: string): Promise<T> {
-    throw new NotSupportedError(capability, this.typeId);
+  async updateContent(id: string, input: NewContent, actor: Actor): Promise<string> {
+    const doc = await this.writableDocument(id, 'fileId');
+    // Refuse a foreign check-out before reading the upload; checked again under the lock.
+    const early = await this.store.read(doc.rel);
+    if (early) assertNotHeldByOther(early, actor, doc.rel);
+    const staged = await this.stage(input.content, id);
+    try {
+      return await this.mutate(doc.rel, id, 'fileId', async ({ abs, meta }) => {
+        assertNotHeldByOther(meta, actor, doc.rel);
+        const mimeType = declaredMimeType(input.mimeType) ?? latestVersion(meta).mimeType;
+        await this.commitVersion(doc.rel, abs, meta, staged, { modifiedBy: actor.username, mimeType });
+        return encodeId(doc.rel);
+      });
+    } finally {
+      await fsp.rm(staged, { force: true });
+    }
   }
+
+  async updateProperties(id: string, properties: Record<string, string>, actor: Actor): Promise<string> {
+    const changes = parsePropertyChanges(properties);
+    const doc = await this.writableDocument(id, 'fileId');
+    return this.mutate(doc.rel, id, 'fileId', async ({ meta }) => {
+      assertNotHeldByOther(meta, actor, doc.rel);
+      for (const [name, value] of changes) {
+        if (value === '') delete meta.properties[name];
+        else meta.properties[name] = value;
+      }
+      await this.store.write(doc.rel, meta);
+      return encodeId(doc.rel);
+    });
+  }
+
+  async checkOut(id: string, actor: Actor): Promise<string> {
+    const doc = await this.writableDocument(id, 'id');
+    return this.mutate(doc.rel, id, 'id', async ({ meta }) => {
+      // Checking out again as the holder is a no-op, so a retried request does not fail.
+      if (meta.checkedOutBy === actor.username) return encodeId(doc.rel);
+      assertNotHeldByOther(meta, actor, doc.rel);
+      meta.checkedOutBy = actor.username;
+      meta.checkedOutAt = new Date().toISOString();
+      await this.store.write(doc.rel, meta);
+      return encodeId(doc.rel);
+    });
+  }
+
+  async checkIn(id: string, actor: Actor, comment?: string): Promise<string> {
+    if (comment !== undefined && (typeof comment !== 'string' || comment.length > MAX_COMMENT_LENGTH)) {
+      throw invalid('comment', `must be a text of at most ${MAX_COMMENT_LENGTH} characters`);
+    }
+    const doc = await this.writableDocument(id, 'id');
+    return this.mutate(doc.rel, id, 'id', async ({ abs, meta }) => {
+      if (meta.checkedOutBy === undefined) {
+        throw new ConflictError(`Document '${repoPath(doc.rel)}' is not checked out`, 'NOT_CHECKED_OUT', { path: repoPath(doc.rel) });
+      }
+      assertNotHeldByOther(meta, actor, doc.rel);
+      // The new version is a copy, not a second link to the live file: a
+      // version must not share its inode with a file that can be edited in
+      // place by hand, or history would change with it.
+      const copy = await this.store.tempFile('checkin');
+      try {
+        await fsp.copyFile(abs, copy, constants.COPYFILE_FICLONE);
+        delete meta.checkedOutBy;
+        delete meta.checkedOutAt;
+        await this.commitVersion(doc.rel, abs, meta, copy, {
+          modifiedBy: actor.username,
+          mimeType: latestVersion(meta).mimeType,
+          comment: comment === '' ? undefined : comment,
+        });
+      } finally {
+        await fsp.rm(copy, { force: true });
+      }
+      return encodeId(doc.rel);
+    });
+  }
+
+  async deleteItem(id: string, allVersions: boolean, actor: Actor): Promise<string> {
+    const { rel } = await this.writableDocument(id, 'id', 'folders are deleted by path');
+    return this.mutate(rel, id, 'id', async ({ abs, meta }) => {
+      assertNotHeldByOther(meta, actor, rel);
+      // Only an explicit false keeps older versions (the spec's default is true).
+      if (allVersions !== false || meta.versions.length === 1) {
+        await fsp.unlink(abs);
+        await this.store.remove(rel);
+        return encodeId(rel);
+      }
+      const previous = meta.versions[meta.versions.length - 2];
+      try {
+        await fsp.rename(this.store.versionFile(rel, previous.n), abs);
+      } catch (e) {
+        if (errnoCode(e) === 'ENOENT') throw new UpstreamError(`Version ${previous.n} of '${repoPath(rel)}' is missing from the metadata folder`);
+        throw e;
+      }
+      meta.versions.pop();
+      meta.current = identityOf(await fsp.lstat(abs, { bigint: true }));
+      await this.store.write(rel, meta);
+      return encodeId(rel);
+    });
+  }
+
+  async createFolder(folderPath: string, _actor: Actor): Promise<string> {
+    if (folderPath === '') throw invalid('path', 'must be the absolute path of a folder');
+    const rel = parseFolderPath(folderPath, 'path');
+    // One segment at a time with lstat, instead of mkdir -p, which would follow a link in the middle of the path.
+    let current = '';
+    for (const segment of rel === '' ? [] : rel.split('/')) {
+      current = joinRel(current, segment);
+      const abs = this.abs(current);
+      try {
+        await fsp.mkdir(abs);
+      } catch (e) {
+        if (errnoCode(e) !== 'EEXIST') throw mapFsError(e, repoPath(current), 'path');
+      }
+      const stat = await fsp.lstat(abs).catch((e: unknown) => {
+        throw mapFsError(e, repoPath(current), 'path');
+      });
+      if (!stat.isDirectory()) {
+        throw new ConflictError(`'${repoPath(current)}' exists and is not a folder`, 'ALREADY_EXISTS', { path: repoPath(current) });
+      }
+    }
+    return encodeId(rel);
+  }
+
+  async deleteFolder(folderPath: string, actor: Actor): Promise<string> {
+    const rel = parseFolderPath(folderPath, 'path');
+    if (rel === '') throw invalid('path', 'the root folder cannot be deleted');
+    const display = repoPath(rel);
+    const folder = await this.locate(rel, display);
+    if (!folder.stat.isDirectory()) throw invalid('path', `'${display}' is a document; documents are deleted by id`);
+    const folders = await this.subfolders(rel);
+    await mapLimit(folders, 8, (f) => this.assertNoForeignCheckOut(f, actor));
+    try {
+      // Renamed into the trash first, so the folder disappears at once rather
+      // than emptying file by file while others list it.
+      await this.locate(rel, display);
+      let doomed = await this.store.trashEntry();
+      try {
+        await fsp.rename(folder.abs, doomed);
+      } catch (e) {
+        if (errnoCode(e) !== 'EXDEV' && errnoCode(e) !== 'EBUSY') throw e;
+        doomed = folder.abs; // a mount point: delete in place
+      }
+      await this.store.removeFolders(folders);
+      await fsp.rm(doomed, { recursive: true, force: true });
+    } catch (e) {
+      throw mapFsError(e, display, 'path');
+    }
+    return encodeId(rel);
+  }
+
+  // ---- helpers ------------------------------------------------------------
+
+  private abs(rel: string): string {
+    const abs = rel === '' ? this.root : path.join(this.root, rel);
+    // Validation already refused everything that could escape; this guards against a future slip.
+    if (abs !== this.root && !abs.startsWith(this.rootPrefix)) throw new NotFoundError('item', repoPath(rel));
+    return abs;
+  }
+
+  /** An existing file or folder, reached without any symbolic link. */
+  private async locate(rel: string, identifier: string): Promise<Located> {
+    const abs = this.abs(rel);
+    try {
+      const stat = await fsp.lstat(abs, { bigint: true });
+      if (!stat.isFile() && !stat.isDirectory()) throw new NotFoundError('item', identifier);
+      // The root is a real path, so any link along the way makes the real path differ.
+      if (rel !== '' && (await fsp.realpath(abs)) !== abs) throw new NotFoundError('item', identifier);
+      return { rel, abs, stat };
+    } catch (e) {
+      throw mapFsError(e, identifier);
+    }
+  }
+
+  private async locateFolder(id: string, parameter: string): Promise<Located> {
+    const { rel, version } = decodeId(id, parameter);
+    if (version !== undefined) throw invalid(parameter, 'folders have no versions');
+    const located = await this.locate(rel, id);
+    if (!located.stat.isDirectory()) throw invalid(parameter, `'${id}' names a document, not a folder`);
+    return located;
+  }
+
+  private async locateDocument(id: string, parameter: string, folderHint = 'a document is expected'): Promise<Located & { version?: number }> {
+    const { rel, version } = decodeId(id, parameter);
+    const located = await this.locate(rel, id);
+    if (located.stat.isDirectory()) throw invalid(parameter, `'${id}' names a folder; ${folderHint}`);
+    return { ...located, version };
+  }
+
+  /** Changes go to the document; a version id is accepted only when it names the current version. */
+  private async writableDocument(id: string, parameter: string, folderHint?: string): Promise<Located> {
+    const doc = await this.locateDocument(id, parameter, folderHint);
+    if (doc.version !== undefined) {
+      const meta = await this.currentMeta(doc);
+      if (!meta.versions.some((v) => v.n === doc.version)) throw new NotFoundError('item', id);
+      if (latestVersion(meta).n !== doc.version) {
+        throw invalid(parameter, `'${id}' names an older version; changes apply to the document '${encodeId(doc.rel)}'`);
+      }
+    }
+    return doc;
+  }
+
+  /** The document's record as it describes the file now (read-only view: nothing is written). */
+  private async currentMeta(located: Located): Promise<DocumentMeta> {
+    const meta = (await this.store.read(located.rel)) ?? synthesizeMeta(located.rel, located.stat);
+    reconcile(meta, located.stat);
+    return meta;
+  }
+
+  private async versionTarget(
+    located: Located,
+    meta: DocumentMeta,
+    version: number,
+    id: string,
+  ): Promise<{ file: string; stat: BigIntStats; record: VersionRecord }> {
+    const record = meta.versions.find((v) => v.n === version);
+    if (!record) throw new NotFoundError('item', id);
+    if (record === latestVersion(meta)) return { file: located.abs, stat: located.stat, record };
+    const file = this.store.versionFile(located.rel, version);
+    try {
+      return { file, stat: await fsp.lstat(file, { bigint: true }), record };
+    } catch (e) {
+      throw mapFsError(e, id);
+    }
+  }
+
+  /** Read-modify-write of one document, serialised per document and on state re-read under the lock. */
+  private mutate<T>(rel: string, id: string, parameter: string, change: (m: Mutation) => Promise<T>): Promise<T> {
+    const abs = this.abs(rel);
+    return documentLocks.run(abs, async () => {
+      const located = await this.locate(rel, id);
+      if (located.stat.isDirectory()) throw invalid(parameter, `'${id}' names a folder; a document is expected`);
+      const meta = await this.currentMeta(located);
+      try {
+        return await change({ abs, stat: located.stat, meta });
+      } catch (e) {
+        throw mapFsError(e, id, parameter);
+      }
+    });
+  }
+
+  /**
+   * Makes `staged` the current content and keeps the old one as a version.
+   * The rename is atomic, so readers see the old file or the new one, never
+   * a mix; the old bytes stay reachable through the version's hard link.
+   */
+  private async commitVersion(
+    rel: string,
+    abs: string,
+    meta: DocumentMeta,
+    staged: string,
+    record: Pick<VersionRecord, 'modifiedBy' | 'mimeType' | 'comment'>,
+  ): Promise<void> {
+    const previous = latestVersion(meta).n;
+    await this.store.archive(rel, abs, previous);
+    try {
+      await fsp.rename(staged, abs);
+    } catch (e) {
+      await this.store.discardVersion(rel, previous);
+      throw e;
+    }
+    const stat = await fsp.lstat(abs, { bigint: true });
+    meta.lastVersion += 1;
+    meta.versions.push({
+      n: meta.lastVersion,
+      size: Number(stat.size),
+      modified: new Date(Number(stat.mtimeNs / 1_000_000n)).toISOString(),
+      ...dropUndefined(record),
+    });
+    meta.current = identityOf(stat);
+    await this.store.write(rel, meta);
+  }
+
+  /** Streams an upload into the metadata folder's tmp/ (same filesystem as the target, so it can be renamed into place). */
+  private async stage(content: Readable, identifier: string): Promise<string> {
+    if (!content || typeof (content as Partial<Readable>).pipe !== 'function') throw invalid('content', 'must be a readable stream');
+    const staged = await this.store.tempFile('upload').catch((e: unknown) => {
+      throw mapFsError(e, identifier);
+    });
+    try {
+      await pipeline(content, createWriteStream(staged, { flags: 'wx' }));
+      return staged;
+    } catch (e) {
+      await fsp.rm(staged, { force: true });
+      if (e instanceof GatewayError) throw e;
+      if (WRITE_ERRORS.has(errnoCode(e) ?? '')) throw mapFsError(e, identifier);
+      throw invalid('content', `the content could not be read (${((e as Error)?.message ?? String(e)).slice(0, 200)})`);
+    }
+  }
+
+  private async exists(abs: string, rel: string): Promise<boolean> {
+    try {
+      await fsp.lstat(abs);
+      return true;
+    } catch (e) {
+      if (errnoCode(e) === 'ENOENT') return false;
+      throw mapFsError(e, repoPath(rel));
+    }
+  }
+
+  private async describeEntry(folderRel: string, name: string, keys: Set<string>): Promise<ItemInfo | undefined> {
+    const rel = joinRel(folderRel, name);
+    let stat: BigIntStats;
+    try {
+      stat = await fsp.lstat(this.abs(rel), { bigint: true });
+    } catch (e) {
+      // Removed since the directory was read (or a name that does not round-trip through UTF-8).
+      if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return undefined;
+      throw mapFsError(e, repoPath(rel));
+    }
+    if (stat.isDirectory()) return folderItem(rel, stat, this.rootName);
+    if (!stat.isFile()) return undefined;
+    const stored = keys.has(nameKey(name)) ? await this.store.read(rel) : undefined;
+    const meta = stored ?? synthesizeMeta(rel, stat);
+    reconcile(meta, stat);
+    return documentItem({ id: encodeId(rel), rel, stat, meta, record: latestVersion(meta) });
+  }
+
+  /** The folder and every folder below it, without following links. */
+  private async subfolders(rel: string): Promise<string[]> {
+    const folders = [rel];
+    for (let i = 0; i < folders.length; i++) {
+      let entries;
+      try {
+        entries = await fsp.readdir(this.abs(folders[i]), { withFileTypes: true });
+      } catch (e) {
+        if (errnoCode(e) === 'ENOENT') continue;
+        throw mapFsError(e, repoPath(folders[i]), 'path');
+      }
+      for (const entry of entries) {
+        const child = joinRel(folders[i], entry.name);
+        if (entry.isDirectory()) folders.push(child);
+        else if (isUnknownType(entry) && (await fsp.lstat(this.abs(child)).catch(() => undefined))?.isDirectory()) folders.push(child);
+      }
+    }
+    return folders;
+  }
+
+  private async assertNoForeignCheckOut(folderRel: string, actor: Actor): Promise<void> {
+    for (const meta of await this.store.recordsIn(folderRel)) {
+      if (meta.checkedOutBy === undefined || meta.checkedOutBy === actor.username) continue;
+      if (parentOf(meta.path) !== folderRel) continue;
+      // A record whose file was deleted by hand holds nothing.
+      if (!(await this.exists(this.abs(meta.path), meta.path).catch(() => false))) continue;
+      throw checkedOutError(meta.checkedOutBy, meta.path);
+    }
+  }
+}
+
+function checkType(type: string | undefined): void {
+  if (type === undefined || type === '' || type === DOCUMENT_TYPE) return;
+  throw invalid('type', `unknown document type; the types call lists the valid ones ('${DOCUMENT_TYPE}')`);
+}
+
+function checkRange(range: ByteRange): void {
+  const { start, end } = range;
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) {
+    throw invalid('range', 'must be an inclusive byte range with 0 <= start <= end');
+  }
+}
+
+function checkLimit(limit: number | undefined): number | undefined {
+  if (limit === undefined) return undefined;
+  if (!Number.isSafeInteger(limit) || limit < 1) throw invalid('limit', 'must be a positive integer');
+  return limit;
+}
+
+function encodeCursor(name: string): string {
+  return Buffer.from(name, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): string {
+  if (typeof cursor !== 'string' || !BASE64URL.test(cursor)) throw invalid('cursor', 'is not a cursor returned by a previous page');
+  const name = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (encodeCursor(name) !== cursor) throw invalid('cursor', 'is not a cursor returned by a previous page');
+  return name;
+}
+
+/** Index of the first name strictly after `after` in a sorted array. */
+function firstAfter(sorted: readonly string[], after: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] <= after) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function isUnknownType(d: Dirent): boolean {
+  return !d.isFile() && !d.isDirectory() && !d.isSymbolicLink() && !d.isFIFO() && !d.isSocket() && !d.isBlockDevice() && !d.isCharacterDevice();
+}
+
+function checkedOutError(holder: string, rel: string): ConflictError {
+  return new ConflictError(`Document is checked out by '${holder}'`, 'CHECKED_OUT', { checkedOutBy: holder, path: repoPath(rel) });
+}
+
+function assertNotHeldByOther(meta: DocumentMeta, actor: Actor, rel: string): void {
+  if (meta.checkedOutBy !== undefined && meta.checkedOutBy !== actor.username) throw checkedOutError(meta.checkedOutBy, rel);
+}
+
+function alreadyExists(rel: string): ConflictError {
+  return new ConflictError(`An item named '${repoPath(rel)}' already exists`, 'ALREADY_EXISTS', { path: repoPath(rel) });
+}
+
+/**
+ * Moves a staged upload to a path that must not exist yet. link() fails with
+ * EEXIST instead of replacing, so a file dropped in by hand meanwhile is never
+ * overwritten; rename() is the fallback where hard links are unavailable.
+ */
+async function placeNew(staged: string, abs: string, rel: string): Promise<void> {
+  try {
+    await fsp.link(staged, abs);
+  } catch (e) {
+    if (errnoCode(e) === 'EEXIST') throw alreadyExists(rel);
+    if (!LINK_UNSUPPORTED.has(errnoCode(e) ?? '')) throw e;
+    await fsp.rename(staged, abs);
+  }
+}
+
+function dropUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

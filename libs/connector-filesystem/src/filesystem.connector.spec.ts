@@ -1,0 +1,587 @@
+import * as fsp from 'node:fs/promises';
+import * as path from 'node:path';
+import {
+  ConflictError,
+  InvalidArgumentError,
+  NotFoundError,
+  deriveCapabilities,
+  type ContentConnector,
+  type ItemInfo,
+} from '@gateway/connector-api';
+import type { FilesystemConnector } from './filesystem.connector';
+import { nameKey } from './metadata-store';
+import { encodeId } from './paths';
+import { alice, bob, body, filesUnder, readText, sandbox, type Sandbox } from './fixture.spec-helper';
+
+describe('FilesystemConnector', () => {
+  let sb: Sandbox;
+  let fs: FilesystemConnector;
+  let rootId: string;
+
+  beforeEach(async () => {
+    sb = await sandbox();
+    fs = sb.connector;
+    rootId = (await fs.rootFolder()).folderId;
+  });
+  afterEach(() => sb.cleanup());
+
+  const create = (name: string, content: string, folderId = rootId, actor = alice) =>
+    fs.createFile({ folderId, fileName: name, content: body(content) }, actor);
+  const names = (items: ItemInfo[]) => items.map((i) => i.name);
+
+  describe('repository calls', () => {
+    it('declares every capability group it implements, including folder deletion by path', () => {
+      const caps = deriveCapabilities(fs as ContentConnector);
+      for (const name of ['createFile', 'updateFile', 'listVersions', 'checkIn', 'checkOut', 'createFolder', 'deleteFolder', 'updateProperties'] as const) {
+        expect(caps[name]).toBe(true);
+      }
+      expect(caps.getAllSites).toBe(false);
+      expect(caps.createFileFromItem).toBe(false);
+    });
+
+    it('describes the root folder with a stable id', async () => {
+      const root = await fs.rootFolder();
+      expect(root).toEqual({ folderId: encodeId(''), folderName: 'repo', folderPath: '/' });
+      expect((await fs.describeRepository()).rootFolderId).toBe(root.folderId);
+      expect(await (await sb.reopen()).rootFolder()).toEqual(root);
+      const info = await fs.getItem(root.folderId);
+      expect(info).toMatchObject({ id: root.folderId, path: '/', baseType: 'folder', typeId: 'folder' });
+    });
+
+    it('lists the document types that createFile accepts and refuses others', async () => {
+      const types = await fs.types();
+      expect(Object.keys(types).length).toBeGreaterThan(0);
+      for (const [index, type] of Object.keys(types).entries()) {
+        const id = await fs.createFile({ folderId: rootId, fileName: `t${index}.txt`, type, content: body('x') }, alice);
+        expect((await fs.getItem(id)).typeId).toBe(type);
+      }
+      const error = await fs.createFile({ folderId: rootId, fileName: 'u.txt', type: 'cmis:policy', content: body('x') }, alice).catch((e) => e);
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect(error.parameter).toBe('type');
+      await expect(fsp.access(path.join(sb.root, 'u.txt'))).rejects.toThrow();
+    });
+
+    it('reports health, and an unhealthy root as unavailable', async () => {
+      await expect(fs.checkHealth()).resolves.toBeUndefined();
+      await fsp.rm(sb.root, { recursive: true });
+      await expect(fs.checkHealth()).rejects.toMatchObject({ kind: 'upstream_unavailable' });
+    });
+  });
+
+  describe('documents', () => {
+    it('stores an upload as a plain file and describes it', async () => {
+      const before = Date.now();
+      const id = await create('report.pdf', 'hello world');
+      expect(await fsp.readFile(path.join(sb.root, 'report.pdf'), 'utf8')).toBe('hello world');
+      const item = await fs.getItem(id);
+      expect(item).toMatchObject({
+        id,
+        name: 'report.pdf',
+        path: '/report.pdf',
+        baseType: 'document',
+        typeId: 'file',
+        mimeType: 'application/pdf',
+        size: 11,
+        createdBy: 'alice',
+        modifiedBy: 'alice',
+        checkedOut: false,
+        versionCount: 1,
+        versionLabel: '1.0',
+        versionSeriesId: id,
+        properties: {},
+      });
+      expect(item.checkedOutBy).toBeUndefined();
+      expect(item.etag).toMatch(/^[0-9a-z-]+$/);
+      expect(item.created!.getTime()).toBeGreaterThanOrEqual(before - 1000);
+      expect(item.modified!.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    });
+
+    it('streams content, whole or as an inclusive range', async () => {
+      const id = await create('a.txt', '0123456789');
+      expect(await readText(fs.openContent(id))).toBe('0123456789');
+      expect(await readText(fs.openContent(id, { start: 2, end: 5 }))).toBe('2345');
+      expect(await readText(fs.openContent(id, { start: 9, end: 9 }))).toBe('9');
+      await expect(fs.openContent(id, { start: 5, end: 2 })).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'range' });
+    });
+
+    it('keeps a declared media type and derives the others from the extension', async () => {
+      const declared = await fs.createFile({ folderId: rootId, fileName: 'data.bin', mimeType: 'Application/X-Custom; charset=x', content: body('x') }, alice);
+      const generic = await fs.createFile({ folderId: rootId, fileName: 'pic.PNG', mimeType: 'application/octet-stream', content: body('x') }, alice);
+      const form = await fs.createFile({ folderId: rootId, fileName: 'notes.md', mimeType: 'application/x-www-form-urlencoded', content: body('x') }, alice);
+      const unknown = await create('noext', 'x');
+      expect((await fs.getItem(form)).mimeType).toBe('text/markdown');
+      expect((await fs.getItem(declared)).mimeType).toBe('application/x-custom');
+      expect((await fs.getItem(generic)).mimeType).toBe('image/png');
+      expect((await fs.getItem(unknown)).mimeType).toBe('application/octet-stream');
+    });
+
+    it('refuses a second file with the same name, or the name of a folder, with a conflict', async () => {
+      await create('a.txt', 'first');
+      await fs.createFolder('/sub', alice);
+      for (const name of ['a.txt', 'sub']) {
+        const error = await create(name, 'second').catch((e) => e);
+        expect(error).toBeInstanceOf(ConflictError);
+      }
+      expect(await fsp.readFile(path.join(sb.root, 'a.txt'), 'utf8')).toBe('first');
+      expect(await filesUnder(path.join(sb.root, '.gateway', 'tmp'))).toEqual([]);
+    });
+
+    it('requires folderId to name an existing folder', async () => {
+      const fileId = await create('a.txt', 'x');
+      const notFolder = await create('b.txt', 'x', fileId).catch((e) => e);
+      expect(notFolder).toBeInstanceOf(InvalidArgumentError);
+      expect(notFolder.parameter).toBe('folderId');
+      const missing = await create('b.txt', 'x', encodeId('nope')).catch((e) => e);
+      expect(missing).toBeInstanceOf(NotFoundError);
+      expect(missing.resource).toBe('item');
+      const garbage = await create('b.txt', 'x', 'not-an-id').catch((e) => e);
+      expect(garbage).toMatchObject({ kind: 'invalid_argument', parameter: 'folderId' });
+    });
+
+    it('creates files inside subfolders', async () => {
+      const folderId = await fs.createFolder('/x/y', alice);
+      const id = await create('deep.txt', 'deep', folderId);
+      expect(id).toBe(encodeId('x/y/deep.txt'));
+      expect((await fs.getItem(id)).path).toBe('/x/y/deep.txt');
+      expect(await readText(fs.openContent(id))).toBe('deep');
+    });
+
+    it('answers 404 for ids of missing items and 400 for folders where documents are expected', async () => {
+      await expect(fs.getItem(encodeId('missing.txt'))).rejects.toBeInstanceOf(NotFoundError);
+      await expect(fs.openContent(encodeId('missing.txt'))).rejects.toBeInstanceOf(NotFoundError);
+      await fs.createFolder('/dir', alice);
+      await expect(fs.openContent(encodeId('dir'))).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'id' });
+      await expect(fs.deleteItem(encodeId('dir'), true, alice)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'id' });
+      await expect(fs.listVersions(encodeId('dir'))).rejects.toMatchObject({ kind: 'invalid_argument' });
+    });
+  });
+
+  describe('ids and metadata across restarts', () => {
+    it('gives the same ids and state to a new connector instance on the same root', async () => {
+      const folderId = await fs.createFolder('/docs', alice);
+      const id = await create('a.txt', 'v1', folderId);
+      await fs.updateContent(id, { content: body('v2') }, bob);
+      await fs.updateProperties(id, { project: 'apollo' }, bob);
+      await fs.checkOut(id, alice);
+      const before = await fs.getItem(id);
+      const versionsBefore = await fs.listVersions(id);
+
+      const again = await sb.reopen();
+      expect(await again.idByPath('/docs', 'a.txt')).toBe(id);
+      expect(await again.idByPath('/', 'docs')).toBe(folderId);
+      expect(await again.getItem(id)).toEqual(before);
+      expect(await again.listVersions(id)).toEqual(versionsBefore);
+      expect(await readText(again.openContent(versionsBefore[1].id))).toBe('v1');
+      await expect(again.updateContent(id, { content: body('v3') }, bob)).rejects.toBeInstanceOf(ConflictError);
+    });
+  });
+
+  describe('files dropped in by hand', () => {
+    it('are listed and readable with synthesized metadata', async () => {
+      await fsp.writeFile(path.join(sb.root, 'dropped.txt'), 'by hand');
+      await fsp.mkdir(path.join(sb.root, 'dropped-dir'));
+      await fsp.writeFile(path.join(sb.root, 'dropped-dir', 'inner.csv'), 'a,b');
+      const page = await fs.listFolder(rootId);
+      expect(names(page.items)).toEqual(['dropped-dir', 'dropped.txt']);
+      const file = page.items.find((i) => i.name === 'dropped.txt')!;
+      expect(file).toMatchObject({ baseType: 'document', size: 7, versionCount: 1, versionLabel: '1.0', checkedOut: false, mimeType: 'text/plain' });
+      expect(file.createdBy).toBeUndefined();
+      expect(await readText(fs.openContent(file.id))).toBe('by hand');
+      const inner = await fs.idByPath('/dropped-dir', 'inner.csv');
+      expect((await fs.getItem(inner)).mimeType).toBe('text/csv');
+      expect(await fs.listVersions(file.id)).toHaveLength(1);
+    });
+
+    it('keep the hand-dropped content as version 1 when updated through the gateway', async () => {
+      await fsp.writeFile(path.join(sb.root, 'dropped.txt'), 'original');
+      const id = encodeId('dropped.txt');
+      await fs.updateContent(id, { content: body('new') }, alice);
+      const versions = await fs.listVersions(id);
+      expect(versions.map((v) => v.label)).toEqual(['2.0', '1.0']);
+      expect(await readText(fs.openContent(versions[1].id))).toBe('original');
+      expect(await readText(fs.openContent(id))).toBe('new');
+    });
+
+    it('fold an edit made by hand into the current version, with a new etag', async () => {
+      const id = await create('a.txt', 'gateway');
+      const before = await fs.getItem(id);
+      await fsp.writeFile(path.join(sb.root, 'a.txt'), 'edited by hand!');
+      const after = await fs.getItem(id);
+      expect(after.size).toBe(15);
+      expect(after.etag).not.toBe(before.etag);
+      expect(after.modifiedBy).toBeUndefined();
+      expect(after.versionCount).toBe(1);
+      await fs.updateContent(id, { content: body('next') }, bob);
+      const [latest, previous] = await fs.listVersions(id);
+      expect(previous.size).toBe(15);
+      expect(await readText(fs.openContent(previous.id))).toBe('edited by hand!');
+      expect(latest.size).toBe(4);
+    });
+
+    it('drop the history of a document deleted by hand when a new one takes its name', async () => {
+      const id = await create('a.txt', 'one');
+      await fs.updateContent(id, { content: body('two') }, alice);
+      await fsp.rm(path.join(sb.root, 'a.txt'));
+      await expect(fs.getItem(id)).rejects.toBeInstanceOf(NotFoundError);
+      expect(await create('a.txt', 'fresh', rootId, bob)).toBe(id);
+      expect(await fs.getItem(id)).toMatchObject({ versionCount: 1, createdBy: 'bob', size: 5 });
+      await expect(fs.getItem(`${id};1`)).resolves.toMatchObject({ size: 5 });
+      await expect(fs.getItem(`${id};2`)).rejects.toBeInstanceOf(NotFoundError);
+    });
+  });
+
+  describe('listing', () => {
+    it('never shows the metadata folder, whatever the gateway has stored', async () => {
+      const id = await create('a.txt', 'x');
+      await fs.updateContent(id, { content: body('y') }, alice);
+      await fs.checkOut(id, alice);
+      expect(await fsp.readdir(path.join(sb.root, '.gateway'))).not.toHaveLength(0);
+      const items = (await fs.listFolder(rootId)).items;
+      expect(names(items)).toEqual(['a.txt']);
+      for (const item of items) expect(item.path).not.toContain('.gateway');
+    });
+
+    it('sorts by name, mixes folders and documents, and pages with an opaque cursor', async () => {
+      for (const name of ['b.txt', 'a.txt', 'C.txt', 'é.txt', '10.txt', '2.txt']) await create(name, name);
+      await fs.createFolder('/m-folder', alice);
+      const all = (await fs.listFolder(rootId)).items;
+      expect(names(all)).toEqual(['10.txt', '2.txt', 'C.txt', 'a.txt', 'b.txt', 'm-folder', 'é.txt']);
+      expect(all.find((i) => i.name === 'm-folder')!.baseType).toBe('folder');
+
+      const first = await fs.listFolder(rootId, { limit: 3 });
+      expect(names(first.items)).toEqual(['10.txt', '2.txt', 'C.txt']);
+      expect(typeof first.nextCursor).toBe('string');
+      const second = await fs.listFolder(rootId, { limit: 3, cursor: first.nextCursor });
+      expect(names(second.items)).toEqual(['a.txt', 'b.txt', 'm-folder']);
+      const last = await fs.listFolder(rootId, { limit: 3, cursor: second.nextCursor });
+      expect(names(last.items)).toEqual(['é.txt']);
+      expect(last.nextCursor).toBeUndefined();
+      const exact = await fs.listFolder(rootId, { limit: 7 });
+      expect(exact.items).toHaveLength(7);
+      expect(exact.nextCursor).toBeUndefined();
+    });
+
+    it('continues after the cursor even when entries change between pages', async () => {
+      for (const name of ['a', 'b', 'c', 'd']) await create(name, name);
+      const first = await fs.listFolder(rootId, { limit: 2 });
+      await fs.deleteItem(encodeId('b'), true, alice);
+      await create('bb', 'new');
+      const second = await fs.listFolder(rootId, { limit: 10, cursor: first.nextCursor });
+      expect(names(second.items)).toEqual(['bb', 'c', 'd']);
+    });
+
+    it('refuses a malformed cursor or limit, and a document as the folder', async () => {
+      const fileId = await create('a.txt', 'x');
+      await expect(fs.listFolder(rootId, { cursor: '!!' })).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'cursor' });
+      await expect(fs.listFolder(rootId, { cursor: 'YQ==' })).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'cursor' });
+      await expect(fs.listFolder(rootId, { limit: 0 })).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'limit' });
+      await expect(fs.listFolder(rootId, { limit: 1.5 })).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'limit' });
+      await expect(fs.listFolder(fileId)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'id' });
+      await expect(fs.listFolder(encodeId('missing'))).rejects.toBeInstanceOf(NotFoundError);
+    });
+
+    it('describes documents in a listing exactly as getItem does', async () => {
+      const id = await create('a.txt', 'x');
+      await fs.updateContent(id, { content: body('yy') }, bob);
+      await fs.updateProperties(id, { colour: 'blue' }, bob);
+      await fs.checkOut(id, bob);
+      const listed = (await fs.listFolder(rootId)).items[0];
+      expect(listed).toEqual(await fs.getItem(id));
+      expect(listed).toMatchObject({ checkedOut: true, checkedOutBy: 'bob', versionCount: 2, properties: { colour: 'blue' } });
+    });
+  });
+
+  describe('idByPath', () => {
+    it('finds documents and folders by their parent path and name', async () => {
+      const folderId = await fs.createFolder('/a/b', alice);
+      const id = await create('c.txt', 'x', folderId);
+      expect(await fs.idByPath('/a/b', 'c.txt')).toBe(id);
+      expect(await fs.idByPath('/a/b/', 'c.txt')).toBe(id);
+      expect(await fs.idByPath('a/b', 'c.txt')).toBe(id);
+      expect(await fs.idByPath('/a', 'b')).toBe(folderId);
+      expect(await fs.idByPath('/', 'a')).toBe(encodeId('a'));
+    });
+
+    it('answers NotFoundError for a missing item', async () => {
+      const error = await fs.idByPath('/nowhere', 'x.txt').catch((e) => e);
+      expect(error).toBeInstanceOf(NotFoundError);
+      expect(error.resource).toBe('item');
+      await expect(fs.idByPath('/', 'x.txt')).rejects.toBeInstanceOf(NotFoundError);
+    });
+  });
+
+  describe('versions', () => {
+    it('adds a version on every content update and keeps older ones readable, newest first', async () => {
+      const id = await create('a.txt', 'one');
+      const etags = [(await fs.getItem(id)).etag];
+      expect(await fs.updateContent(id, { content: body('two!') }, bob)).toBe(id);
+      etags.push((await fs.getItem(id)).etag);
+      await fs.updateContent(id, { content: body('three') }, alice);
+      etags.push((await fs.getItem(id)).etag);
+      expect(new Set(etags).size).toBe(3);
+
+      const versions = await fs.listVersions(id);
+      expect(versions.map((v) => v.label)).toEqual(['3.0', '2.0', '1.0']);
+      expect(versions.map((v) => v.size)).toEqual([5, 4, 3]);
+      expect(versions.map((v) => v.id)).toEqual([`${id};3`, `${id};2`, `${id};1`]);
+      for (const v of versions) {
+        expect(v.versionSeriesId).toBe(id);
+        expect(v.name).toBe('a.txt');
+        expect(v.modified).toBeInstanceOf(Date);
+      }
+      expect(await readText(fs.openContent(`${id};1`))).toBe('one');
+      expect(await readText(fs.openContent(`${id};2`))).toBe('two!');
+      expect(await readText(fs.openContent(`${id};3`))).toBe('three');
+      expect(await readText(fs.openContent(`${id};2`, { start: 1, end: 2 }))).toBe('wo');
+
+      expect(await fs.getItem(`${id};2`)).toMatchObject({ id: `${id};2`, size: 4, versionLabel: '2.0', modifiedBy: 'bob', versionCount: 3, versionSeriesId: id });
+      expect(await fs.getItem(id)).toMatchObject({ id, size: 5, versionLabel: '3.0', modifiedBy: 'alice', createdBy: 'alice', versionCount: 3 });
+      expect((await fs.getItem(`${id};1`)).etag).toBe(etags[0]);
+    });
+
+    it('answers 404 for a version that does not exist', async () => {
+      const id = await create('a.txt', 'one');
+      await expect(fs.getItem(`${id};2`)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(fs.openContent(`${id};7`)).rejects.toBeInstanceOf(NotFoundError);
+    });
+
+    it('applies changes through the current version id but refuses an older one', async () => {
+      const id = await create('a.txt', 'one');
+      await fs.updateContent(`${id};1`, { content: body('two') }, alice);
+      const error = await fs.updateContent(`${id};1`, { content: body('three') }, alice).catch((e) => e);
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect(error.parameter).toBe('fileId');
+      expect(await readText(fs.openContent(id))).toBe('two');
+    });
+
+    it('keeps the declared media type of the previous version unless a new one is declared', async () => {
+      const id = await fs.createFile({ folderId: rootId, fileName: 'data', mimeType: 'text/x-special', content: body('x') }, alice);
+      await fs.updateContent(id, { content: body('y') }, alice);
+      expect((await fs.getItem(id)).mimeType).toBe('text/x-special');
+      await fs.updateContent(id, { content: body('z'), mimeType: 'text/x-other' }, alice);
+      expect((await fs.getItem(id)).mimeType).toBe('text/x-other');
+      expect((await fs.getItem(`${id};1`)).mimeType).toBe('text/x-special');
+    });
+  });
+
+  describe('delete', () => {
+    it('removes a document with all its versions and metadata', async () => {
+      const id = await create('a.txt', 'one');
+      await fs.updateContent(id, { content: body('two') }, alice);
+      await fs.updateProperties(id, { k: 'v' }, alice);
+      expect(await fs.deleteItem(id, true, alice)).toBe(id);
+      await expect(fsp.access(path.join(sb.root, 'a.txt'))).rejects.toThrow();
+      await expect(fs.getItem(id)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(fs.openContent(`${id};1`)).rejects.toBeInstanceOf(NotFoundError);
+      expect(await filesUnder(path.join(sb.root, '.gateway', 'docs'))).toEqual([]);
+      // a new document of that name starts afresh
+      await create('a.txt', 'new');
+      expect(await fs.getItem(id)).toMatchObject({ versionCount: 1, properties: {} });
+    });
+
+    it('removes only the latest version when asked, restoring the previous one', async () => {
+      const id = await create('a.txt', 'one');
+      await fs.updateContent(id, { content: body('two') }, bob);
+      await fs.updateContent(id, { content: body('three') }, alice);
+      expect(await fs.deleteItem(id, false, alice)).toBe(id);
+      expect(await readText(fs.openContent(id))).toBe('two');
+      expect(await fs.getItem(id)).toMatchObject({ versionCount: 2, versionLabel: '2.0', modifiedBy: 'bob', size: 3 });
+      expect((await fs.listVersions(id)).map((v) => v.label)).toEqual(['2.0', '1.0']);
+      await expect(fs.getItem(`${id};3`)).rejects.toBeInstanceOf(NotFoundError);
+      expect(await readText(fs.openContent(`${id};1`))).toBe('one');
+      // version numbers are never reused, so an old version id never changes meaning
+      await fs.updateContent(id, { content: body('four') }, alice);
+      expect((await fs.listVersions(id)).map((v) => v.label)).toEqual(['4.0', '2.0', '1.0']);
+      expect(await readText(fs.openContent(`${id};2`))).toBe('two');
+    });
+
+    it('deletes the document when its only version is removed', async () => {
+      const id = await create('a.txt', 'one');
+      await fs.deleteItem(id, false, alice);
+      await expect(fs.getItem(id)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(fsp.access(path.join(sb.root, 'a.txt'))).rejects.toThrow();
+    });
+
+    it('deletes files dropped in by hand', async () => {
+      await fsp.writeFile(path.join(sb.root, 'dropped.txt'), 'x');
+      await fs.deleteItem(encodeId('dropped.txt'), true, alice);
+      await expect(fsp.access(path.join(sb.root, 'dropped.txt'))).rejects.toThrow();
+    });
+
+    it('answers 404 for a missing document', async () => {
+      await expect(fs.deleteItem(encodeId('missing'), true, alice)).rejects.toBeInstanceOf(NotFoundError);
+    });
+  });
+
+  describe('check-out and check-in', () => {
+    it('records the holder and refuses others, naming the holder', async () => {
+      const id = await create('a.txt', 'one');
+      expect(await fs.checkOut(id, alice)).toBe(id);
+      expect(await fs.getItem(id)).toMatchObject({ checkedOut: true, checkedOutBy: 'alice' });
+      expect(await fs.checkOut(id, alice)).toBe(id); // again by the holder: no-op
+
+      const attempts: (() => Promise<unknown>)[] = [
+        () => fs.checkOut(id, bob),
+        () => fs.updateContent(id, { content: body('bob') }, bob),
+        () => fs.updateProperties(id, { k: 'v' }, bob),
+        () => fs.deleteItem(id, true, bob),
+        () => fs.deleteItem(id, false, bob),
+        () => fs.checkIn(id, bob, 'not mine'),
+      ];
+      for (const attempt of attempts) {
+        const error = (await attempt().catch((e: unknown) => e)) as ConflictError;
+        expect(error).toBeInstanceOf(ConflictError);
+        expect(error.message).toBe("Document is checked out by 'alice'");
+        expect(error.details).toMatchObject({ checkedOutBy: 'alice' });
+      }
+      expect(await readText(fs.openContent(id))).toBe('one');
+      expect(await fs.getItem(id)).toMatchObject({ versionCount: 1, properties: {} });
+    });
+
+    it('lets the holder update, then check in a new version with a comment', async () => {
+      const id = await create('a.txt', 'one');
+      await fs.checkOut(id, alice);
+      await fs.updateContent(id, { content: body('two') }, alice);
+      await fs.updateProperties(id, { status: 'draft' }, alice);
+      expect(await fs.checkIn(id, alice, 'ready for review')).toBe(id);
+      const item = await fs.getItem(id);
+      expect(item).toMatchObject({ checkedOut: false, versionCount: 3, versionLabel: '3.0', checkinComment: 'ready for review', modifiedBy: 'alice', size: 3 });
+      expect(item.checkedOutBy).toBeUndefined();
+      const [latest, middle] = await fs.listVersions(id);
+      expect(latest).toMatchObject({ label: '3.0', comment: 'ready for review', size: 3 });
+      expect(middle.comment).toBeUndefined();
+      expect(await readText(fs.openContent(latest.id))).toBe('two');
+      expect(await readText(fs.openContent(middle.id))).toBe('two');
+      // others may act again
+      await fs.updateContent(id, { content: body('bob') }, bob);
+      expect((await fs.getItem(id)).checkinComment).toBeUndefined();
+    });
+
+    it('checks in without a comment', async () => {
+      const id = await create('a.txt', 'one');
+      await fs.checkOut(id, alice);
+      await fs.checkIn(id, alice);
+      expect(await fs.getItem(id)).toMatchObject({ versionCount: 2, checkedOut: false });
+      expect((await fs.getItem(id)).checkinComment).toBeUndefined();
+    });
+
+    it('refuses to check in a document that is not checked out', async () => {
+      const id = await create('a.txt', 'one');
+      const error = await fs.checkIn(id, alice, 'x').catch((e) => e);
+      expect(error).toBeInstanceOf(ConflictError);
+      expect(error.code).toBe('NOT_CHECKED_OUT');
+      expect((await fs.getItem(id)).versionCount).toBe(1);
+    });
+
+    it('checks out files dropped in by hand', async () => {
+      await fsp.writeFile(path.join(sb.root, 'dropped.txt'), 'x');
+      const id = encodeId('dropped.txt');
+      await fs.checkOut(id, bob);
+      await expect(fs.deleteItem(id, true, alice)).rejects.toMatchObject({ details: { checkedOutBy: 'bob' } });
+    });
+
+    it('refuses folders', async () => {
+      const folderId = await fs.createFolder('/f', alice);
+      await expect(fs.checkOut(folderId, alice)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'id' });
+    });
+  });
+
+  describe('properties', () => {
+    it('stores custom properties without adding a version, and removes them with an empty value', async () => {
+      const id = await create('a.txt', 'x');
+      expect(await fs.updateProperties(id, { project: 'apollo', 'dc:title': 'Report' }, bob)).toBe(id);
+      expect((await fs.getItem(id)).properties).toEqual({ project: 'apollo', 'dc:title': 'Report' });
+      await fs.updateProperties(id, { project: '', owner: 'carol' }, bob);
+      const item = await fs.getItem(id);
+      expect(item.properties).toEqual({ 'dc:title': 'Report', owner: 'carol' });
+      expect(item.versionCount).toBe(1);
+      expect(item.modifiedBy).toBe('alice');
+    });
+
+    it('refuses built-in names, naming the property', async () => {
+      const id = await create('a.txt', 'x');
+      for (const name of ['svc_filename', 'SVC_content_type', 'name', 'Name', 'mimeType', 'cmis:name', 'size', 'bad name', '1st']) {
+        const error = await fs.updateProperties(id, { [name]: 'renamed.txt' }, alice).catch((e) => e);
+        expect(error).toBeInstanceOf(InvalidArgumentError);
+        expect(error.parameter).toBe(name);
+      }
+      await expect(fs.updateProperties(id, { note: 'x'.repeat(9000) }, alice)).rejects.toMatchObject({ parameter: 'note' });
+      expect(await fs.idByPath('/', 'a.txt')).toBe(id);
+      expect((await fs.getItem(id)).properties).toEqual({});
+    });
+
+    it('refuses folders and missing documents', async () => {
+      const folderId = await fs.createFolder('/f', alice);
+      await expect(fs.updateProperties(folderId, { k: 'v' }, alice)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'fileId' });
+      await expect(fs.updateProperties(encodeId('nope'), { k: 'v' }, alice)).rejects.toBeInstanceOf(NotFoundError);
+    });
+  });
+
+  describe('folders', () => {
+    it('creates missing parents and is idempotent', async () => {
+      const id = await fs.createFolder('/a/b/c', alice);
+      expect(id).toBe(encodeId('a/b/c'));
+      expect((await fsp.stat(path.join(sb.root, 'a', 'b', 'c'))).isDirectory()).toBe(true);
+      expect(await fs.createFolder('/a/b/c', alice)).toBe(id);
+      expect(await fs.createFolder('/a/b/c/', bob)).toBe(id);
+      expect(await fs.createFolder('/a', alice)).toBe(encodeId('a'));
+      expect(await fs.createFolder('/', alice)).toBe(rootId);
+      expect((await fs.getItem(id)).baseType).toBe('folder');
+    });
+
+    it('answers a conflict when a document is in the way', async () => {
+      await create('file', 'x');
+      for (const p of ['/file', '/file/sub']) {
+        const error = await fs.createFolder(p, alice).catch((e) => e);
+        expect(error).toBeInstanceOf(ConflictError);
+      }
+    });
+
+    it('deletes a folder recursively, with the metadata of everything inside', async () => {
+      const folderId = await fs.createFolder('/doomed/inner', alice);
+      const a = await create('a.txt', 'a', folderId);
+      await fs.updateContent(a, { content: body('a2') }, alice);
+      await create('b.txt', 'b', encodeId('doomed'));
+      await fs.checkOut(a, alice);
+      const keeper = await create('keep.txt', 'k');
+      await fs.updateProperties(keeper, { k: 'v' }, alice);
+
+      expect(await fs.deleteFolder('/doomed', alice)).toBe(encodeId('doomed'));
+      await expect(fsp.access(path.join(sb.root, 'doomed'))).rejects.toThrow();
+      await expect(fs.getItem(a)).rejects.toBeInstanceOf(NotFoundError);
+      const docs = await fsp.readdir(path.join(sb.root, '.gateway', 'docs'));
+      expect(docs).not.toContain(nameKey('doomed'));
+      expect(docs).not.toContain(nameKey('doomed/inner'));
+      expect(await filesUnder(path.join(sb.root, '.gateway', 'trash'))).toEqual([]);
+      expect((await fs.getItem(keeper)).properties).toEqual({ k: 'v' });
+      // re-created content does not inherit anything
+      const again = await fs.createFolder('/doomed/inner', bob);
+      await fsp.writeFile(path.join(sb.root, 'doomed', 'inner', 'a.txt'), 'hand');
+      expect(await fs.getItem(encodeId('doomed/inner/a.txt'))).toMatchObject({ versionCount: 1, checkedOut: false });
+      expect(again).toBe(folderId);
+    });
+
+    it('refuses while another user holds a document inside', async () => {
+      const folderId = await fs.createFolder('/shared/deep', alice);
+      const id = await create('a.txt', 'a', folderId);
+      await fs.checkOut(id, alice);
+      const error = await fs.deleteFolder('/shared', bob).catch((e) => e);
+      expect(error).toBeInstanceOf(ConflictError);
+      expect(error.details).toMatchObject({ checkedOutBy: 'alice', path: '/shared/deep/a.txt' });
+      expect(await readText(fs.openContent(id))).toBe('a');
+      await fs.deleteFolder('/shared', alice);
+      await expect(fs.getItem(id)).rejects.toBeInstanceOf(NotFoundError);
+    });
+
+    it('refuses the root, documents and missing folders', async () => {
+      for (const p of ['/', '', 'a/..']) {
+        await expect(fs.deleteFolder(p, alice)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'path' });
+      }
+      await create('file.txt', 'x');
+      await expect(fs.deleteFolder('/file.txt', alice)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'path' });
+      const missing = await fs.deleteFolder('/missing', alice).catch((e) => e);
+      expect(missing).toBeInstanceOf(NotFoundError);
+      expect(await fsp.readFile(path.join(sb.root, 'file.txt'), 'utf8')).toBe('x');
+    });
+  });
+});

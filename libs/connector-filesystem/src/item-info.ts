@@ -1,0 +1,86 @@
+import type { BigIntStats } from 'node:fs';
+import type { ItemInfo, VersionInfo } from '@gateway/connector-api';
+import { latestVersion, statDate, type DocumentMeta, type VersionRecord } from './metadata-store';
+import { mimeTypeFor } from './mime';
+import { encodeId, encodeVersionId, nameOf, repoPath } from './paths';
+
+/** Object types; the document one is what createFile accepts as `type`. */
+export const DOCUMENT_TYPE = 'file';
+export const FOLDER_TYPE = 'folder';
+
+export function versionLabel(n: number): string {
+  return `${n}.0`;
+}
+
+/**
+ * Changes whenever the bytes do: every gateway write is a new inode renamed
+ * into place, and an edit by hand moves the mtime. Only [0-9a-z-], so it can
+ * be used bare or quoted.
+ */
+export function etagOf(stat: BigIntStats): string {
+  return `${stat.ino.toString(36)}-${stat.size.toString(36)}-${stat.mtimeNs.toString(36)}`;
+}
+
+export function folderItem(rel: string, stat: BigIntStats, rootName: string): ItemInfo {
+  const modified = statDate(stat, 'mtime');
+  return {
+    id: encodeId(rel),
+    name: rel === '' ? rootName : nameOf(rel),
+    path: repoPath(rel),
+    baseType: 'folder',
+    typeId: FOLDER_TYPE,
+    created: stat.birthtimeNs > 0n ? statDate(stat, 'birthtime') : modified,
+    modified,
+  };
+}
+
+export interface DocumentView {
+  /** The id the caller used: the document id, or a version id. */
+  id: string;
+  rel: string;
+  /** Stat of the bytes being described (the file itself, or a stored older version). */
+  stat: BigIntStats;
+  meta: DocumentMeta;
+  record: VersionRecord;
+}
+
+/** `meta` must already be reconciled with the file on disk. */
+export function documentItem({ id, rel, stat, meta, record }: DocumentView): ItemInfo {
+  const name = nameOf(rel);
+  const current = record === latestVersion(meta);
+  return {
+    id,
+    name,
+    path: repoPath(rel),
+    baseType: 'document',
+    typeId: DOCUMENT_TYPE,
+    mimeType: record.mimeType ?? mimeTypeFor(name),
+    size: Number(stat.size),
+    created: new Date(meta.created),
+    modified: current ? statDate(stat, 'mtime') : new Date(record.modified),
+    createdBy: meta.createdBy,
+    modifiedBy: record.modifiedBy,
+    checkedOut: meta.checkedOutBy !== undefined,
+    checkedOutBy: meta.checkedOutBy,
+    checkinComment: record.comment,
+    versionCount: meta.versions.length,
+    versionLabel: versionLabel(record.n),
+    versionSeriesId: encodeId(rel),
+    etag: etagOf(stat),
+    properties: { ...meta.properties },
+  };
+}
+
+/** Newest first, as CMIS getAllVersions answers. */
+export function versionList(rel: string, meta: DocumentMeta): VersionInfo[] {
+  const name = nameOf(rel);
+  return [...meta.versions].reverse().map((v) => ({
+    id: encodeVersionId(rel, v.n),
+    name,
+    label: versionLabel(v.n),
+    size: v.size,
+    modified: new Date(v.modified),
+    versionSeriesId: encodeId(rel),
+    ...(v.comment !== undefined ? { comment: v.comment } : {}),
+  }));
+}
