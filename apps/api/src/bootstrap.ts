@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { json, urlencoded } from 'express';
+import { json, urlencoded, type RequestHandler } from 'express';
 import type { Server } from 'node:http';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
@@ -10,6 +10,7 @@ import { bodyParserErrors } from './common/body-parser-errors';
 import { createValidationPipe } from './common/validation';
 import { loadConfig, type GatewayConfig } from './config/gateway-config';
 import { UsersService } from './auth/users.service';
+import { isRawBodyRoute } from './content/raw-body-routes';
 
 export interface GatewayApp {
   app: NestExpressApplication;
@@ -30,9 +31,10 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
   app.useLogger(app.get(PinoLogger));
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
-  // JSON and form bodies only; file content is streamed by the routes that take it.
-  app.use(json({ limit: config.jsonBodyLimit }));
-  app.use(urlencoded({ extended: false, limit: config.jsonBodyLimit }));
+  // JSON and form bodies only; file content is streamed by the routes that take it,
+  // whatever its media type, so those routes are skipped.
+  app.use(unlessRawBody(json({ limit: config.jsonBodyLimit })));
+  app.use(unlessRawBody(urlencoded({ extended: false, limit: config.jsonBodyLimit })));
   app.use(bodyParserErrors);
   app.setGlobalPrefix(`${config.contextPath}/api`.replace(/^\//, ''));
   app.useGlobalPipes(createValidationPipe());
@@ -46,6 +48,10 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
   await app.init();
   await app.get(UsersService).provision();
   return { app, config, openApi };
+}
+
+function unlessRawBody(parser: RequestHandler): RequestHandler {
+  return (req, res, next) => (isRawBodyRoute(req) ? next() : parser(req, res, next));
 }
 
 function buildOpenApi(app: NestExpressApplication, config: GatewayConfig): OpenAPIObject {

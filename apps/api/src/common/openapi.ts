@@ -1,6 +1,6 @@
 import { applyDecorators, type Type } from '@nestjs/common';
-import { ApiExtraModels, ApiProperty, ApiResponse, getSchemaPath } from '@nestjs/swagger';
-import type { ReferenceObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { ApiExtraModels, ApiProduces, ApiProperty, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import type { HeadersObject, ReferenceObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
 export class ErrorDetailDto {
   @ApiProperty({ example: 'INVALID_PARAMETER', description: 'Stable machine-readable error code' })
@@ -50,7 +50,10 @@ export function ApiErrors(...statuses: number[]): MethodDecorator & ClassDecorat
 type Schema = SchemaObject;
 
 /** Documents a `{ success, results }` answer whose results follow `results`. */
-export function ApiEnvelope(results: Type<unknown> | Schema, options: { isArray?: boolean; status?: number; description?: string; message?: boolean } = {}) {
+export function ApiEnvelope(
+  results: Type<unknown> | Schema,
+  options: { isArray?: boolean; status?: number; description?: string; message?: boolean; headers?: HeadersObject } = {},
+) {
   const isModel = typeof results === 'function';
   let resultsSchema: SchemaObject | ReferenceObject = isModel ? { $ref: getSchemaPath(results as Type<unknown>) } : (results as Schema);
   if (options.isArray) resultsSchema = { type: 'array', items: resultsSchema };
@@ -61,8 +64,44 @@ export function ApiEnvelope(results: Type<unknown> | Schema, options: { isArray?
       status: options.status ?? 200,
       description: options.description ?? 'Success',
       schema: { type: 'object', required: ['success', 'results'], properties },
+      ...(options.headers ? { headers: options.headers } : {}),
     }),
   ];
   if (isModel) decorators.unshift(ApiExtraModels(results as Type<unknown>));
   return applyDecorators(...decorators);
+}
+
+const BINARY = { type: 'string', format: 'binary' } as const;
+const text = (description: string) => ({ description, schema: { type: 'string' as const } });
+
+/**
+ * Documents a route answered by sendDownload(): the bytes with their
+ * validators, the conditional and range answers, and the error answers.
+ */
+export function ApiFileDownload(description = 'The content') {
+  const common: HeadersObject = {
+    'Content-Type': text('Media type of the document (application/octet-stream when unknown)'),
+    'Content-Length': { description: 'Bytes in this answer', schema: { type: 'integer' } },
+    'Content-Disposition': text("attachment; filename=\"<ASCII fallback>\"; filename*=UTF-8''<percent-encoded name>"),
+    ETag: text('Strong validator, quoted; usable in If-None-Match and If-Range'),
+    'Last-Modified': text('HTTP date; usable in If-Modified-Since and If-Range'),
+    'Accept-Ranges': text('bytes'),
+  };
+  return applyDecorators(
+    ApiProduces('application/octet-stream', 'application/json'),
+    ApiResponse({ status: 200, description, headers: common, content: { 'application/octet-stream': { schema: BINARY } } }),
+    ApiResponse({
+      status: 206,
+      description: 'One byte range (Range: bytes=first-last, bytes=first-, bytes=-suffix). Several ranges are answered with the whole content (200)',
+      headers: { ...common, 'Content-Range': text('bytes first-last/size') },
+      content: { 'application/octet-stream': { schema: BINARY } },
+    }),
+    ApiResponse({ status: 304, description: 'Not modified: If-None-Match matched the ETag, or (without If-None-Match) If-Modified-Since is not older than Last-Modified' }),
+    ApiResponse({
+      status: 416,
+      description: 'The range cannot be satisfied',
+      headers: { 'Content-Range': text('bytes */size') },
+      type: ErrorResponseDto,
+    }),
+  );
 }

@@ -1,0 +1,280 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PassThrough, Readable } from 'node:stream';
+import request from 'supertest';
+import { NotFoundError } from '@gateway/connector-api';
+import { sendDownload, strongEtag, type DownloadSource } from './download';
+
+const CONTENT = Buffer.from('0123456789abcdefghij'); // 20 bytes, every offset distinct
+const MODIFIED = new Date('2024-05-06T07:08:09.000Z');
+
+function source(overrides: Partial<DownloadSource> = {}): DownloadSource & { opened: unknown[] } {
+  const opened: unknown[] = [];
+  return {
+    size: CONTENT.length,
+    mimeType: 'text/plain',
+    fileName: 'notes.txt',
+    etag: 'v1',
+    lastModified: MODIFIED,
+    open: (range) => {
+      opened.push(range);
+      return Readable.from([range ? CONTENT.subarray(range.start, range.end + 1) : CONTENT]);
+    },
+    opened,
+    ...overrides,
+  };
+}
+
+/** An app that serves `current` the way the controllers do, with an error handler shaped like the gateway's filter. */
+function appFor(get: () => DownloadSource, errors: unknown[] = []) {
+  const app = express();
+  // Express would tag the JSON error bodies itself; the test looks for the download's ETag only.
+  app.set('etag', false);
+  app.get('/file', (req, res, next) => {
+    sendDownload(req, res, get()).catch(next);
+  });
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    errors.push(err);
+    if (res.headersSent) return void res.destroy(err as Error);
+    res.status(err instanceof NotFoundError ? 404 : 500).json({ success: false, message: (err as Error).message });
+  });
+  return app;
+}
+
+const binary = (res: NodeJS.ReadableStream, cb: (e: Error | null, b: Buffer) => void) => {
+  const chunks: Buffer[] = [];
+  res.on('data', (c: Buffer) => chunks.push(c));
+  res.on('end', () => cb(null, Buffer.concat(chunks)));
+};
+
+describe('sendDownload', () => {
+  let current = source();
+  const errors: unknown[] = [];
+  const app = appFor(() => current, errors);
+  beforeEach(() => {
+    current = source();
+    errors.length = 0;
+  });
+  const get = (headers: Record<string, string> = {}) => {
+    let r = request(app).get('/file');
+    for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
+    return r.buffer(true).parse(binary as never);
+  };
+
+  it('streams the whole content with its headers', async () => {
+    const res = await get().expect(200);
+    expect(res.body).toEqual(CONTENT);
+    expect(res.headers).toMatchObject({
+      'content-type': 'text/plain',
+      'content-length': '20',
+      etag: '"v1"',
+      'last-modified': MODIFIED.toUTCString(),
+      'accept-ranges': 'bytes',
+      'cache-control': 'private, no-cache',
+      'x-content-type-options': 'nosniff',
+      'content-disposition': 'attachment; filename=notes.txt',
+    });
+    expect(current.opened).toEqual([undefined]);
+  });
+
+  it('adds an RFC 8187 filename* with an ASCII fallback for other names', async () => {
+    current = source({ fileName: 'Grüße €.txt' });
+    const res = await get().expect(200);
+    expect(res.headers['content-disposition']).toBe(`attachment; filename="Gr??e ?.txt"; filename*=UTF-8''Gr%C3%BC%C3%9Fe%20%E2%82%AC.txt`);
+  });
+
+  it('defaults the media type and never appends a charset of its own', async () => {
+    current = source({ mimeType: undefined });
+    expect((await get().expect(200)).headers['content-type']).toBe('application/octet-stream');
+  });
+
+  describe('conditional requests', () => {
+    it.each([
+      [{ 'If-None-Match': '"v1"' }, 304],
+      [{ 'If-None-Match': 'W/"v1"' }, 304],
+      [{ 'If-None-Match': '"a", "v1"' }, 304],
+      [{ 'If-None-Match': '*' }, 304],
+      [{ 'If-None-Match': '"v2"' }, 200],
+      [{ 'If-Modified-Since': MODIFIED.toUTCString() }, 304],
+      [{ 'If-Modified-Since': new Date(MODIFIED.getTime() + 1000).toUTCString() }, 304],
+      [{ 'If-Modified-Since': new Date(MODIFIED.getTime() - 1000).toUTCString() }, 200],
+      [{ 'If-Modified-Since': 'not a date' }, 200],
+      // If-None-Match decides alone when present.
+      [{ 'If-None-Match': '"v2"', 'If-Modified-Since': MODIFIED.toUTCString() }, 200],
+    ])('%j answers %i', async (headers, status) => {
+      const res = await get(headers).expect(status);
+      if (status === 304) {
+        expect(res.headers.etag).toBe('"v1"');
+        expect(res.headers['content-length']).toBeUndefined();
+        // Nothing is opened for a 304.
+        expect(current.opened).toEqual([]);
+      }
+    });
+
+    it('compares Last-Modified at one-second resolution', async () => {
+      current = source({ lastModified: new Date(MODIFIED.getTime() + 999) });
+      await get({ 'If-Modified-Since': MODIFIED.toUTCString() }).expect(304);
+    });
+
+    it('never answers 304 on If-None-Match without an ETag to compare', async () => {
+      current = source({ etag: undefined });
+      const res = await get({ 'If-None-Match': '"v1"', 'If-Modified-Since': MODIFIED.toUTCString() }).expect(200);
+      expect(res.headers.etag).toBeUndefined();
+    });
+  });
+
+  describe('ranges', () => {
+    it.each([
+      ['bytes=0-4', 0, 4],
+      ['bytes=15-', 15, 19],
+      ['bytes=-3', 17, 19],
+      ['bytes=18-1000', 18, 19],
+    ])('%s answers 206 with bytes %i-%i', async (range, start, end) => {
+      const res = await get({ Range: range }).expect(206);
+      expect(res.body).toEqual(CONTENT.subarray(start, end + 1));
+      expect(res.headers['content-range']).toBe(`bytes ${start}-${end}/20`);
+      expect(res.headers['content-length']).toBe(String(end - start + 1));
+      expect(current.opened).toEqual([{ start, end }]);
+    });
+
+    it('answers 416 with the size for an unsatisfiable range, opening nothing', async () => {
+      const res = await request(app).get('/file').set('Range', 'bytes=20-30').expect(416);
+      expect(res.headers['content-range']).toBe('bytes */20');
+      expect(res.body).toMatchObject({ success: false, error: { code: 'RANGE_NOT_SATISFIABLE' } });
+      expect(current.opened).toEqual([]);
+    });
+
+    it.each(['bytes=0-1,5-6', 'bytes=x-y', 'lines=0-1', 'bytes'])('serves the whole content for %s', async (range) => {
+      const res = await get({ Range: range }).expect(200);
+      expect(res.body).toEqual(CONTENT);
+    });
+
+    it('merges overlapping ranges into one', async () => {
+      const res = await get({ Range: 'bytes=0-4,3-9' }).expect(206);
+      expect(res.headers['content-range']).toBe('bytes 0-9/20');
+    });
+
+    it.each([
+      ['"v1"', 206],
+      ['W/"v1"', 200],
+      ['"v0"', 200],
+      [MODIFIED.toUTCString(), 206],
+      [new Date(MODIFIED.getTime() - 1000).toUTCString(), 200],
+    ])('with If-Range %s answers %i', async (ifRange, status) => {
+      await get({ Range: 'bytes=0-0', 'If-Range': ifRange }).expect(status);
+    });
+
+    it('offers no ranges when the size is unknown', async () => {
+      current = source({ size: undefined });
+      const res = await get({ Range: 'bytes=0-0' }).expect(200);
+      expect(res.body).toEqual(CONTENT);
+      expect(res.headers['accept-ranges']).toBe('none');
+      expect(res.headers['content-length']).toBeUndefined();
+    });
+  });
+
+  it('answers HEAD with the headers and without opening the content', async () => {
+    const res = await request(app).head('/file').expect(200);
+    expect(res.headers['content-length']).toBe('20');
+    expect(res.headers.etag).toBe('"v1"');
+    expect(current.opened).toEqual([]);
+  });
+
+  it('lets an error of open() reach the error handler, with no download header set', async () => {
+    current = source({
+      open: () => {
+        throw new NotFoundError('item', 'x');
+      },
+    });
+    const res = await request(app).get('/file').expect(404);
+    expect(res.headers['content-disposition']).toBeUndefined();
+    expect(res.headers.etag).toBeUndefined();
+    expect(res.body.success).toBe(false);
+  });
+
+  describe('on a real socket', () => {
+    let server: http.Server;
+    let port: number;
+    beforeAll(async () => {
+      server = http.createServer(app);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as AddressInfo).port;
+    });
+    afterAll(() => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+
+    it('cuts the connection when the source fails after the headers went out', async () => {
+      const failing = new PassThrough();
+      current = source({ open: () => failing });
+      const outcome = await new Promise<string>((resolve) => {
+        const req = http.get({ port, host: '127.0.0.1', path: '/file', agent: false }, (res) => {
+          expect(res.statusCode).toBe(200);
+          res.once('data', () => failing.destroy(new Error('disk gone')));
+          res.on('end', () => resolve('ended normally'));
+          res.on('error', () => resolve('cut'));
+          res.on('aborted', () => resolve('cut'));
+        });
+        req.on('error', () => resolve('cut'));
+        failing.write(CONTENT.subarray(0, 5));
+      });
+      expect(outcome).toBe('cut');
+    });
+
+    it.each([
+      ['longer', 25],
+      ['shorter', 10],
+    ])('fails the answer and cuts the connection when the content is %s than the size it was described with', async (what, actual) => {
+      current = source({ open: () => Readable.from([Buffer.alloc(actual, 7)]) });
+      const outcome = await new Promise<string>((resolve) => {
+        const req = http.get({ port, host: '127.0.0.1', path: '/file', agent: false }, (res) => {
+          let received = 0;
+          res.on('data', (c: Buffer) => (received += c.length));
+          res.on('end', () => resolve(`ended after ${received} bytes`));
+          res.on('error', () => resolve('cut'));
+          res.on('aborted', () => resolve('cut'));
+        });
+        req.on('error', () => resolve('cut'));
+      });
+      expect(outcome).toBe('cut');
+      // Reported as a server-side failure, not left to the client's parser to notice.
+      expect(errors).toHaveLength(1);
+      expect((errors[0] as Error).message).toMatch(what === 'longer' ? /longer than the 20 bytes/ : /ended after 10 of the 20 bytes/);
+    });
+
+    it('destroys the source when the client goes away', async () => {
+      const endless = new Readable({
+        read() {
+          setTimeout(() => this.push(Buffer.alloc(64 * 1024, 1)), 1);
+        },
+      });
+      current = source({ size: 1024 * 1024 * 1024, open: () => endless });
+      await new Promise<void>((resolve) => {
+        const req = http.get({ port, host: '127.0.0.1', path: '/file', agent: false }, (res) => {
+          res.once('data', () => {
+            req.destroy();
+            resolve();
+          });
+        });
+        req.on('error', () => undefined);
+      });
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('source still open')), 5000);
+        const check = () => (endless.destroyed ? (clearTimeout(timer), resolve()) : setTimeout(check, 10));
+        check();
+      });
+      expect(endless.destroyed).toBe(true);
+    });
+  });
+});
+
+describe('strongEtag', () => {
+  it('quotes plain validators, keeps quoted ones, and hashes values a header cannot carry', () => {
+    expect(strongEtag('abc-123')).toBe('"abc-123"');
+    expect(strongEtag('"abc"')).toBe('"abc"');
+    expect(strongEtag('has space"quote')).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+    expect(strongEtag('ümlaut')).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+  });
+});

@@ -1,0 +1,58 @@
+import type { Request, Response } from 'express';
+import { PassThrough } from 'node:stream';
+import { text } from 'node:stream/consumers';
+import { IncomingContent, mediaTypeOf } from './incoming-content';
+
+function requestWith(headers: Record<string, string>, chunks: string[] | 'open'): Request {
+  const stream = new PassThrough();
+  if (chunks !== 'open') {
+    for (const c of chunks) stream.write(c);
+    stream.end();
+  }
+  return Object.assign(stream, { headers }) as unknown as Request;
+}
+
+const content = (req: Request) => new IncomingContent(req, {} as Response);
+
+describe('IncomingContent.rawBody', () => {
+  it('has no body without Content-Length and Transfer-Encoding, or with Content-Length: 0', async () => {
+    expect(await content(requestWith({}, [])).rawBody()).toBeUndefined();
+    expect(await content(requestWith({ 'content-length': '0' }, [])).rawBody()).toBeUndefined();
+  });
+
+  it('hands over a body with a Content-Length as it is, unread', async () => {
+    const req = requestWith({ 'content-length': '5' }, ['hello']);
+    const body = await content(req).rawBody();
+    expect(body).toBe(req);
+    expect(await text(body!)).toBe('hello');
+  });
+
+  it('finds a chunked body that ends without a byte empty', async () => {
+    expect(await content(requestWith({ 'transfer-encoding': 'chunked' }, [])).rawBody()).toBeUndefined();
+  });
+
+  it('gives back every byte of a chunked body it peeked at, the first chunk included', async () => {
+    const req = requestWith({ 'transfer-encoding': 'chunked' }, ['first,', 'second,', 'third']);
+    const body = await content(req).rawBody();
+    expect(body).toBeDefined();
+    expect(await text(body!)).toBe('first,second,third');
+  });
+
+  it('waits for the first chunk of a slow chunked body', async () => {
+    const req = requestWith({ 'transfer-encoding': 'chunked' }, 'open');
+    const pending = content(req).rawBody();
+    setTimeout(() => {
+      (req as unknown as PassThrough).end('late');
+    }, 20);
+    const body = await pending;
+    expect(await text(body!)).toBe('late');
+  });
+});
+
+describe('mediaTypeOf', () => {
+  it('keeps the lower-cased essence only', () => {
+    expect(mediaTypeOf('Multipart/Form-Data; boundary=x')).toBe('multipart/form-data');
+    expect(mediaTypeOf('')).toBeUndefined();
+    expect(mediaTypeOf(undefined)).toBeUndefined();
+  });
+});

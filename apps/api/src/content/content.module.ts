@@ -1,0 +1,7 @@
+import { Module } from '@nestjs/common';
+import { ContentController } from './content.controller';
+import { ContentService } from './content.service';
+
+/** Spec 4.2, the content service, over whichever connector the path names. */
+@Module({ controllers: [ContentController], providers: [ContentService] })
+export class ContentModule {}

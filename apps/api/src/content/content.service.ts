@@ -1,0 +1,225 @@
+import { Injectable } from '@nestjs/common';
+import {
+  InvalidArgumentError,
+  NotSupportedError,
+  type Actor,
+  type ContentConnector,
+  type ItemInfo,
+} from '@gateway/connector-api';
+import type { AuthenticatedUser } from '../auth/auth.decorators';
+import type { DownloadSource } from '../common/download';
+import type { IncomingContent } from '../common/incoming-content';
+import { Page } from '../common/paging';
+import { ConnectorRegistry } from '../connectors/connector-registry.service';
+import {
+  UPDATE_PARAMETERS,
+  type CheckInQuery,
+  type DeleteQuery,
+  type FolderItemsQuery,
+  type IdByPathQuery,
+  type PostFileQuery,
+  type UpdateQuery,
+} from './content.dto';
+import {
+  collectProperties,
+  toFolderListing,
+  toPropertyMap,
+  toVersionEntry,
+  type FolderItemEntry,
+  type PropertyMap,
+  type VersionEntry,
+} from './content.mapping';
+
+export interface IdResult {
+  id: string;
+}
+
+/** The multipart part that carries the file of POST file. */
+export const FILE_PART = 'file';
+
+/**
+ * Spec 4.2 over the ContentConnector interface. Every operation resolves the
+ * connector, checks the capability (NotSupportedError names it), validates
+ * what the DTOs cannot, and maps the driver's answer to the spec shape. The
+ * request body is read only after all of that passed.
+ */
+@Injectable()
+export class ContentService {
+  constructor(private readonly registry: ConnectorRegistry) {}
+
+  /** What the download helper needs to serve a document (or one version of it). */
+  async fileDownload(connectorId: string, id: string): Promise<DownloadSource> {
+    const connector = this.registry.get(connectorId);
+    const item = await connector.getItem(id);
+    if (item.baseType !== 'document') {
+      throw new InvalidArgumentError('id', `Invalid parameter 'id': '${id}' is a folder; only documents have content`, 'NOT_A_DOCUMENT');
+    }
+    return {
+      size: item.size,
+      mimeType: item.mimeType,
+      fileName: item.name,
+      etag: item.etag,
+      lastModified: item.modified,
+      open: (range) => connector.openContent(item.id, range),
+    };
+  }
+
+  async idByPath(connectorId: string, query: IdByPathQuery): Promise<IdResult> {
+    const connector = this.registry.get(connectorId);
+    return { id: await connector.idByPath(query.folderPath, query.fileName) };
+  }
+
+  async createFile(connectorId: string, query: PostFileQuery, body: IncomingContent, user: AuthenticatedUser): Promise<IdResult> {
+    const connector = this.registry.get(connectorId);
+    if (query.type !== undefined) await this.checkType(connector, query.type);
+    const actor = toActor(user);
+    const id = await body.receiveFile(
+      FILE_PART,
+      (part) =>
+        connector.createFile(
+          {
+            folderId: query.folderId,
+            // The query parameter is authoritative; the part's own name is the fallback.
+            fileName: query.fileName ?? part.fileName,
+            type: query.type,
+            mimeType: part.mimeType,
+            content: part.stream,
+          },
+          actor,
+        ),
+      (created) => connector.deleteItem(created, true, actor),
+    );
+    return { id };
+  }
+
+  /**
+   * Spec "Update file": new content when a body is supplied (then the
+   * properties, if any), otherwise the properties alone.
+   */
+  async update(connectorId: string, query: UpdateQuery, rawQuery: Record<string, unknown>, body: IncomingContent, user: AuthenticatedUser): Promise<IdResult> {
+    const connector = this.registry.get(connectorId);
+    const properties = collectProperties(rawQuery, UPDATE_PARAMETERS);
+    const hasProperties = Object.keys(properties).length > 0;
+    // Only headers are looked at (a chunked body is peeked at): nothing is consumed before every check passed.
+    const content = await body.rawBody();
+    if (content === undefined && !hasProperties) {
+      throw new InvalidArgumentError('body', 'Nothing to update: send the new content as the body, or <property>=<value> query parameters', 'NOTHING_TO_UPDATE');
+    }
+    const contentUpdate = content === undefined ? undefined : requireContentUpdate(connector);
+    const propertyUpdate = hasProperties ? requirePropertyUpdate(connector) : undefined;
+    if (query.type !== undefined) await this.checkType(connector, query.type);
+    const target = await this.resolveUpdateTarget(connector, query);
+    const actor = toActor(user);
+
+    let id = target;
+    if (contentUpdate && content) id = await contentUpdate.updateContent(target, { content, mimeType: body.contentType }, actor);
+    if (propertyUpdate) id = await propertyUpdate.updateProperties(id, properties, actor);
+    return { id };
+  }
+
+  async updateContent(connectorId: string, fileId: string, body: IncomingContent, user: AuthenticatedUser): Promise<IdResult> {
+    const connector = this.registry.get(connectorId);
+    const contentUpdate = requireContentUpdate(connector);
+    return { id: await contentUpdate.updateContent(fileId, { content: body.rawStream(), mimeType: body.contentType }, toActor(user)) };
+  }
+
+  async updateProperties(connectorId: string, fileId: string, rawQuery: Record<string, unknown>, user: AuthenticatedUser): Promise<IdResult> {
+    const connector = this.registry.get(connectorId);
+    const propertyUpdate = requirePropertyUpdate(connector);
+    const properties = collectProperties(rawQuery, ['fileId']);
+    if (Object.keys(properties).length === 0) {
+      throw new InvalidArgumentError('properties', "Invalid parameter 'properties': give at least one <property>=<value> query parameter", 'NOTHING_TO_UPDATE');
+    }
+    return { id: await propertyUpdate.updateProperties(fileId, properties, toActor(user)) };
+  }
+
+  async checkIn(connectorId: string, query: CheckInQuery, user: AuthenticatedUser): Promise<IdResult> {
+    const connector = this.registry.get(connectorId);
+    if (!connector.checkInOut) throw new NotSupportedError('checkIn', connector.typeId);
+    return { id: await connector.checkInOut.checkIn(query.id, toActor(user), query.comment) };
+  }
+
+  async checkOut(connectorId: string, id: string, user: AuthenticatedUser): Promise<IdResult> {
+    const connector = this.registry.get(connectorId);
+    if (!connector.checkInOut) throw new NotSupportedError('checkOut', connector.typeId);
+    return { id: await connector.checkInOut.checkOut(id, toActor(user)) };
+  }
+
+  async listVersions(connectorId: string, id: string): Promise<VersionEntry[]> {
+    const connector = this.registry.get(connectorId);
+    if (!connector.versioning) throw new NotSupportedError('listVersions', connector.typeId);
+    return (await connector.versioning.listVersions(id)).map(toVersionEntry);
+  }
+
+  /** Spec: a document by `id` (allversions default true), or a folder by `path`; exactly one of the two. */
+  async delete(connectorId: string, query: DeleteQuery, user: AuthenticatedUser): Promise<IdResult> {
+    const connector = this.registry.get(connectorId);
+    if (query.id !== undefined && query.path !== undefined) {
+      throw new InvalidArgumentError('path', "Invalid parameter 'path': give either id (a document) or path (a folder), not both");
+    }
+    if (query.path !== undefined) {
+      const deleteFolder = connector.folders?.deleteFolder?.bind(connector.folders);
+      if (!deleteFolder) throw new NotSupportedError('deleteFolder', connector.typeId);
+      return { id: await deleteFolder(query.path, toActor(user)) };
+    }
+    if (query.id === undefined) {
+      throw new InvalidArgumentError('id', "Invalid parameter 'id': give id (a document) or path (a folder)");
+    }
+    return { id: await connector.deleteItem(query.id, query.allversions ?? true, toActor(user)) };
+  }
+
+  async folderItems(connectorId: string, query: FolderItemsQuery): Promise<Page<Record<string, FolderItemEntry>>> {
+    const connector = this.registry.get(connectorId);
+    const page = await connector.listFolder(query.id, { limit: query.limit, cursor: query.cursor });
+    return new Page(toFolderListing(page.items), page.nextCursor);
+  }
+
+  async createFolder(connectorId: string, path: string, user: AuthenticatedUser): Promise<IdResult> {
+    const connector = this.registry.get(connectorId);
+    if (!connector.folders) throw new NotSupportedError('createFolder', connector.typeId);
+    return { id: await connector.folders.createFolder(path, toActor(user)) };
+  }
+
+  async properties(connectorId: string, id: string): Promise<PropertyMap> {
+    const connector = this.registry.get(connectorId);
+    return toPropertyMap(await connector.getItem(id));
+  }
+
+  private async checkType(connector: ContentConnector, type: string): Promise<void> {
+    const types = await connector.types();
+    if (!Object.prototype.hasOwnProperty.call(types, type)) {
+      throw new InvalidArgumentError('type', `Invalid parameter 'type': must be one of ${Object.keys(types).join(', ')} (see the types call)`);
+    }
+  }
+
+  /** fileId, or the document named fileName inside folderId. */
+  private async resolveUpdateTarget(connector: ContentConnector, query: UpdateQuery): Promise<string> {
+    const byName = query.fileName !== undefined || query.folderId !== undefined;
+    if (query.fileId !== undefined) {
+      if (byName) throw new InvalidArgumentError('fileId', "Invalid parameter 'fileId': give either fileId or fileName with folderId, not both");
+      return query.fileId;
+    }
+    if (!byName) throw new InvalidArgumentError('fileId', "Invalid parameter 'fileId': give fileId, or fileName with folderId");
+    if (query.folderId === undefined) throw new InvalidArgumentError('folderId', "Invalid parameter 'folderId': fileName needs folderId");
+    if (query.fileName === undefined) throw new InvalidArgumentError('fileName', "Invalid parameter 'fileName': folderId needs fileName");
+    const folder: ItemInfo = await connector.getItem(query.folderId);
+    if (folder.baseType !== 'folder') {
+      throw new InvalidArgumentError('folderId', `Invalid parameter 'folderId': '${query.folderId}' is not a folder`);
+    }
+    return connector.idByPath(folder.path, query.fileName);
+  }
+}
+
+function toActor(user: AuthenticatedUser): Actor {
+  return { username: user.username };
+}
+
+function requireContentUpdate(connector: ContentConnector) {
+  if (!connector.contentUpdate) throw new NotSupportedError('updateFile', connector.typeId);
+  return connector.contentUpdate;
+}
+
+function requirePropertyUpdate(connector: ContentConnector) {
+  if (!connector.propertyUpdate) throw new NotSupportedError('updateProperties', connector.typeId);
+  return connector.propertyUpdate;
+}
