@@ -202,7 +202,8 @@ export class FilesystemConnector implements ContentConnector {
       await handle.close();
       throw mapFsError(e, id);
     }
-    return createReadStream(file, { fd: handle, start: range?.start, end: range?.end });
+    // 1 MiB reads: the 64 KiB default roughly halves large-file throughput (bench/download-vs-nginx).
+    return createReadStream(file, { fd: handle, start: range?.start, end: range?.end, highWaterMark: 1024 * 1024 });
   }
 
   async idByPath(folderPath: string, fileName: string): Promise<string> {
