@@ -1,0 +1,144 @@
+/**
+ * One real round trip per engine started by test/engines/global-setup.ts. Only the engines
+ * named in GATEWAY_TEST_ENGINES (default all) get a test; without the global setup the file fails.
+ */
+import { randomBytes } from 'node:crypto';
+import { MongoClient } from 'mongodb';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { getEngine, hasEngine, httpRequest, type EngineName } from './index';
+
+// An engine left out on purpose gets no test at all (rather than a skipped one); npm test starts all.
+const withEngine = (name: EngineName) => (hasEngine(name) ? it : () => undefined);
+const unique = () => randomBytes(6).toString('hex');
+
+function multipart(fields: Record<string, string>, file: { field: string; name: string; type: string; content: Buffer }) {
+  const boundary = `----gateway${unique()}`;
+  const parts: Buffer[] = [];
+  for (const [name, value] of Object.entries(fields)) {
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  }
+  parts.push(
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.name}"\r\n` +
+        `Content-Type: ${file.type}\r\n\r\n`,
+    ),
+    file.content,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  );
+  return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+describe('real engines (smoke)', () => {
+  withEngine('cmis')('CMIS browser binding: createDocument with content, then read the content back', async () => {
+    const cmis = getEngine('cmis');
+    const authorization = `Basic ${Buffer.from(`${cmis.username}:${cmis.password}`).toString('base64')}`;
+    const name = `smoke-${unique()}.txt`;
+    const content = Buffer.from(`hello from the gateway ${unique()}\n`);
+    const { body, contentType } = multipart(
+      {
+        cmisaction: 'createDocument',
+        'propertyId[0]': 'cmis:name',
+        'propertyValue[0]': name,
+        'propertyId[1]': 'cmis:objectTypeId',
+        'propertyValue[1]': 'cmis:document',
+        succinct: 'true',
+      },
+      { field: 'content', name, type: 'text/plain', content },
+    );
+    const created = await httpRequest(cmis.rootFolderUrl, {
+      method: 'POST',
+      headers: { authorization, 'content-type': contentType },
+      body,
+    });
+    expect(created.status).toBe(201);
+    const objectId = created.json<{ succinctProperties: Record<string, unknown> }>().succinctProperties['cmis:objectId'];
+    expect(typeof objectId).toBe('string');
+
+    const read = await httpRequest(
+      `${cmis.rootFolderUrl}?objectId=${encodeURIComponent(String(objectId))}&cmisselector=content`,
+      { headers: { authorization } },
+    );
+    expect(read.status).toBe(200);
+    expect(read.body.equals(content)).toBe(true);
+
+    const byPath = await httpRequest(`${cmis.rootFolderUrl}/${encodeURIComponent(name)}?cmisselector=content`, {
+      headers: { authorization },
+    });
+    expect(byPath.text()).toBe(content.toString());
+  });
+
+  withEngine('solr')('Solr: add a document to the core, then select it', async () => {
+    const solr = getEngine('solr');
+    const id = `smoke-${unique()}`;
+    const added = await httpRequest(`${solr.coreUrl}/update?commit=true&wt=json`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([{ id, title: 'Smoke test', content: 'the quick brown fox', owner_s: 'ann', size_i: 42 }]),
+    });
+    expect(added.status).toBe(200);
+    const found = await httpRequest(`${solr.coreUrl}/select?q=${encodeURIComponent(`content:fox AND id:${id}`)}&wt=json`);
+    expect(found.status).toBe(200);
+    const response = found.json<{ response: { numFound: number; docs: Array<Record<string, unknown>> } }>().response;
+    expect(response.numFound).toBe(1);
+    expect(response.docs[0]).toMatchObject({ id, owner_s: 'ann', size_i: 42 });
+  });
+
+  withEngine('elasticsearch')('Elasticsearch: index a document with refresh, then search it', async () => {
+    const es = getEngine('elasticsearch');
+    expect(es.version).toMatch(/^8\./);
+    const index = `smoke-${unique()}`;
+    const indexed = await httpRequest(`${es.url}/${index}/_doc/1?refresh=true`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'Smoke test', content: 'the quick brown fox' }),
+    });
+    expect(indexed.status).toBe(201);
+    expect(indexed.headers['x-elastic-product']).toBe('Elasticsearch');
+    const searched = await httpRequest(`${es.url}/${index}/_search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: { match: { content: 'fox' } } }),
+    });
+    expect(searched.status).toBe(200);
+    const hits = searched.json<{ hits: { total: { value: number }; hits: Array<{ _id: string }> } }>().hits;
+    expect(hits.total.value).toBe(1);
+    expect(hits.hits[0]._id).toBe('1');
+  });
+
+  withEngine('ferretdb')('FerretDB: insert and find with the mongodb driver', async () => {
+    const client = new MongoClient(getEngine('ferretdb').uri, { directConnection: true, serverSelectionTimeoutMS: 10_000 });
+    await client.connect();
+    try {
+      const collection = client.db(`smoke_${unique()}`).collection<{ name: string; size: number }>('items');
+      await collection.insertOne({ name: 'doc.txt', size: 3 });
+      const found = await collection.findOne({ name: 'doc.txt' });
+      expect(found).toMatchObject({ name: 'doc.txt', size: 3 });
+    } finally {
+      await client.close();
+    }
+  });
+
+  withEngine('postgres')('PostgreSQL: select 1 with pg', async () => {
+    const client = new Client({ connectionString: getEngine('postgres').url });
+    await client.connect();
+    try {
+      const result = await client.query<{ one: number }>('select 1 as one');
+      expect(result.rows).toEqual([{ one: 1 }]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  withEngine('redis')('Redis: SET and GET with ioredis', async () => {
+    const redis = new Redis(getEngine('redis').url, { lazyConnect: true, maxRetriesPerRequest: 2 });
+    await redis.connect();
+    try {
+      const key = `smoke:${unique()}`;
+      expect(await redis.set(key, 'value', 'EX', 60)).toBe('OK');
+      expect(await redis.get(key)).toBe('value');
+    } finally {
+      redis.disconnect();
+    }
+  });
+});

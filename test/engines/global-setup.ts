@@ -1,0 +1,18 @@
+/**
+ * Jest globalSetup: starts the engines named in GATEWAY_TEST_ENGINES (comma list; default all;
+ * "none" for none) and writes their connection info to a JSON file whose path goes to
+ * GATEWAY_ENGINES_FILE, which the test files read with readEngines() from test/engines.
+ * Jest workers are started after this runs, so they inherit the variable.
+ */
+import { ENGINES_FILE_ENV, ENGINES_SELECT_ENV, parseEngineList, startEngines, writeEnginesFile } from './engines';
+
+export default async function globalSetup(): Promise<void> {
+  const names = parseEngineList(process.env[ENGINES_SELECT_ENV]);
+  const started = Date.now();
+  const handles = await startEngines(names);
+  const file = writeEnginesFile(handles);
+  process.env[ENGINES_FILE_ENV] = file;
+  process.stderr.write(
+    `[engines] ${names.length ? names.join(', ') : 'no engines'} up in ${((Date.now() - started) / 1000).toFixed(1)} s; ${ENGINES_FILE_ENV}=${file}\n`,
+  );
+}
