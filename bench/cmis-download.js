@@ -1,0 +1,117 @@
+'use strict';
+// A 100 MB document read through the gateway (GET /api/repo/cmis/file) against
+// the same document read directly from the CMIS server's content URL
+// (browser binding, cmisselector=content), alternating rounds, both by curl.
+// Prints the throughput ratio gateway/direct. Target: >= 0.9.
+//
+// For context it also measures a bare relay: a few lines of Node that pass the
+// same content URL through (raw socket in, http response out, no framework, no
+// auth, no lookups). Its ratio is the most any Node process in the path can
+// reach on this machine; `of_relay` says how close the gateway gets to it.
+const { spawn } = require('node:child_process');
+const path = require('node:path');
+const { startGateway, median, printResult, workDir } = require('./lib/harness');
+const { makeFile, curlGet } = require('./lib/files');
+const { startCmis, authOf, rootUrl, rootFolderId, createFolder, createDocumentFromFile, writeGatewayConfig } = require('./lib/cmis-engine');
+
+const SIZE = Number(process.env.BENCH_FILE_BYTES || 100 * 1000 * 1000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
+const TARGET = 0.9;
+
+async function main() {
+  const dir = workDir('cmis-download');
+  const file = path.join(dir, 'big.bin');
+  makeFile(file, SIZE);
+  const cmis = await startCmis();
+  let gateway;
+  let relay;
+  try {
+    const folder = await createFolder(cmis.info, await rootFolderId(cmis.info), `bench-download-${Date.now()}`);
+    const doc = createDocumentFromFile(cmis.info, folder['cmis:objectId'], 'big.bin', file);
+    gateway = await startGateway({ GATEWAY_CONFIG: writeGatewayConfig(cmis.info, dir) });
+
+    const gatewayUrl = `${gateway.baseUrl}/api/repo/cmis/file?id=${encodeURIComponent(doc['cmis:versionSeriesId'] || doc['cmis:objectId'])}`;
+    const directUrl = `${rootUrl(cmis.info)}?objectId=${encodeURIComponent(doc['cmis:objectId'])}&cmisselector=content`;
+    const gatewayHeaders = { Authorization: gateway.auth };
+    const directHeaders = { Authorization: authOf(cmis.info) };
+
+    relay = await startRelay(directUrl, authOf(cmis.info));
+
+    curlGet(directUrl, directHeaders); // warm every path (JIT on both sides)
+    curlGet(gatewayUrl, gatewayHeaders);
+    curlGet(relay.url);
+    const g = [];
+    const d = [];
+    const r = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const gr = curlGet(gatewayUrl, gatewayHeaders);
+      const dr = curlGet(directUrl, directHeaders);
+      const rr = curlGet(relay.url);
+      if (gr.status !== 200 || gr.bytes !== SIZE) throw new Error(`gateway answered ${gr.status} with ${gr.bytes} bytes`);
+      if (dr.status !== 200 || dr.bytes !== SIZE) throw new Error(`CMIS answered ${dr.status} with ${dr.bytes} bytes`);
+      if (rr.status !== 200 || rr.bytes !== SIZE) throw new Error(`relay answered ${rr.status} with ${rr.bytes} bytes`);
+      g.push(gr.seconds);
+      d.push(dr.seconds);
+      r.push(rr.seconds);
+    }
+    const gatewayMBps = SIZE / 1e6 / median(g);
+    const directMBps = SIZE / 1e6 / median(d);
+    const relayMBps = SIZE / 1e6 / median(r);
+    const ratio = gatewayMBps / directMBps;
+    printResult('cmis-download', {
+      bytes: SIZE,
+      rounds: ROUNDS,
+      gateway_s: median(g),
+      direct_s: median(d),
+      gateway_MBps: gatewayMBps,
+      direct_MBps: directMBps,
+      relay_MBps: relayMBps,
+      relay_ratio: relayMBps / directMBps,
+      of_relay: gatewayMBps / relayMBps,
+      ratio,
+      target: `>=${TARGET}`,
+      verdict: ratio >= TARGET ? 'PASS' : 'FAIL',
+    });
+    return ratio >= TARGET;
+  } finally {
+    relay?.stop();
+    await gateway?.stop();
+    await cmis.stop();
+  }
+}
+
+/** The bare relay, in a child process (curl runs synchronously here, so this process cannot serve). */
+function startRelay(targetUrl, authorization) {
+  const script = `
+    const http = require('node:http'); const net = require('node:net');
+    const target = new URL(process.argv[1]); const auth = process.argv[2];
+    const server = http.createServer((req, res) => {
+      const s = net.connect(Number(target.port), target.hostname, () =>
+        s.write('GET ' + target.pathname + target.search + ' HTTP/1.0\\r\\nHost: ' + target.host + '\\r\\nAuthorization: ' + auth + '\\r\\n\\r\\n'));
+      let head = Buffer.alloc(0);
+      const onReadable = () => {
+        let c;
+        while ((c = s.read()) !== null) {
+          head = Buffer.concat([head, c]);
+          const at = head.indexOf('\\r\\n\\r\\n');
+          if (at < 0) continue;
+          s.off('readable', onReadable);
+          const rest = head.subarray(at + 4);
+          if (rest.length) s.unshift(rest);
+          res.writeHead(200, { 'content-type': 'application/octet-stream' });
+          s.pipe(res);
+          return;
+        }
+      };
+      s.on('readable', onReadable);
+    });
+    server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+  const child = spawn(process.execPath, ['-e', script, targetUrl, authorization], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout.once('data', (line) => resolve({ url: `http://127.0.0.1:${String(line).trim()}/`, stop: () => child.kill() }));
+  });
+}
+
+module.exports = main;
+if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));

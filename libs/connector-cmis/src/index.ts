@@ -1,0 +1,4 @@
+export * from './cmis.connector';
+export * from './cmis.connector-type';
+export { CmisClient } from './cmis-client';
+export type { CmisParams, UserMapping } from './params';

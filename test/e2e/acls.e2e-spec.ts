@@ -1,0 +1,54 @@
+import { adminAuth, startGateway, type TestGateway } from '../support/gateway';
+
+/** Permission management (spec 4.3) on a connector without the `acls` capability: the embedded filesystem default. */
+describe('Permission management on the filesystem connector', () => {
+  let gw: TestGateway;
+  let rootId: string;
+
+  beforeAll(async () => {
+    gw = await startGateway();
+    rootId = (await gw.http().get(`${gw.api}/repo/fs/rootfolderid`).set('Authorization', adminAuth()).expect(200)).body.results.folderId;
+  });
+  afterAll(() => gw.close());
+
+  const acls = (method: 'get' | 'post' | 'delete', query: Record<string, string>, connector = 'fs') =>
+    gw.http()[method](`${gw.api}/repo/${connector}/acls`).query(query).set('Authorization', adminAuth());
+
+  it.each([
+    ['get', {}, undefined],
+    ['post', {}, { alice: 'read' }],
+    ['delete', { aclId: 'alice' }, undefined],
+  ] as const)('answers %s with 501 naming the acls capability', async (method, extra, body) => {
+    let req = acls(method, { id: rootId, ...extra });
+    if (body) req = req.send(body);
+    const res = await req;
+    expect(res.status).toBe(501);
+    expect(res.body).toMatchObject({ success: false, error: { code: 'NOT_SUPPORTED', capability: 'acls', connectorType: 'filesystem' } });
+  });
+
+  it('validates parameters first: 400 naming the parameter', async () => {
+    expect((await acls('get', {})).body).toMatchObject({ success: false, error: { parameter: 'id' } });
+    expect((await acls('post', { id: rootId }).send([])).body).toMatchObject({ error: { parameter: 'body' } });
+    expect((await acls('post', { id: rootId }).set('Content-Type', 'text/plain').send('alice=read')).body).toMatchObject({ error: { parameter: 'body' } });
+    expect((await acls('delete', { id: rootId })).body).toMatchObject({ error: { parameter: 'aclId' } });
+    expect((await acls('delete', { id: rootId, acls: ' , ' })).body).toMatchObject({ error: { parameter: 'aclId' } });
+  });
+
+  it('answers 404 for an unknown connector and 401 without credentials', async () => {
+    const res = await acls('get', { id: rootId }, 'nope');
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('CONNECTOR_NOT_FOUND');
+    expect((await gw.http().get(`${gw.api}/repo/fs/acls`).query({ id: rootId })).status).toBe(401);
+  });
+
+  it('documents the three operations in the OpenAPI document', () => {
+    const paths = gw.openApi.paths as Record<string, Record<string, { summary?: string }>>;
+    const route = Object.keys(paths).find((p) => p.endsWith('/repo/{connectorId}/acls'));
+    expect(route).toBeDefined();
+    expect(Object.fromEntries(Object.entries(paths[route!]).map(([m, op]) => [m, op.summary]))).toMatchObject({
+      get: 'Get ACLs',
+      post: 'Post ACLs',
+      delete: 'Delete ACLs',
+    });
+  });
+});
