@@ -1,0 +1,235 @@
+import type { Archiver, ArchiverOptions, EntryData } from 'archiver';
+import { PassThrough, Transform, type Readable } from 'node:stream';
+import { GatewayError, InvalidArgumentError } from '@gateway/connector-api';
+import type { ConnectorRegistry } from '../connectors/connector-registry.service';
+import { EntryNames, sanitizeEntryName } from './zip-entry-names';
+
+// archiver 7's CommonJS export is a factory function; the installed @types/archiver (8.x)
+// describes archiver 8's classes instead, so the factory is typed here by hand.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const createArchiver = require('archiver') as (format: 'zip', options?: ArchiverOptions) => Archiver;
+
+/** One requested document: where it lives and the name it gets in the zip. */
+export interface BatchEntry {
+  /** Position in the request (POST) or the x of id<x> (GET form); errors.txt names it. */
+  index: number;
+  connId: string;
+  id: string;
+  /** Empty or absent: the document's own name. */
+  fileName?: string;
+}
+
+export interface BatchProgress {
+  entriesDone: number;
+  bytesDone: number;
+  errorCount: number;
+}
+
+/** Written last, only when some entry failed; no entry may take its name. */
+export const ERRORS_ENTRY = 'errors.txt';
+
+/** Why a zip stopped before it was finalised (a stop, a shutdown, the reader going away). */
+export class BatchHaltedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BatchHaltedError';
+  }
+}
+
+/**
+ * Builds one zip from repository documents, streaming: one document at a
+ * time is open, its bytes flow through with backpressure into `archive`,
+ * whatever reads `archive` (a file, an HTTP response) sets the pace. Memory
+ * does not grow with document sizes.
+ *
+ * A failing entry never fails the zip: unknown connector, missing document,
+ * an upstream error while opening it all become a line of errors.txt. A
+ * document whose stream breaks after some bytes leaves a truncated entry,
+ * which errors.txt says. Only the archive itself failing (its reader gone,
+ * the disk full) or `halt` ends the build early, and then run() rejects.
+ */
+export class BatchZip {
+  readonly archive: Archiver;
+  readonly progress: BatchProgress = { entriesDone: 0, bytesDone: 0, errorCount: 0 };
+  private readonly names = new EntryNames([ERRORS_ENTRY]);
+  private readonly halted = new AbortController();
+  private haltReason: Error = new BatchHaltedError('stopped');
+  private finalizing = false;
+
+  constructor(
+    private readonly registry: ConnectorRegistry,
+    private readonly entries: readonly BatchEntry[],
+    options: { level: number; signal?: AbortSignal },
+  ) {
+    // STORE (level 0) copies bytes as they are; deflate levels 1-9 trade CPU for size.
+    this.archive = createArchiver('zip', options.level === 0 ? { store: true } : { zlib: { level: options.level } });
+    this.archive.on('warning', () => undefined);
+    this.archive.on('error', (e: Error) => this.halt(e));
+    this.archive.once('close', () => {
+      if (!this.finalizing) this.halt(new BatchHaltedError('The zip was closed before it was complete'));
+    });
+    const signal = options.signal;
+    if (signal?.aborted) this.halt(new BatchHaltedError('stopped'));
+    signal?.addEventListener('abort', () => this.halt(new BatchHaltedError('stopped')), { once: true });
+  }
+
+  /** Stops the build: the open document is closed and run() rejects with `reason`. */
+  halt(reason: Error): void {
+    if (this.halted.signal.aborted) return;
+    this.haltReason = reason;
+    this.halted.abort();
+  }
+
+  /** Appends every entry in order, then errors.txt when needed, then finalises the archive. */
+  async run(): Promise<BatchProgress> {
+    const errors: string[] = [];
+    for (const entry of this.entries) {
+      this.throwIfHalted();
+      const failure = await this.addEntry(entry);
+      if (failure !== undefined) {
+        errors.push(failure);
+        this.progress.errorCount++;
+      }
+      this.progress.entriesDone++;
+    }
+    this.throwIfHalted();
+    if (errors.length > 0) {
+      const text = Buffer.from(errors.join('\n') + '\n', 'utf8');
+      await this.append(bufferStream(text), { name: ERRORS_ENTRY, date: new Date() }, false);
+      this.throwIfHalted();
+    }
+    this.finalizing = true;
+    // Resolves when the archive's last byte is produced; the consumer's own stream tells when it is stored.
+    this.archive.finalize().catch(() => undefined);
+    return { ...this.progress };
+  }
+
+  private throwIfHalted(): void {
+    if (this.halted.signal.aborted) throw this.haltReason;
+  }
+
+  /**
+   * `work`, unless the build halts first: then it rejects at once, so a
+   * repository that never answers cannot hold up a stop or a shutdown.
+   * A result that arrives after that goes to `late` (to close a stream).
+   */
+  private untilHalted<T>(work: Promise<T>, late?: (value: T) => void): Promise<T> {
+    const signal = this.halted.signal;
+    return new Promise<T>((resolve, reject) => {
+      const onHalt = () => {
+        work.then((v) => late?.(v), () => undefined);
+        reject(this.haltReason);
+      };
+      if (signal.aborted) return onHalt();
+      signal.addEventListener('abort', onHalt, { once: true });
+      work.then(
+        (v) => {
+          signal.removeEventListener('abort', onHalt);
+          if (signal.aborted) return; // already rejected; onHalt handed v to `late`
+          resolve(v);
+        },
+        (e: unknown) => {
+          signal.removeEventListener('abort', onHalt);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  /** Adds one document; returns the errors.txt line when it failed. */
+  private async addEntry(entry: BatchEntry): Promise<string | undefined> {
+    let source: Readable;
+    let name: string;
+    let modified: Date | undefined;
+    try {
+      const connector = this.registry.get(entry.connId);
+      const item = await this.untilHalted(connector.getItem(entry.id));
+      if (item.baseType !== 'document') {
+        throw new InvalidArgumentError('id', `'${entry.id}' is a folder; only documents can be put in a zip`, 'NOT_A_DOCUMENT');
+      }
+      this.throwIfHalted();
+      source = await this.untilHalted(connector.openContent(entry.id), (late) => late.destroy());
+      name = this.names.claim(sanitizeEntryName(entry.fileName) || sanitizeEntryName(item.name) || `document-${entry.index}`);
+      modified = item.modified;
+    } catch (e) {
+      this.throwIfHalted();
+      return errorLine(entry, e);
+    }
+    if (this.halted.signal.aborted) {
+      source.destroy();
+      this.throwIfHalted();
+    }
+    const { bytes, error } = await this.append(source, { name, date: modified ?? new Date() });
+    this.throwIfHalted();
+    if (error !== undefined) return errorLine(entry, error, `the entry '${name}' in this zip is incomplete (${bytes} bytes written)`);
+    return undefined;
+  }
+
+  /**
+   * Streams `source` into the archive as one entry and resolves once the
+   * archive has taken all of it. The source goes through a counter that never
+   * fails, so a broken source ends its entry early instead of breaking the zip.
+   */
+  private append(source: Readable, data: EntryData, countsAsProgress = true): Promise<{ bytes: number; error?: unknown }> {
+    return new Promise((resolve) => {
+      let bytes = 0;
+      let error: unknown;
+      let settled = false;
+      const progress = this.progress;
+      const counter = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          bytes += chunk.length;
+          if (countsAsProgress) progress.bytesDone += chunk.length;
+          callback(null, chunk);
+        },
+      });
+      const endEarly = (e: unknown) => {
+        if (error !== undefined) return;
+        error = e;
+        source.unpipe(counter);
+        counter.end();
+      };
+      const onSourceError = (e: unknown) => endEarly(e);
+      const onSourceClose = () => {
+        if (!source.readableEnded) endEarly(new Error('the document stream closed before its end'));
+      };
+      const onEntry = () => finish();
+      const onHalt = () => {
+        source.destroy();
+        counter.destroy();
+        finish();
+      };
+      const finish = () => {
+        if (settled) return;
+        settled = true;
+        source.off('error', onSourceError);
+        source.off('close', onSourceClose);
+        this.archive.off('entry', onEntry);
+        this.halted.signal.removeEventListener('abort', onHalt);
+        resolve({ bytes, error });
+      };
+      if (this.halted.signal.aborted) return onHalt();
+      source.on('error', onSourceError);
+      source.once('close', onSourceClose);
+      // Entries are appended one at a time, so the next 'entry' event is this one.
+      this.archive.once('entry', onEntry);
+      this.halted.signal.addEventListener('abort', onHalt, { once: true });
+      source.pipe(counter);
+      this.archive.append(counter, data);
+    });
+  }
+}
+
+function bufferStream(buffer: Buffer): Readable {
+  const stream = new PassThrough();
+  stream.end(buffer);
+  return stream;
+}
+
+/** One line of errors.txt: which entry, then the error's code and message. */
+function errorLine(entry: BatchEntry, e: unknown, prefix?: string): string {
+  const code = e instanceof GatewayError ? e.code : 'ERROR';
+  const message = ((e as Error)?.message ?? String(e)).replace(/[\r\n]+/g, ' ').slice(0, 500);
+  const what = `[${entry.index}] connId=${JSON.stringify(entry.connId)} id=${JSON.stringify(entry.id)} fileName=${JSON.stringify(entry.fileName ?? '')}`;
+  return `${what}: ${code}: ${prefix ? `${prefix}: ` : ''}${message}`;
+}

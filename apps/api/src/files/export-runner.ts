@@ -1,0 +1,213 @@
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { pipeline } from 'node:stream/promises';
+import { UpstreamUnavailableError } from '@gateway/connector-api';
+import { UserFilesRepository, type UserFileProgress, type UserFileRecord } from '@gateway/persistence';
+import { Clock } from '../common/clock';
+import { GATEWAY_CONFIG } from '../config/config.module';
+import type { GatewayConfig } from '../config/gateway-config';
+import { ConnectorRegistry } from '../connectors/connector-registry.service';
+import { BatchZip, type BatchEntry } from './batch-zip';
+import { UserFileStore } from './user-file.store';
+
+/** How an export ended. */
+export type ExportOutcome = { state: 'ready'; size: number } | { state: 'stopped' } | { state: 'failed'; message: string };
+
+/** Progress reaches the database at most this often while an export runs. */
+const PROGRESS_FLUSH_MS = 500;
+
+export const INTERRUPTED_MESSAGE = 'Interrupted: the gateway stopped while this export was running';
+
+interface Job {
+  controller: AbortController;
+  /** Set by whoever aborts: a user's stop, or the gateway shutting down. */
+  reason?: 'stopped' | 'shutdown';
+  done: Promise<ExportOutcome>;
+}
+
+/**
+ * Runs batch exports in the background: each builds its zip into
+ * `<id>.part` and is renamed to `<id>` on completion, then marked ready in
+ * one conditional UPDATE. At most `exportConcurrency` run at once; the rest
+ * wait (ready=false, nothing done yet).
+ *
+ * Nothing is left half-done: a stopped or failed export loses its partial
+ * file; at start-up, exports a previous process left running are marked
+ * failed and stray files removed; at shutdown, running exports are
+ * interrupted (failed) before the database closes.
+ */
+@Injectable()
+export class ExportRunner implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(ExportRunner.name);
+  private readonly jobs = new Map<string, Job>();
+  private readonly slots: Slots;
+  private closing = false;
+
+  constructor(
+    private readonly files: UserFilesRepository,
+    private readonly store: UserFileStore,
+    private readonly registry: ConnectorRegistry,
+    private readonly clock: Clock,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {
+    this.slots = new Slots(config.files.exportConcurrency);
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.store.ensureDir();
+    const failed = await this.files.failAllRunning(this.clock.now(), INTERRUPTED_MESSAGE);
+    const removed = await this.store.removeAllExcept(await this.files.readyIds());
+    if (failed.length > 0 || removed.length > 0) {
+      this.logger.warn(`Start-up: ${failed.length} interrupted export(s) marked failed, ${removed.length} stray file(s) removed`);
+    }
+  }
+
+  /** Refuses new work once shutdown began. */
+  assertAccepting(): void {
+    if (this.closing) throw new UpstreamUnavailableError('The gateway is shutting down');
+  }
+
+  /** Starts building `file` (already inserted, state running) from `entries`. */
+  start(file: UserFileRecord, entries: readonly BatchEntry[]): void {
+    this.assertAccepting();
+    const job: Job = { controller: new AbortController(), done: Promise.resolve<ExportOutcome>({ state: 'stopped' }) };
+    this.jobs.set(file.id, job);
+    job.done = this.run(file, entries, job).finally(() => this.jobs.delete(file.id));
+  }
+
+  isRunning(id: string): boolean {
+    return this.jobs.has(id);
+  }
+
+  /**
+   * Stops the export and waits until it has settled. The outcome is
+   * `ready` when it completed before the stop took effect. Undefined when
+   * no export with this id runs here.
+   */
+  async stop(id: string): Promise<ExportOutcome | undefined> {
+    const job = this.jobs.get(id);
+    if (!job) return undefined;
+    job.reason ??= 'stopped';
+    job.controller.abort();
+    return job.done;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.closing = true;
+    const running = [...this.jobs.values()];
+    for (const job of running) {
+      job.reason ??= 'shutdown';
+      job.controller.abort();
+    }
+    await Promise.all(running.map((j) => j.done));
+  }
+
+  private async run(file: UserFileRecord, entries: readonly BatchEntry[], job: Job): Promise<ExportOutcome> {
+    const signal = job.controller.signal;
+    let zip: BatchZip | undefined;
+    let flushing: Promise<void> = Promise.resolve();
+    let flushed = '';
+    const flush = () => {
+      if (!zip) return;
+      const progress: UserFileProgress = { ...zip.progress };
+      const key = `${progress.entriesDone}/${progress.bytesDone}/${progress.errorCount}`;
+      if (key === flushed) return;
+      flushed = key;
+      flushing = flushing
+        .then(() => this.files.updateProgress(file.id, progress))
+        .catch((e: unknown) => this.logger.warn(`Export ${file.id}: progress not saved: ${describe(e)}`));
+    };
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await this.slots.acquire(signal);
+      try {
+        zip = new BatchZip(this.registry, entries, { level: this.config.files.zipLevel, signal });
+        timer = setInterval(flush, PROGRESS_FLUSH_MS);
+        timer.unref();
+        const out = this.store.createPartial(file.id);
+        const written = pipeline(zip.archive, out);
+        written.catch(() => undefined); // handled below; a disk error while entries are still added must not go unhandled
+        try {
+          await zip.run();
+          await written;
+        } catch (e) {
+          zip.halt(e instanceof Error ? e : new Error(String(e)));
+          zip.archive.destroy();
+          out.destroy();
+          const writeError = await written.then(
+            () => undefined,
+            (w: unknown) => w,
+          );
+          // A write failure (disk full...) explains the halt better than the halt itself.
+          throw signal.aborted || writeError === undefined || isPrematureClose(writeError) ? e : writeError;
+        }
+        // The commit point: a stop that arrives from here on finds the export complete.
+        if (signal.aborted) throw new Error('stopped');
+        const size = await this.store.commit(file.id);
+        clearInterval(timer);
+        await flushing;
+        if (!(await this.files.markReady(file.id, size, this.clock.now(), { ...zip.progress }))) {
+          // Ended by someone else meanwhile (cannot happen within one process); keep the database's word.
+          await this.store.remove(file.id);
+          return { state: 'stopped' };
+        }
+        return { state: 'ready', size };
+      } finally {
+        clearInterval(timer);
+        this.slots.release();
+      }
+    } catch (e) {
+      clearInterval(timer);
+      await flushing;
+      await this.store.remove(file.id).catch((r: unknown) => this.logger.error(`Export ${file.id}: partial file not removed: ${describe(r)}`));
+      const stopped = job.reason === 'stopped';
+      const message = stopped ? 'Stopped' : job.reason === 'shutdown' ? INTERRUPTED_MESSAGE : `Failed: ${describe(e)}`;
+      if (!stopped) this.logger.warn(`Export ${file.id} of ${file.owner}: ${message}`);
+      await this.files
+        .markEnded(file.id, stopped ? 'stopped' : 'failed', this.clock.now(), message)
+        .catch((r: unknown) => this.logger.error(`Export ${file.id}: state not saved: ${describe(r)}`));
+      return stopped ? { state: 'stopped' } : { state: 'failed', message };
+    }
+  }
+}
+
+/** A counting semaphore whose waiters can give up (a stop while queued). */
+class Slots {
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private free: number) {}
+
+  acquire(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(new Error('stopped'));
+    if (this.free > 0) {
+      this.free--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const grant = () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        const i = this.waiting.indexOf(grant);
+        if (i >= 0) this.waiting.splice(i, 1);
+        reject(new Error('stopped'));
+      };
+      this.waiting.push(grant);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
+  }
+}
+
+function isPrematureClose(e: unknown): boolean {
+  return (e as { code?: string })?.code === 'ERR_STREAM_PREMATURE_CLOSE';
+}
+
+function describe(e: unknown): string {
+  return ((e as Error)?.message ?? String(e)).slice(0, 500);
+}

@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { ClockModule } from '../common/clock';
+import { BatchController } from './batch.controller';
+import { ExportRunner } from './export-runner';
+import { ExportsService } from './exports.service';
+import { FilesController } from './files.controller';
+import { FilesSweeper } from './files-sweeper';
+import { LinksService } from './links.service';
+import { PublicDownloadController } from './public-download.controller';
+import { UserFileStore } from './user-file.store';
+import { UserFilesService } from './user-files.service';
+
+/**
+ * Spec 4.1 (user files, download links, public download) and the two batch
+ * forms of 4.2. Import it before ContentModule: BatchController's literal
+ * `repo/batch` and `repo/__BATCH__/file` must be registered before
+ * `repo/:connectorId/...`.
+ */
+@Module({
+  imports: [ClockModule],
+  controllers: [BatchController, FilesController, PublicDownloadController],
+  providers: [UserFileStore, ExportRunner, UserFilesService, LinksService, ExportsService, FilesSweeper],
+})
+export class FilesModule {}
