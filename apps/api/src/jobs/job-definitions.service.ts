@@ -1,0 +1,126 @@
+import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { ConflictError, InvalidArgumentError, NotFoundError, type ContentConnector } from '@gateway/connector-api';
+import { JobsRepository, type JobRecord } from '@gateway/persistence';
+import { GATEWAY_CONFIG } from '../config/config.module';
+import { ConfigError, type GatewayConfig } from '../config/gateway-config';
+import { ConnectorRegistry } from '../connectors/connector-registry.service';
+import { withDefaults, type JobDefinition, type JobDefinitionDto, type JobDto } from './job-definition.dto';
+import { jobView } from './job-format';
+import { isActive } from './job-states';
+
+/** Job definitions: the admin API and the configuration file. */
+@Injectable()
+export class JobDefinitionsService implements OnApplicationBootstrap {
+  constructor(
+    private readonly repo: JobsRepository,
+    private readonly registry: ConnectorRegistry,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
+
+  /** Jobs of the configuration file are created or updated at every start (the file is their source of truth). */
+  async onApplicationBootstrap(): Promise<void> {
+    for (const [i, def] of this.config.jobs.definitions.entries()) {
+      try {
+        this.check(def);
+      } catch (e) {
+        const param = e instanceof InvalidArgumentError ? e.parameter : e instanceof NotFoundError ? 'connectorId' : '';
+        throw new ConfigError(`GATEWAY_CONFIG: jobs[${i}]${param ? '.' + param : ''}: ${(e as Error).message}`);
+      }
+      const now = Date.now();
+      const existing = await this.repo.findJobByName(def.jobName);
+      if (!existing) {
+        await this.repo.insertJob({ name: def.jobName, group: def.jobGroup, origin: 'config', definition: JSON.stringify(def), now });
+      } else if (existing.definition !== JSON.stringify(def) || existing.origin !== 'config') {
+        await this.repo.updateJob(existing.id, { name: def.jobName, group: def.jobGroup, definition: JSON.stringify(def), now });
+        if (existing.origin !== 'config') await this.repo.setOrigin(existing.id, 'config');
+      }
+    }
+  }
+
+  async create(input: JobDefinitionDto): Promise<JobDto> {
+    const def = withDefaults(input);
+    this.check(def);
+    const id = await this.repo.insertJob({ name: def.jobName, group: def.jobGroup, origin: 'api', definition: JSON.stringify(def), now: Date.now() });
+    if (id === undefined) throw nameTaken(def.jobName);
+    return jobView((await this.repo.findJob(id))!);
+  }
+
+  async list(): Promise<JobDto[]> {
+    return (await this.repo.listJobs()).map(jobView);
+  }
+
+  async get(jobId: number): Promise<JobDto> {
+    return jobView(await this.find(jobId));
+  }
+
+  async update(jobId: number, input: JobDefinitionDto): Promise<JobDto> {
+    const job = await this.editable(jobId);
+    const def = withDefaults(input);
+    this.check(def);
+    if (!(await this.repo.updateJob(job.id, { name: def.jobName, group: def.jobGroup, definition: JSON.stringify(def), now: Date.now() }))) {
+      throw nameTaken(def.jobName);
+    }
+    return jobView((await this.repo.findJob(jobId))!);
+  }
+
+  /** Deletes the job with its runs and audit records; returns the deleted definition. */
+  async delete(jobId: number): Promise<JobDto> {
+    const job = await this.editable(jobId);
+    await this.repo.deleteJob(job.id);
+    return jobView(job);
+  }
+
+  async find(jobId: number): Promise<JobRecord> {
+    const job = await this.repo.findJob(jobId);
+    if (!job) throw new NotFoundError('job', String(jobId));
+    return job;
+  }
+
+  private async editable(jobId: number): Promise<JobRecord> {
+    const job = await this.find(jobId);
+    if (job.origin === 'config') {
+      throw new ConflictError(`Job ${jobId} is declared in the configuration file; change it there`, 'JOB_FROM_CONFIG', { jobId });
+    }
+    const run = await this.repo.latestRun(jobId);
+    if (run && isActive(run.status)) {
+      throw new ConflictError(`Job ${jobId} is ${run.status}; abort it or wait for the end of the run first`, 'JOB_ACTIVE', { jobId, status: run.status });
+    }
+    return job;
+  }
+
+  /** Connectors exist, and the options are possible with them. */
+  private check(def: JobDefinition): void {
+    const source = this.connector(def.source.connectorId, 'source.connectorId');
+    const target = this.connector(def.target.connectorId, 'target.connectorId');
+    if (def.options.onExisting === 'version' && !target.contentUpdate) {
+      throw new InvalidArgumentError('options.onExisting', `Invalid parameter 'options.onExisting': connector '${target.id}' cannot add versions (no content update)`);
+    }
+    if (def.options.copyVersions && (!source.versioning || !target.contentUpdate)) {
+      throw new InvalidArgumentError(
+        'options.copyVersions',
+        `Invalid parameter 'options.copyVersions': needs versions at the source ('${source.id}') and content update at the target ('${target.id}')`,
+      );
+    }
+    if (def.options.removeSource && def.source.connectorId === def.target.connectorId && overlaps(def.source.folderPath, def.target.folderPath)) {
+      throw new InvalidArgumentError('options.removeSource', "Invalid parameter 'options.removeSource': source and target folders overlap");
+    }
+  }
+
+  private connector(id: string, parameter: string): ContentConnector {
+    try {
+      return this.registry.get(id);
+    } catch (e) {
+      if (e instanceof NotFoundError) throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': no connector '${id}'`);
+      throw e;
+    }
+  }
+}
+
+function nameTaken(name: string): ConflictError {
+  return new ConflictError(`A job named '${name}' already exists`, 'JOB_NAME_TAKEN', { jobName: name });
+}
+
+function overlaps(a: string, b: string): boolean {
+  const inside = (x: string, y: string) => y === '/' || x === y || x.startsWith(y + '/');
+  return inside(a, b) || inside(b, a);
+}

@@ -1,0 +1,62 @@
+import type { JobRecord, JobRunRecord } from '@gateway/persistence';
+import type { JobDefinition } from './job-definition.dto';
+import type { JobDto } from './job-definition.dto';
+import { JOB_STATES, flagsOf, isActive, type JobStatus } from './job-states';
+import type { JobStatusDto } from './job-status.dto';
+
+const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+
+/** ISO 8601 local date-time without zone, to the second. */
+export function localDateTime(ms: number): string {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** Compact elapsed time: 0.0s, 12.3s, 2m05s, 1h02m03s. */
+export function compactDuration(ms: number): string {
+  if (ms < 60_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)}s`;
+  const total = Math.floor(ms / 1000);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  return h > 0 ? `${h}h${pad(m)}m${pad(s)}s` : `${m}m${pad(s)}s`;
+}
+
+export function statusRecord(job: JobRecord, run: JobRunRecord | undefined, now = Date.now()): JobStatusDto {
+  const status: JobStatus = run ? (run.status as JobStatus) : 'NEW';
+  const elapsed = run ? run.activeMs + (run.segmentStart !== null && isActive(run.status) ? Math.max(0, now - run.segmentStart) : 0) : 0;
+  const finished = run ? run.written + run.skipped + run.failed : 0;
+  return {
+    jobId: job.id,
+    jobName: job.name,
+    jobGroup: job.group,
+    jobRunId: run?.id ?? null,
+    status,
+    statusName: JOB_STATES[status].name,
+    startTime: run ? localDateTime(run.startTime) : null,
+    endTime: run?.endTime ? localDateTime(run.endTime) : null,
+    time: compactDuration(elapsed),
+    perSec: elapsed > 0 ? (finished / (elapsed / 1000)).toFixed(2) : '0.00',
+    read: run?.read ?? 0,
+    written: run?.written ?? 0,
+    skipped: run?.skipped ?? 0,
+    failed: run?.failed ?? 0,
+    removed: run?.removed ?? 0,
+    ...flagsOf(status),
+  };
+}
+
+export function jobView(job: JobRecord): JobDto {
+  const def = JSON.parse(job.definition) as JobDefinition;
+  return {
+    jobId: job.id,
+    jobName: job.name,
+    jobGroup: job.group,
+    origin: job.origin === 'config' ? 'config' : 'api',
+    source: def.source,
+    target: def.target,
+    options: def.options,
+    createdDate: job.createdAt,
+    modifiedDate: job.updatedAt,
+  };
+}

@@ -1,0 +1,35 @@
+import { BullModule } from '@nestjs/bullmq';
+import { DynamicModule, Module, type Provider } from '@nestjs/common';
+import type { GatewayConfig } from '../config/gateway-config';
+import { BullTaskQueue, JOB_QUEUE, JobTaskProcessor, bullOptions } from './bullmq-task-queue';
+import { EmbeddedTaskQueue } from './embedded-task-queue';
+import { JobControlService } from './job-control.service';
+import { JobDefinitionsService } from './job-definitions.service';
+import { JobExecutor } from './job-executor';
+import { JobDefinitionsController, JobServiceController } from './jobs.controllers';
+import { TASK_QUEUE } from './task-queue';
+
+/** Tasks run at once per process in embedded mode (their documents share GATEWAY_JOB_CONCURRENCY). */
+export const TASK_SLOTS = 4;
+
+/** The job service: in-process runner by default, BullMQ across processes when REDIS_URL is set. */
+@Module({})
+export class JobsModule {
+  static register(config: GatewayConfig): DynamicModule {
+    const common: Provider[] = [JobDefinitionsService, JobControlService, JobExecutor];
+    const controllers = [JobDefinitionsController, JobServiceController];
+    if (!config.jobs.redisUrl) {
+      return {
+        module: JobsModule,
+        controllers,
+        providers: [...common, { provide: TASK_QUEUE, useFactory: () => new EmbeddedTaskQueue(TASK_SLOTS) }],
+      };
+    }
+    return {
+      module: JobsModule,
+      imports: [BullModule.forRoot(bullOptions(config)), BullModule.registerQueue({ name: JOB_QUEUE })],
+      controllers,
+      providers: [...common, BullTaskQueue, { provide: TASK_QUEUE, useExisting: BullTaskQueue }, JobTaskProcessor],
+    };
+  }
+}

@@ -1,0 +1,30 @@
+/** One unit of a run's work, as queued: the task row (run, key) and the attempt it belongs to. */
+export interface TaskRef {
+  runId: string;
+  key: string;
+  /** The run's attempt when queued; work queued before a resume is ignored. */
+  attempt: number;
+}
+
+export type TaskHandler = (ref: TaskRef) => Promise<void>;
+
+/**
+ * Where tasks wait for a worker. Embedded: an in-process queue. Redis: BullMQ,
+ * shared by every gateway process. The executor registers the handler.
+ */
+export interface TaskQueue {
+  readonly mode: 'embedded' | 'redis';
+  setHandler(handler: TaskHandler): void;
+  enqueue(refs: TaskRef[]): Promise<void>;
+  /** Stop taking tasks; resolves once the running ones returned. */
+  drain(): Promise<void>;
+}
+
+export const TASK_QUEUE = Symbol('TASK_QUEUE');
+
+/** Thrown by a task stopped by shutdown: the queue must hand it to another worker later. */
+export class TaskInterrupted extends Error {
+  constructor() {
+    super('Task interrupted by shutdown');
+  }
+}

@@ -1,0 +1,50 @@
+'use strict';
+// Shared by the job benchmarks: a gateway with src/dst filesystem connectors, define/start/wait a job.
+const fs = require('node:fs');
+const path = require('node:path');
+const { startGateway } = require('./harness');
+
+async function startJobsGateway(srcRoot, dstRoot, env = {}) {
+  const dir = fs.mkdtempSync(path.join(path.dirname(dstRoot), 'cfg-'));
+  const file = path.join(dir, 'gateway.yaml');
+  fs.writeFileSync(
+    file,
+    `connectors:\n  - {id: src, typeId: filesystem, params: {root: ${srcRoot}}}\n  - {id: dst, typeId: filesystem, params: {root: ${dstRoot}}}\n`,
+  );
+  return startGateway({ GATEWAY_CONFIG: file, ...env });
+}
+
+async function api(gw, method, p, body) {
+  const res = await fetch(`${gw.baseUrl}/api${p}`, {
+    method,
+    headers: { Authorization: gw.auth, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+async function defineJob(gw, name, sourcePath, targetPath) {
+  const res = await api(gw, 'POST', '/admin/jobs', {
+    jobName: name,
+    source: { connectorId: 'src', folderPath: sourcePath },
+    target: { connectorId: 'dst', folderPath: targetPath },
+  });
+  return res.results.jobId;
+}
+
+/** Starts the job and polls its status until the run ends; returns { ms, status }. */
+async function runJob(gw, jobId, pollMs = 20) {
+  const t0 = process.hrtime.bigint();
+  await api(gw, 'GET', `/job/service/${jobId}/start`);
+  for (;;) {
+    const s = (await api(gw, 'GET', `/job/service/${jobId}/status`)).results;
+    if (!['RUNNING', 'PAUSING', 'ABORTING'].includes(s.status)) {
+      return { ms: Number(process.hrtime.bigint() - t0) / 1e6, status: s };
+    }
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
+module.exports = { startJobsGateway, api, defineJob, runJob };

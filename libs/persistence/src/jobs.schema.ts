@@ -1,0 +1,88 @@
+import type { Generated } from 'kysely';
+
+/** Job service tables (migration 0010-jobs), merged into DatabaseSchema. Timestamps are epoch ms. */
+export interface JobsTable {
+  id: Generated<number>;
+  name: string;
+  job_group: string;
+  /** 'api' (admin API) or 'config' (the configuration file, its source of truth). */
+  origin: string;
+  /** JSON of the definition: source, target, options. */
+  definition: string;
+  run_count: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface JobRunsTable {
+  /** `<jobId>_<run number>` */
+  id: string;
+  job_id: number;
+  run_number: number;
+  /** 'start' or 'runerrors'. */
+  kind: string;
+  status: string;
+  message: string | null;
+  started_by: string;
+  /** Incremented by every resume; queued work of an older attempt is ignored. */
+  attempt: number;
+  /** 1 when in-flight documents are to be cancelled (kill). */
+  cancel: Generated<number>;
+  start_time: number;
+  end_time: number | null;
+  active_ms: Generated<number>;
+  /** Start of the current active segment (null while not active). */
+  segment_start: number | null;
+  read: Generated<number>;
+  written: Generated<number>;
+  skipped: Generated<number>;
+  failed: Generated<number>;
+  removed: Generated<number>;
+  /** `failed` when the run was last resumed: options.maxErrors counts failures after it. */
+  failed_base: Generated<number>;
+  updated_at: number;
+}
+
+export interface JobRunTasksTable {
+  run_id: string;
+  task_key: string;
+  /** 'enum' (list one folder page) or 'docs' (copy a batch of documents). */
+  kind: string;
+  payload: string;
+  /** 'pending' | 'active' | 'done' */
+  state: string;
+  updated_at: number;
+}
+
+export interface JobRunDocsTable {
+  run_id: string;
+  doc_id: string;
+  rel_path: string;
+  /** 'claimed' (read, not finished) | 'done' */
+  state: string;
+  /** p, e, d or s once done. */
+  outcome: string | null;
+  claimed_at: number;
+}
+
+export interface JobAuditTable {
+  id: Generated<number>;
+  job_id: number;
+  run_id: string;
+  doc_id: string;
+  record_type: string;
+  source_path: string | null;
+  target_id: string | null;
+  message: string | null;
+  created_at: number;
+}
+
+declare module './schema' {
+  interface DatabaseSchema {
+    jobs: JobsTable;
+    job_runs: JobRunsTable;
+    job_run_tasks: JobRunTasksTable;
+    job_run_docs: JobRunDocsTable;
+    job_audit: JobAuditTable;
+  }
+}

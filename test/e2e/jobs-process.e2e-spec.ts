@@ -1,0 +1,124 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createTestDatabaseUrl, dropTestDatabase } from '../support/database';
+import { ADMIN, adminAuth } from '../support/gateway';
+import { ensureBuilt, spawnGateway, type GatewayProcess } from '../support/process';
+import { MODE, REDIS_URL, listTree, sleep, writeTree } from './jobs-helpers';
+
+const N = 3000;
+
+async function api(gw: GatewayProcess, p: string) {
+  const res = await fetch(`${gw.baseUrl}/api${p}`, { headers: { Authorization: adminAuth() } });
+  const body = (await res.json()) as { success: boolean; message?: string | null; results: Record<string, any> };
+  if (!res.ok) throw new Error(`${p}: ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+async function waitFor(gw: GatewayProcess, jobId: number, done: (s: Record<string, any>) => boolean) {
+  for (;;) {
+    const s = (await api(gw, `/job/service/${jobId}/status`)).results;
+    if (done(s)) return s;
+    await sleep(20);
+  }
+}
+
+/** Archived older versions in the filesystem connector's metadata: a document written twice would leave one. */
+function archivedVersions(root: string): number {
+  let n = 0;
+  const walk = (dir: string) => {
+    if (!fs.existsSync(dir)) return;
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(path.join(dir, e.name));
+      else if (path.basename(dir) === 'v') n++;
+    }
+  };
+  walk(path.join(root, '.gateway', 'docs'));
+  return n;
+}
+
+describe(`A gateway process killed mid-run (${MODE} mode)`, () => {
+  let root: string;
+  let databaseUrl: string | undefined;
+  const processes: GatewayProcess[] = [];
+
+  beforeAll(async () => {
+    ensureBuilt();
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-jobs-kill-'));
+    databaseUrl = await createTestDatabaseUrl();
+  });
+  afterAll(async () => {
+    for (const p of processes) await p.stop('SIGKILL');
+    if (databaseUrl) await dropTestDatabase(databaseUrl);
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it(
+    REDIS_URL
+      ? 'loses nothing and counts nothing twice: the other process finishes the run with exact counters'
+      : 'loses nothing and counts nothing twice: after a restart, resume finishes the run with exact counters',
+    async () => {
+      const files: Record<string, string> = {};
+      for (let i = 0; i < N; i++) files[`in/f${i % 3}/doc-${i}.txt`] = `document ${i}\n`;
+      writeTree(path.join(root, 'src'), files);
+      fs.writeFileSync(
+        path.join(root, 'gateway.yaml'),
+        `connectors:
+  - {id: src, typeId: filesystem, params: {root: ${root}/src}}
+  - {id: dst, typeId: filesystem, params: {root: ${root}/dst}}
+jobs:
+  - jobName: survive
+    source: {connectorId: src, folderPath: /in}
+    target: {connectorId: dst, folderPath: /out}
+    options: {onExisting: version}
+`,
+      );
+      const env: Record<string, string> = {
+        GATEWAY_DATA_DIR: path.join(root, 'data'),
+        GATEWAY_CONFIG: path.join(root, 'gateway.yaml'),
+        GATEWAY_ADMIN_USER: ADMIN.username,
+        GATEWAY_ADMIN_PASSWORD: ADMIN.password,
+        GATEWAY_JOB_CONCURRENCY: '2',
+        LOG_LEVEL: 'warn',
+        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+        ...(REDIS_URL ? { REDIS_URL } : {}),
+      };
+      const a = await spawnGateway(env);
+      processes.push(a);
+      const jobId = (await api(a, '/admin/jobs')).results.find((j: { jobName: string }) => j.jobName === 'survive').jobId as number;
+
+      let survivor: GatewayProcess;
+      if (REDIS_URL) {
+        const b = await spawnGateway(env);
+        processes.push(b);
+        await api(a, `/job/service/${jobId}/start`);
+        const before = await waitFor(a, jobId, (s) => s.written >= 300 || s.status !== 'RUNNING');
+        expect(before.status).toBe('RUNNING');
+        b.child.kill('SIGKILL');
+        await b.exited;
+        survivor = a;
+      } else {
+        await api(a, `/job/service/${jobId}/start`);
+        const before = await waitFor(a, jobId, (s) => s.written >= 300 || s.status !== 'RUNNING');
+        expect(before.status).toBe('RUNNING');
+        a.child.kill('SIGKILL');
+        await a.exited;
+        survivor = await spawnGateway(env);
+        processes.push(survivor);
+        const interrupted = await api(survivor, `/job/service/${jobId}/status`);
+        expect(interrupted.results).toMatchObject({ status: 'FAILED', canResumeJob: true });
+        expect(interrupted.message).toMatch(/stopped during the run/);
+        expect(interrupted.results.written).toBeLessThan(N);
+        await api(survivor, `/job/service/${jobId}/resume`);
+      }
+
+      const done = await waitFor(survivor, jobId, (s) => !['RUNNING', 'PAUSING', 'ABORTING'].includes(s.status));
+      expect(done).toMatchObject({ status: 'COMPLETED', jobRunId: `${jobId}_1`, read: N, written: N, skipped: 0, failed: 0 });
+      const copied = listTree(path.join(root, 'dst', 'out'));
+      expect(Object.keys(copied)).toHaveLength(N);
+      expect(copied).toEqual(listTree(path.join(root, 'src', 'in')));
+      expect(archivedVersions(path.join(root, 'dst'))).toBe(0);
+    },
+    240_000,
+  );
+});
