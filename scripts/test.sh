@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# The whole test suite (`npm test`): type-check and build, unit tests, e2e tests
-# on the embedded SQLite default, then the e2e tests again on a PostgreSQL that
-# this script starts itself (installing Debian's package when missing).
+# The whole test suite (`npm test`):
+#   1. type-check and build; 2. unit tests;
+#   3. the real engines' smoke tests (CMIS, Solr, Elasticsearch, FerretDB, PostgreSQL, Redis,
+#      provisioned from Maven Central, the Go module proxy and Debian; builds cached between runs);
+#   4. e2e tests on the embedded SQLite default (the contract suite includes the real CMIS server);
+#   5. the job suite again in Redis (BullMQ) mode;
+#   6. e2e tests again on a PostgreSQL this script starts, and the job suite on PostgreSQL + Redis.
+# Needs Node 20, Java 17 + Maven, Go; installs Debian's postgresql/redis-server when missing (as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,17 +16,33 @@ npx nest build api
 echo "== unit tests =="
 npx jest --config jest.config.js --selectProjects unit --ci
 
+echo "== real engines: smoke tests =="
+npx jest -c test/engines/jest.engines.config.js --ci --runInBand
+
 echo "== e2e tests (SQLite) =="
 npx jest --config jest.config.js --selectProjects e2e --ci --runInBand
 
+services=$(mktemp -d /tmp/gateway-test-services-XXXXXX)
+cleanup() {
+  scripts/redis.sh stop "$services/redis" || true
+  scripts/postgres.sh stop "$services/pg" || true
+  rm -rf "$services"
+}
+trap cleanup EXIT
+
+echo "== job e2e tests (SQLite + Redis/BullMQ) =="
+redis_url=$(scripts/redis.sh start "$services/redis")
+GATEWAY_TEST_REDIS_URL=$redis_url npx jest --config jest.config.js test/e2e/jobs --selectProjects e2e --ci --runInBand
+
 if [ "${GATEWAY_TEST_SKIP_POSTGRES:-}" = "1" ]; then
-  echo "== PostgreSQL pass not run: GATEWAY_TEST_SKIP_POSTGRES=1 =="
+  echo "== PostgreSQL passes not run: GATEWAY_TEST_SKIP_POSTGRES=1 =="
   exit 0
 fi
 
 echo "== e2e tests (PostgreSQL) =="
-pgdir=$(mktemp -d /tmp/gateway-pg-XXXXXX)
-trap 'scripts/postgres.sh stop "$pgdir"; rm -rf "$pgdir"' EXIT
-GATEWAY_TEST_POSTGRES_URL=$(scripts/postgres.sh start "$pgdir")
+GATEWAY_TEST_POSTGRES_URL=$(scripts/postgres.sh start "$services/pg")
 export GATEWAY_TEST_POSTGRES_URL
 npx jest --config jest.config.js --selectProjects e2e --ci --runInBand
+
+echo "== job e2e tests (PostgreSQL + Redis/BullMQ) =="
+GATEWAY_TEST_REDIS_URL=$redis_url npx jest --config jest.config.js test/e2e/jobs --selectProjects e2e --ci --runInBand

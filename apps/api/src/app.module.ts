@@ -10,8 +10,12 @@ import { ConfigModule, GATEWAY_CONFIG } from './config/config.module';
 import type { GatewayConfig } from './config/gateway-config';
 import { ConnectionsModule } from './connections/connections.module';
 import { ConnectorsModule } from './connectors/connectors.module';
+import { ContentModule } from './content/content.module';
+import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
+import { JobsModule } from './jobs/jobs.module';
 import { LoggingModule } from './logging/logging.module';
+import { PermissionsModule } from './permissions/permissions.module';
 
 @Module({})
 export class AppModule {
@@ -29,7 +33,11 @@ export class AppModule {
         AuthModule,
         AdminModule,
         ConnectionsModule,
+        FilesModule, // before ContentModule: its literal repo/ routes must win over repo/:connectorId
+        ContentModule,
+        PermissionsModule,
         HealthModule,
+        JobsModule.register(config),
       ],
       providers: [
         { provide: APP_FILTER, useClass: GatewayExceptionFilter },

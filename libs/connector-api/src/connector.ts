@@ -55,7 +55,7 @@ export interface VersionInfo {
 
 export interface FolderPage {
   items: ItemInfo[];
-  /** Opaque; present when more items follow. */
+  /** Opaque; present when more items follow. Printable ASCII: it travels in a response header. */
   nextCursor?: string;
 }
 

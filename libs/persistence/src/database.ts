@@ -37,9 +37,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   let db: Kysely<DatabaseSchema>;
   if (url && /^postgres(ql)?:\/\//i.test(url)) {
     engine = 'postgres';
-    db = new Kysely<DatabaseSchema>({
-      dialect: new PostgresDialect({ pool: new Pool({ connectionString: url, max: 10 }) }),
-    });
+    const pool = new Pool({ connectionString: url, max: 10 });
+    // An idle connection the server closes (restart, pg_terminate_backend, DROP DATABASE ... FORCE,
+    // or one still closing after pool.end() resolved) is dropped by the pool and replaced on next
+    // use; without a listener the pool's 'error' event would throw and end the process.
+    pool.on('error', () => undefined);
+    db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   } else if (url) {
     throw new Error(`DATABASE_URL must start with postgres:// or postgresql:// (got '${url.split(':')[0]}:')`);
   } else {

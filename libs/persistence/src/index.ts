@@ -2,4 +2,8 @@ export * from './database';
 export * from './schema';
 export * from './tokens';
 export * from './users.repository';
+export * from './user-files.repository';
+export * from './download-links.repository';
+export * from './jobs.schema';
+export * from './jobs.repository';
 export * from './persistence.module';

@@ -2,6 +2,9 @@ import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@n
 import { openDatabase, type Database, type DatabaseOptions } from './database';
 import { DATABASE } from './tokens';
 import { UsersRepository } from './users.repository';
+import { UserFilesRepository } from './user-files.repository';
+import { DownloadLinksRepository } from './download-links.repository';
+import { JobsRepository } from './jobs.repository';
 
 @Global()
 @Module({})
@@ -19,8 +22,11 @@ export class PersistenceModule implements OnApplicationShutdown {
           inject: options.inject ?? [],
         },
         UsersRepository,
+        UserFilesRepository,
+        DownloadLinksRepository,
+        JobsRepository,
       ],
-      exports: [DATABASE, UsersRepository],
+      exports: [DATABASE, UsersRepository, UserFilesRepository, DownloadLinksRepository, JobsRepository],
     };
   }
 

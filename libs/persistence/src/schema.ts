@@ -9,6 +9,44 @@ export interface UsersTable {
   created_at: number;
 }
 
+/** running → ready | stopped | failed; only running moves. */
+export type UserFileState = 'running' | 'ready' | 'stopped' | 'failed';
+
+/** A file the gateway stores for a user (an export output) under <data>/user-files. */
+export interface UserFilesTable {
+  id: string;
+  owner: string;
+  file_name: string;
+  type: string;
+  mime_type: string;
+  state: UserFileState;
+  size: Generated<number>;
+  created_at: number;
+  expires_at: number;
+  completed_at: number | null;
+  entries_total: Generated<number>;
+  entries_done: Generated<number>;
+  bytes_done: Generated<number>;
+  error_count: Generated<number>;
+  message: string | null;
+}
+
+/** A time-limited download link to a user file (internal = 1) or a repository document. */
+export interface DownloadLinksTable {
+  key: string;
+  owner: string;
+  /** 1 or 0. */
+  internal: number;
+  connector_id: string;
+  doc_id: string;
+  file_name: Generated<string>;
+  created_at: number;
+  expires_at: number;
+  used: Generated<number>;
+}
+
 export interface DatabaseSchema {
   users: UsersTable;
+  user_files: UserFilesTable;
+  download_links: DownloadLinksTable;
 }

@@ -12,6 +12,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { JobDefinitionDto } from '../jobs/job-definition.dto';
 
 export const ROLES = ['admin', 'user'] as const;
 export type Role = (typeof ROLES)[number];
@@ -67,4 +68,11 @@ export class ConfigFile {
   @ValidateNested({ each: true })
   @Type(() => UserFileEntry)
   users?: UserFileEntry[];
+
+  /** Job definitions owned by this file (created or updated at every start; read-only in the admin API). */
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => JobDefinitionDto)
+  jobs?: JobDefinitionDto[];
 }

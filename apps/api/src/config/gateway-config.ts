@@ -5,6 +5,7 @@ import { validateSync, type ValidationError } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
 import type { ConnectorDefinition } from '@gateway/connector-api';
 import { ConfigFile, type Role } from './config.schema';
+import { withDefaults, type JobDefinition } from '../jobs/job-definition.dto';
 
 export interface ConfiguredUser {
   username: string;
@@ -42,6 +43,40 @@ export interface GatewayConfig {
   logLevel: string;
   /** Milliseconds that shutdown waits for in-flight requests. */
   shutdownGraceMs: number;
+  /** User files (export outputs), batch exports and download links. */
+  files: FilesConfig;
+  /** The job service. */
+  jobs: JobsConfig;
+}
+
+export interface JobsConfig {
+  /** Declared in the configuration file. */
+  definitions: JobDefinition[];
+  /** redis://... selects the BullMQ runner shared by every gateway process; undefined = in-process runner. */
+  redisUrl?: string;
+  /** Documents copied at once per process. */
+  concurrency: number;
+  /** Audit records older than this are deleted; 0 keeps them forever. */
+  auditRetentionDays: number;
+}
+
+export interface FilesConfig {
+  /** Where user files live: <data>/user-files. */
+  dir: string;
+  /** How long a user file is kept after it was created (its `expires`; a link to it extends it). */
+  retentionMs: number;
+  /** How long an expired link is kept (answering 410) before the sweep removes it (then 404). */
+  expiredLinkRetentionMs: number;
+  /** Period of the sweep; 0 switches the periodic sweep off. */
+  sweepIntervalMs: number;
+  /** Largest lifeSpan (days) a link may be given. */
+  maxLinkLifeSpanDays: number;
+  /** Most entries in one batch request (either form). */
+  batchMaxEntries: number;
+  /** zlib level of batch zips: 0 stores entries uncompressed, 1-9 deflate them. */
+  zipLevel: number;
+  /** Exports built at the same time; more wait their turn (ready=false, nothing done yet). */
+  exportConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -52,6 +87,8 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+const DAY_MS = 86_400_000;
 
 export function loadConfig(env: Env = process.env): GatewayConfig {
   const dataDir = path.resolve(env.GATEWAY_DATA_DIR || './data');
@@ -98,7 +135,38 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     jsonBodyLimit: parseInteger(env, 'GATEWAY_JSON_LIMIT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     logLevel: env.LOG_LEVEL || 'info',
     shutdownGraceMs: parseInteger(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    files: {
+      dir: path.join(dataDir, 'user-files'),
+      retentionMs: parseInteger(env, 'GATEWAY_USER_FILE_RETENTION_DAYS', 7, 1, 3650) * DAY_MS,
+      expiredLinkRetentionMs: parseInteger(env, 'GATEWAY_EXPIRED_LINK_RETENTION_HOURS', 24, 0, 87600) * 3_600_000,
+      sweepIntervalMs: parseInteger(env, 'GATEWAY_SWEEP_INTERVAL_SECONDS', 300, 0, 86400) * 1000,
+      maxLinkLifeSpanDays: parseInteger(env, 'GATEWAY_LINK_MAX_LIFESPAN_DAYS', 365, 1, 3650),
+      batchMaxEntries: parseInteger(env, 'GATEWAY_BATCH_MAX_ENTRIES', 10_000, 1, 1_000_000),
+      zipLevel: parseInteger(env, 'GATEWAY_BATCH_ZIP_LEVEL', 0, 0, 9),
+      exportConcurrency: parseInteger(env, 'GATEWAY_EXPORT_CONCURRENCY', 2, 1, 64),
+    },
+    jobs: {
+      definitions: jobDefinitions(file, env),
+      redisUrl: parseRedisUrl(env.REDIS_URL),
+      concurrency: parseInteger(env, 'GATEWAY_JOB_CONCURRENCY', 8, 1, 256),
+      auditRetentionDays: parseInteger(env, 'GATEWAY_JOB_AUDIT_RETENTION_DAYS', 30, 0, 36500),
+    },
   };
+}
+
+function jobDefinitions(file: ConfigFile, env: Env): JobDefinition[] {
+  const names = new Set<string>();
+  return (file.jobs ?? []).map((j, i) => {
+    if (names.has(j.jobName)) throw new ConfigError(`${configName(env)}: jobs[${i}].jobName: duplicate job name '${j.jobName}'`);
+    names.add(j.jobName);
+    return withDefaults(j);
+  });
+}
+
+function parseRedisUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  if (!/^rediss?:\/\//i.test(raw.trim())) throw new ConfigError(`REDIS_URL: must start with redis:// or rediss:// (got '${raw.split(':')[0]}:')`);
+  return raw.trim();
 }
 
 function configName(env: Env): string {
@@ -119,7 +187,7 @@ function readConfigFile(file: string, env: Env): ConfigFile {
     throw new ConfigError(`${configName(env)}: invalid YAML: ${(e as Error).message}`);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new ConfigError(`${configName(env)}: the top level must be a mapping with 'connectors' and/or 'users'`);
+    throw new ConfigError(`${configName(env)}: the top level must be a mapping with 'connectors', 'users' and/or 'jobs'`);
   }
   const interpolated = interpolate(raw, '', env);
   const instance = plainToInstance(ConfigFile, interpolated);

@@ -1,10 +1,11 @@
 import { Global, Module } from '@nestjs/common';
 import { CONNECTOR_TYPES } from '@gateway/connector-api';
+import { CmisConnectorType } from '@gateway/connector-cmis';
 import { FilesystemConnectorType } from '@gateway/connector-filesystem';
 import { ConnectorRegistry } from './connector-registry.service';
 
 /** Every connector kind the gateway knows. Adding a connector is one line here. */
-const CONNECTOR_TYPE_PROVIDERS = [FilesystemConnectorType];
+const CONNECTOR_TYPE_PROVIDERS = [FilesystemConnectorType, CmisConnectorType];
 
 @Global()
 @Module({

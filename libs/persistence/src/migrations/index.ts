@@ -1,5 +1,7 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001-users';
+import * as m0002 from './0002-user-files-and-links';
+import * as m0010 from './0010-jobs';
 
 /**
  * Every migration, in order. Written with Kysely's schema builder only, so the
@@ -7,4 +9,6 @@ import * as m0001 from './0001-users';
  */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-users': m0001,
+  '0002-user-files-and-links': m0002,
+  '0010-jobs': m0010,
 };
