@@ -397,6 +397,10 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     const done = () => watch.inflight.delete(stream);
     stream.once('close', done);
     stream.once('end', done);
+    // A kill can destroy the stream before the target has attached its own listeners;
+    // the target still sees the error (pipeline reports an errored stream), but the
+    // emitter must not treat it as unhandled.
+    stream.on('error', () => undefined);
     if (watch.cancel || this.shuttingDown) stream.destroy(new Cancelled('cancelled'));
     return stream;
   }
