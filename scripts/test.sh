@@ -23,6 +23,7 @@ echo "== e2e tests (SQLite) =="
 npx jest --config jest.config.js --selectProjects e2e --ci --runInBand
 
 services=$(mktemp -d /tmp/gateway-test-services-XXXXXX)
+chmod 755 "$services" # PostgreSQL runs as the unprivileged postgres user and must reach its folder
 cleanup() {
   scripts/redis.sh stop "$services/redis" || true
   scripts/postgres.sh stop "$services/pg" || true
