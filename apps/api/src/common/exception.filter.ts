@@ -51,7 +51,8 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     const { status, body } = this.toResponse(exception, req);
 
     if (status >= 500 && !(exception instanceof GatewayError)) {
-      this.logger.error({ err: exception, path: req.originalUrl }, 'Unhandled error');
+      // The path only: query strings can carry public download keys.
+      this.logger.error({ err: exception, path: req.path }, 'Unhandled error');
     }
     if (res.headersSent) {
       // A stream failed after its headers went out: all we can do is cut the connection
