@@ -363,28 +363,6 @@ users:
       expect((await call(gw, jobId, 'runerrors', 409)).error.code).toBe('JOB_STATE_CONFLICT');
     });
 
-    it('maxErrors: the run FAILS at the limit; resume continues without redoing finished documents', async () => {
-      writeTree(gw.srcRoot, tree(12, 'walk5'));
-      const jobId = await defineJob(
-        gw,
-        jobBody('walk-limit', { source: { connectorId: 'src', folderPath: '/walk5' }, target: { connectorId: 'dst', folderPath: '/walk5' }, options: { maxErrors: 2 } }),
-      );
-      gw.src.failing = /doc-00[0-4]/;
-      await call(gw, jobId, 'start');
-      const failed = await waitStatus(gw, jobId, 'FAILED', 'COMPLETED', 'COMPLETED_WITH_ERRORS');
-      expect(failed.status).toBe('FAILED');
-      expect(failed.failed).toBeGreaterThanOrEqual(2);
-      expect(flags(failed)).toEqual(expectedFlags('FAILED'));
-      expect((await call(gw, jobId, 'status')).message).toMatch(/limit is 2 \(options.maxErrors\)/);
-      gw.src.failing = undefined;
-      await call(gw, jobId, 'resume');
-      const done = await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED');
-      expect(done.status).toBe('COMPLETED_WITH_ERRORS');
-      expect(done.read).toBe(12);
-      expect(done.written + done.failed + done.skipped).toBe(12);
-      expect(Object.keys(listTree(path.join(gw.dstRoot, 'walk5')))).toHaveLength(done.written);
-    });
-
     it('every status of the state table has its display name and flags in the records above', () => {
       expect(JOB_STATUSES).toEqual(['NEW', 'RUNNING', 'PAUSING', 'PAUSED', 'ABORTING', 'ABORTED', 'FAILED', 'COMPLETED', 'COMPLETED_WITH_ERRORS']);
     });
