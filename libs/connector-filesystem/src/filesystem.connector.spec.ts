@@ -176,6 +176,29 @@ describe('FilesystemConnector', () => {
     });
   });
 
+  describe('metadata a power cut or a hand cleaned up', () => {
+    it('reads a first record left empty (written without fsync) as a document without history', async () => {
+      const id = await create('a.txt', 'first');
+      const records = (await filesUnder(path.join(sb.root, '.gateway', 'docs'))).filter((f) => f.endsWith('meta.json'));
+      expect(records).toHaveLength(1);
+      await fsp.writeFile(path.join(sb.root, '.gateway', 'docs', records[0]), '');
+
+      const item = await fs.getItem(id);
+      expect(item.versionCount).toBe(1);
+      expect(await readText(fs.openContent(id))).toBe('first');
+      await fs.updateContent(id, { content: body('second') }, bob);
+      expect((await fs.listVersions(id)).length).toBe(2);
+    });
+
+    it('recreates tmp/ when it was deleted while running', async () => {
+      await create('a.txt', 'one');
+      await fsp.rm(path.join(sb.root, '.gateway', 'tmp'), { recursive: true });
+      await new Promise((r) => setTimeout(r, 1100)); // tmp/ is re-checked at most once a second
+      const id = await create('b.txt', 'two');
+      expect(await readText(fs.openContent(id))).toBe('two');
+    });
+  });
+
   describe('files dropped in by hand', () => {
     it('are listed and readable with synthesized metadata', async () => {
       await fsp.writeFile(path.join(sb.root, 'dropped.txt'), 'by hand');

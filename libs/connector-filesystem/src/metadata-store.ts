@@ -26,6 +26,7 @@ import { METADATA_FOLDER, nameOf, parentOf } from './paths';
 
 export const LAYOUT_FORMAT = 1;
 const STALE_TEMP_MS = 60 * 60 * 1000;
+const TMP_RECHECK_MS = 1000;
 const META_FILE = 'meta.json';
 const VERSIONS_DIR = 'v';
 // Where hard links are unavailable, versions fall back to a (reflinked where possible) copy.
@@ -123,6 +124,7 @@ export class MetadataStore {
   private readonly docsDir: string;
   private readonly tmpDir: string;
   private readonly trashDir: string;
+  private tmpCheckedAt = 0;
 
   constructor(root: string) {
     this.base = path.join(root, METADATA_FOLDER);
@@ -155,8 +157,13 @@ export class MetadataStore {
 
   /** A fresh path in tmp/; the caller creates the file and removes it on failure. */
   async tempFile(suffix: string): Promise<string> {
-    await fsp.mkdir(this.tmpDir, { recursive: true });
-    return path.join(this.tmpDir, `${Date.now()}-${randomBytes(8).toString('hex')}.${suffix}`);
+    // init() made tmp/; checking once per second instead of per call still heals a tmp/ deleted by hand.
+    const now = Date.now();
+    if (now - this.tmpCheckedAt > TMP_RECHECK_MS) {
+      await fsp.mkdir(this.tmpDir, { recursive: true });
+      this.tmpCheckedAt = now;
+    }
+    return path.join(this.tmpDir, `${now}-${randomBytes(8).toString('hex')}.${suffix}`);
   }
 
   async trashEntry(): Promise<string> {
@@ -168,20 +175,32 @@ export class MetadataStore {
     return this.readFile(path.join(this.documentDir(rel), META_FILE), rel);
   }
 
-  /** Replaces the record atomically (temp file, fsync, rename): readers see the old or the new JSON, never half. */
-  async write(rel: string, meta: DocumentMeta): Promise<void> {
+  /**
+   * Replaces the record atomically (temp file, fsync, rename): readers see the old or the new JSON, never half.
+   * `first`: the document has no record yet, so there is nothing a power cut could take back; the
+   * fsync is left out (it was most of the cost of creating many small documents) and a record a
+   * power cut left empty reads as absent, i.e. as a file without history (see readFile).
+   */
+  async write(rel: string, meta: DocumentMeta, first = false): Promise<void> {
     const dir = this.documentDir(rel);
-    await fsp.mkdir(dir, { recursive: true });
     const tmp = await this.tempFile('json');
     try {
       const handle = await fsp.open(tmp, 'wx');
       try {
         await handle.writeFile(JSON.stringify(meta));
-        await handle.sync();
+        if (!first) await handle.sync();
       } finally {
         await handle.close();
       }
-      await fsp.rename(tmp, path.join(dir, META_FILE));
+      if (first) await fsp.mkdir(dir, { recursive: true });
+      try {
+        await fsp.rename(tmp, path.join(dir, META_FILE));
+      } catch (e) {
+        // A record synthesised for a file dropped in by hand: its folder does not exist yet.
+        if (errnoCode(e) !== 'ENOENT' || first) throw e;
+        await fsp.mkdir(dir, { recursive: true });
+        await fsp.rename(tmp, path.join(dir, META_FILE));
+      }
     } catch (e) {
       await fsp.rm(tmp, { force: true });
       throw e;
@@ -190,7 +209,15 @@ export class MetadataStore {
 
   /** Forgets a document: its record and every older version. */
   async remove(rel: string): Promise<void> {
-    await fsp.rm(this.documentDir(rel), { recursive: true, force: true });
+    const dir = this.documentDir(rel);
+    try {
+      // Usually there is nothing to forget; one lstat is far cheaper than rm's recursive walk.
+      await fsp.lstat(dir);
+    } catch (e) {
+      if (errnoCode(e) === 'ENOENT') return;
+      throw e;
+    }
+    await fsp.rm(dir, { recursive: true, force: true });
   }
 
   /** Keys (see nameKey) of the documents in a folder that have metadata. */
@@ -254,6 +281,8 @@ export class MetadataStore {
       if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return undefined;
       throw e;
     }
+    // A first record written without fsync (see write) that a power cut emptied.
+    if (text === '') return undefined;
     let meta: DocumentMeta;
     try {
       meta = JSON.parse(text) as DocumentMeta;
