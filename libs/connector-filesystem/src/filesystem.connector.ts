@@ -1,4 +1,4 @@
-import { constants, createReadStream, createWriteStream, type BigIntStats, type Dirent } from 'node:fs';
+import { constants, createReadStream, createWriteStream, lstatSync, type BigIntStats, type Dirent } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -240,7 +240,8 @@ export class FilesystemConnector implements ContentConnector {
     const keys = await this.store.keysIn(folder.rel).catch((e: unknown) => {
       throw mapFsError(e, folderId);
     });
-    const items = await mapLimit(page, STAT_CONCURRENCY, (name) => this.describeEntry(folder.rel, name, keys));
+    const stats = await lstatMany(page.map((name) => this.abs(joinRel(folder.rel, name))));
+    const items = await mapLimit(page, STAT_CONCURRENCY, (name, i) => this.describeEntry(folder.rel, name, keys, stats[i]));
     return {
       items: items.filter((i): i is ItemInfo => i !== undefined),
       ...(end < names.length && page.length > 0 ? { nextCursor: encodeCursor(page[page.length - 1]) } : {}),
@@ -585,21 +586,20 @@ export class FilesystemConnector implements ContentConnector {
     }
   }
 
-  private async describeEntry(folderRel: string, name: string, keys: Set<string>): Promise<ItemInfo | undefined> {
+  private async describeEntry(folderRel: string, name: string, keys: Set<string>, statOrError: BigIntStats | Error): Promise<ItemInfo | undefined> {
     const rel = joinRel(folderRel, name);
-    let stat: BigIntStats;
-    try {
-      stat = await fsp.lstat(this.abs(rel), { bigint: true });
-    } catch (e) {
+    if (statOrError instanceof Error) {
       // Removed since the directory was read (or a name that does not round-trip through UTF-8).
-      if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return undefined;
-      throw mapFsError(e, repoPath(rel));
+      if (errnoCode(statOrError) === 'ENOENT' || errnoCode(statOrError) === 'ENOTDIR') return undefined;
+      throw mapFsError(statOrError, repoPath(rel));
     }
+    const stat = statOrError;
     if (stat.isDirectory()) return folderItem(rel, stat, this.rootName);
     if (!stat.isFile()) return undefined;
-    const stored = keys.has(nameKey(name)) ? await this.store.read(rel) : undefined;
+    const stored = keys.size > 0 && keys.has(nameKey(name)) ? await this.store.read(rel) : undefined;
+    // A synthesized record describes the file as it is: nothing to reconcile.
     const meta = stored ?? synthesizeMeta(rel, stat);
-    reconcile(meta, stat);
+    if (stored) reconcile(meta, stat);
     return documentItem({ id: encodeId(rel), rel, stat, meta, record: latestVersion(meta) });
   }
 
@@ -713,6 +713,27 @@ const LARGEST_READ = 1024 * 1024;
 const SMALLEST_READ = 16 * 1024;
 function readChunkBytes(size: number): number {
   return Math.min(LARGEST_READ, Math.max(SMALLEST_READ, size + 1));
+}
+
+const LSTAT_BATCH = 256;
+/**
+ * lstat of many entries, in synchronous batches with the event loop free between them.
+ * An async lstat costs a thread-pool round trip several times dearer than the call itself,
+ * which made listing a 10,000-entry folder mostly wake-ups (bench/folderitems-vs-rclone).
+ */
+async function lstatMany(files: readonly string[]): Promise<Array<BigIntStats | Error>> {
+  const out: Array<BigIntStats | Error> = [];
+  for (let i = 0; i < files.length; i += LSTAT_BATCH) {
+    if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    for (const file of files.slice(i, i + LSTAT_BATCH)) {
+      try {
+        out.push(lstatSync(file, { bigint: true }));
+      } catch (e) {
+        out.push(e as Error);
+      }
+    }
+  }
+  return out;
 }
 
 /** Removes a file that may already be gone (fsp.rm walks a rimraf for what one unlink does). */
