@@ -176,6 +176,45 @@ describe('FilesystemConnector', () => {
     });
   });
 
+  describe('copying between two filesystem connectors', () => {
+    let other: Sandbox;
+    beforeEach(async () => {
+      other = await sandbox();
+    });
+    afterEach(() => other.cleanup());
+
+    it('copies a whole document, including an older version, and closes the source stream', async () => {
+      const id = await create('a.bin', 'version one');
+      await fs.updateContent(id, { content: body('version two, longer') }, bob);
+      const otherRoot = (await other.connector.rootFolder()).folderId;
+      for (const [name, sourceId, expected] of [
+        ['current.bin', id, 'version two, longer'],
+        ['older.bin', (await fs.listVersions(id))[1].id, 'version one'],
+      ]) {
+        const stream = await fs.openContent(sourceId);
+        const copied = await other.connector.createFile({ folderId: otherRoot, fileName: name, content: stream }, alice);
+        expect(stream.destroyed).toBe(true);
+        expect(await readText(other.connector.openContent(copied))).toBe(expected);
+        expect(await other.connector.getItem(copied)).toMatchObject({ size: expected.length, createdBy: 'alice', versionCount: 1 });
+      }
+      expect(await filesUnder(path.join(other.root, '.gateway', 'tmp'))).toEqual([]);
+    });
+
+    it('writes the rest of a stream already partly read, and a ranged stream, as the bytes it delivers', async () => {
+      const id = await create('a.txt', 'abcdefghij');
+      const otherRoot = (await other.connector.rootFolder()).folderId;
+      const ranged = await fs.openContent(id, { start: 2, end: 4 });
+      const rangedId = await other.connector.createFile({ folderId: otherRoot, fileName: 'ranged.txt', content: ranged }, alice);
+      expect(await readText(other.connector.openContent(rangedId))).toBe('cde');
+
+      const started = await fs.openContent(id);
+      const first: Buffer = await new Promise((resolve) => started.once('readable', () => resolve(started.read(3) as Buffer)));
+      expect(first.toString()).toBe('abc');
+      const restId = await other.connector.createFile({ folderId: otherRoot, fileName: 'rest.txt', content: started }, alice);
+      expect(await readText(other.connector.openContent(restId))).toBe('defghij');
+    });
+  });
+
   describe('metadata a power cut or a hand cleaned up', () => {
     it('reads a first record left empty (written without fsync) as a document without history', async () => {
       const id = await create('a.txt', 'first');
