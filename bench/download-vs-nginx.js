@@ -2,6 +2,12 @@
 // A 1 GiB download through the gateway (authenticated GET /api/repo/fs/file)
 // against Debian's nginx serving the same file, alternating rounds; both read
 // by curl. Target: the gateway takes at most 1.25 times as long.
+//
+// For context it also measures a bare Node server: a few lines that stream the same
+// file with the same 1 MiB reads (no framework, no auth, no lookups). nginx sends
+// with sendfile(2), which Node has no API for; `bare_ratio` is therefore the best
+// any Node process can reach on this machine, and `of_bare` how close the gateway gets.
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startGateway, median, printResult, workDir } = require('./lib/harness');
@@ -19,6 +25,7 @@ async function main() {
 
   const gateway = await startGateway({ GATEWAY_DATA_DIR: data });
   const nginx = await startNginx(repo);
+  const bare = await startBareNode(path.join(repo, 'big.bin'));
   try {
     const auth = { Authorization: gateway.auth };
     const idRes = await fetch(`${gateway.baseUrl}/api/repo/fs/idbypath?folderPath=/&fileName=big.bin`, { headers: auth });
@@ -28,15 +35,21 @@ async function main() {
     const nginxUrl = `${nginx.baseUrl}/big.bin`;
 
     curlGet(nginxUrl); // warm the page cache for both
+    curlGet(gatewayUrl, auth);
+    curlGet(bare.url);
     const g = [];
     const n = [];
+    const b = [];
     for (let i = 0; i < ROUNDS; i++) {
       const gr = curlGet(gatewayUrl, auth);
       const nr = curlGet(nginxUrl);
+      const br = curlGet(bare.url);
       if (gr.status !== 200 || gr.bytes !== SIZE) throw new Error(`gateway answered ${gr.status} with ${gr.bytes} bytes`);
       if (nr.status !== 200 || nr.bytes !== SIZE) throw new Error(`nginx answered ${nr.status} with ${nr.bytes} bytes`);
+      if (br.status !== 200 || br.bytes !== SIZE) throw new Error(`bare Node answered ${br.status} with ${br.bytes} bytes`);
       g.push(gr.seconds);
       n.push(nr.seconds);
+      b.push(br.seconds);
     }
     const ratio = median(g) / median(n);
     printResult('download-vs-nginx', {
@@ -45,6 +58,9 @@ async function main() {
       nginx_s: median(n),
       gateway_MBps: SIZE / 1e6 / median(g),
       nginx_MBps: SIZE / 1e6 / median(n),
+      bare_node_s: median(b),
+      bare_ratio: median(b) / median(n),
+      of_bare: median(g) / median(b),
       ratio,
       target: '<=1.25',
       verdict: ratio <= 1.25 ? 'PASS' : 'FAIL',
@@ -53,7 +69,24 @@ async function main() {
   } finally {
     await gateway.stop();
     await nginx.stop();
+    bare.stop();
   }
+}
+
+function startBareNode(file) {
+  const script = `
+    const http = require('node:http'); const fs = require('node:fs');
+    const file = process.argv[1];
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-length': fs.statSync(file).size, 'content-type': 'application/octet-stream' });
+      fs.createReadStream(file, { highWaterMark: 1024 * 1024 }).pipe(res);
+    });
+    server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+  const child = spawn(process.execPath, ['-e', script, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout.once('data', (line) => resolve({ url: `http://127.0.0.1:${String(line).trim()}/`, stop: () => child.kill() }));
+  });
 }
 
 module.exports = main;
