@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { UpstreamError, type ByteRange } from '@gateway/connector-api';
 import { binary, connector, createUser, listen, rawGet, seedDocument, sha256, startBatch, StreamGate, waitFor, waitForExport, type TestUser } from '../support/files';
 import { adminAuth, startGateway, type TestGateway } from '../support/gateway';
@@ -145,6 +145,57 @@ describe('Batch', () => {
     expect(errors[4]).toMatch(/^\[15\] .*: NOT_A_DOCUMENT: /);
   });
 
+  it('reports a document that fails while it waits its turn (opened ahead) as an empty, incomplete entry', async () => {
+    // a.bin is held after its first chunk until the next document, opened ahead meanwhile, has failed.
+    const fsConnector = connector(gw);
+    const open = fsConnector.openContent.bind(fsConnector);
+    let failedEarly!: () => void;
+    const failed = new Promise<void>((r) => (failedEarly = r));
+    jest.spyOn(fsConnector, 'openContent').mockImplementation(async (id: string, range?: ByteRange) => {
+      if (id === ids['b.txt']) {
+        const early = new Readable({ read() {} });
+        setImmediate(() => {
+          early.destroy(new Error('reset while waiting'));
+          failedEarly();
+        });
+        return early;
+      }
+      const source = await open(id, range);
+      if (id !== ids['a.bin']) return source;
+      const held = new PassThrough();
+      let first = true;
+      source.on('data', (chunk: Buffer) => {
+        held.write(chunk);
+        if (first) {
+          first = false;
+          source.pause();
+          void failed.then(() => setTimeout(() => source.resume(), 50));
+        }
+      });
+      source.on('end', () => held.end());
+      return held;
+    });
+    const link = await startBatch(gw, alice, [
+      { fileName: 'first.bin', connId: 'fs', id: ids['a.bin'] },
+      { fileName: 'early.txt', connId: 'fs', id: ids['b.txt'] },
+      { fileName: 'last.txt', connId: 'fs', id: ids['c.txt'] },
+    ]);
+    const file = await waitForExport(gw, alice, link.docId);
+    expect(file).toMatchObject({ state: 'ready', progress: { entriesDone: 3, errors: 1 } });
+    const entries = await downloadFile(link.docId);
+    expect(entries.map((e) => [e.name, e.size])).toEqual([
+      ['first.bin', contents['a.bin'].length],
+      ['early.txt', 0],
+      ['last.txt', contents['c.txt'].length],
+      ['errors.txt', expect.any(Number)],
+    ]);
+    expect(sha256(entries[0].data)).toBe(sha256(contents['a.bin']));
+    expect(sha256(entries[2].data)).toBe(sha256(contents['c.txt']));
+    expect(entries[3].data.toString('utf8').trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/^\[1\] .*: ERROR: the entry 'early\.txt' in this zip is incomplete \(0 bytes written\): reset while waiting$/),
+    ]);
+  });
+
   it('writes no errors.txt when every entry succeeds', async () => {
     const link = await startBatch(gw, alice, [{ fileName: 'one.txt', connId: 'fs', id: ids['b.txt'] }]);
     await waitForExport(gw, alice, link.docId);
@@ -239,22 +290,50 @@ describe('Batch', () => {
       expect(res.body.error.parameter).toBe(parameter);
     });
 
-    it('stops building when the reader goes away', async () => {
+    it('stops building when the reader goes away, closing the document opened ahead too', async () => {
       const gate = new StreamGate(connector(gw));
       try {
         const base = await listen(gw);
-        const res = await rawGet(`${base}${gw.api}/repo/__BATCH__/file?id0=${ids['a.bin']}&conn0=fs&id1=${ids['b.txt']}&conn1=fs`, { Authorization: alice.auth });
+        const query = `id0=${ids['a.bin']}&conn0=fs&id1=${ids['b.txt']}&conn1=fs&id2=${ids['c.txt']}&conn2=fs`;
+        const res = await rawGet(`${base}${gw.api}/repo/__BATCH__/file?${query}`, { Authorization: alice.auth });
         expect(res.statusCode).toBe(200);
-        await waitFor(async () => (gate.count === 1 ? true : undefined), 'the first document to be opened');
+        // The first document is held after its first chunk; the second is opened ahead meanwhile.
+        await waitFor(async () => (gate.count === 2 ? true : undefined), 'the first document and the next one to be opened');
         res.destroy();
-        await waitFor(async () => (gate.streams[0].destroyed ? true : undefined), 'the open document to be closed');
+        await waitFor(async () => (gate.streams.every((s) => s.destroyed) ? true : undefined), 'both open documents to be closed');
         gate.release();
         await new Promise((r) => setTimeout(r, 100));
-        expect(gate.count).toBe(1); // the second document was never opened
+        expect(gate.count).toBe(2); // the third document was never opened
       } finally {
         gate.restore();
       }
     });
+  });
+
+  it('opens the next document only near the end of a large one', async () => {
+    const big = randomBytes(24 * 1024 * 1024);
+    const bigId = await seedDocument(gw, 'big-ahead.bin', big);
+    const gate = new StreamGate(connector(gw));
+    try {
+      const link = await startBatch(gw, alice, [
+        { fileName: 'big.bin', connId: 'fs', id: bigId },
+        { fileName: 'small.txt', connId: 'fs', id: ids['c.txt'] },
+      ]);
+      await waitFor(async () => (gate.count === 1 ? true : undefined), 'the large document to be opened');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(gate.count).toBe(1); // held after its first chunk, far from its end: the next one waits
+      gate.release();
+      const file = await waitForExport(gw, alice, link.docId);
+      expect(file).toMatchObject({ state: 'ready', progress: { entriesDone: 2, errors: 0 } });
+      expect(gate.count).toBe(2);
+      const entries = await downloadFile(link.docId);
+      expect(entries.map((e) => e.name)).toEqual(['big.bin', 'small.txt']);
+      expect(sha256(entries[0].data)).toBe(sha256(big));
+      expect(sha256(entries[1].data)).toBe(sha256(contents['c.txt']));
+    } finally {
+      gate.restore();
+      fs.rmSync(path.join(gw.dataDir, 'repository', 'big-ahead.bin'));
+    }
   });
 
   it('copies large documents through intact', async () => {

@@ -1,13 +1,12 @@
-import type { Archiver, ArchiverOptions, EntryData } from 'archiver';
+import archiver, { type Archiver, type EntryData } from 'archiver';
 import { PassThrough, Transform, type Readable } from 'node:stream';
 import { GatewayError, InvalidArgumentError } from '@gateway/connector-api';
 import type { ConnectorRegistry } from '../connectors/connector-registry.service';
+import { useNativeCrc32ForArchiver } from './native-crc32';
 import { EntryNames, sanitizeEntryName } from './zip-entry-names';
 
-// archiver 7's CommonJS export is a factory function; the installed @types/archiver (8.x)
-// describes archiver 8's classes instead, so the factory is typed here by hand.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const createArchiver = require('archiver') as (format: 'zip', options?: ArchiverOptions) => Archiver;
+// Every entry's CRC-32 through zlib instead of JavaScript (see native-crc32.ts).
+useNativeCrc32ForArchiver();
 
 /** One requested document: where it lives and the name it gets in the zip. */
 export interface BatchEntry {
@@ -18,6 +17,19 @@ export interface BatchEntry {
   /** Empty or absent: the document's own name. */
   fileName?: string;
 }
+
+/** An entry whose document is looked up and open, its name in the zip claimed; or the errors.txt line saying why not. */
+type PreparedEntry =
+  | { entry: BatchEntry; source: Readable; name: string; size?: number; modified?: Date; earlyError: () => unknown }
+  | { entry: BatchEntry; failure: string };
+
+/**
+ * The next document is opened once the current one has at most this much
+ * left to copy (at once when it is that small): the open overlaps the copy,
+ * and an opened stream (an HTTP response, for a remote repository) never
+ * waits long for its turn.
+ */
+const OPEN_AHEAD_BYTES = 4 * 1024 * 1024;
 
 export interface BatchProgress {
   entriesDone: number;
@@ -38,9 +50,12 @@ export class BatchHaltedError extends Error {
 
 /**
  * Builds one zip from repository documents, streaming: one document at a
- * time is open, its bytes flow through with backpressure into `archive`,
- * whatever reads `archive` (a file, an HTTP response) sets the pace. Memory
- * does not grow with document sizes.
+ * time flows through with backpressure into `archive`, whatever reads
+ * `archive` (a file, an HTTP response) sets the pace. Meanwhile the next
+ * document is looked up, and opened (not read) near the end of the current
+ * one (OPEN_AHEAD_BYTES), so the per-document round trips overlap the
+ * copying instead of adding up; at most two documents are open. Memory does
+ * not grow with document sizes or counts.
  *
  * A failing entry never fails the zip: unknown connector, missing document,
  * an upstream error while opening it all become a line of errors.txt. A
@@ -62,7 +77,7 @@ export class BatchZip {
     options: { level: number; signal?: AbortSignal },
   ) {
     // STORE (level 0) copies bytes as they are; deflate levels 1-9 trade CPU for size.
-    this.archive = createArchiver('zip', options.level === 0 ? { store: true } : { zlib: { level: options.level } });
+    this.archive = archiver('zip', options.level === 0 ? { store: true } : { zlib: { level: options.level } });
     this.archive.on('warning', () => undefined);
     this.archive.on('error', (e: Error) => this.halt(e));
     this.archive.once('close', () => {
@@ -83,19 +98,45 @@ export class BatchZip {
   /** Appends every entry in order, then errors.txt when needed, then finalises the archive. */
   async run(): Promise<BatchProgress> {
     const errors: string[] = [];
-    for (const entry of this.entries) {
+    let next: Promise<PreparedEntry> | undefined;
+    let letNextOpen: () => void = () => undefined;
+    const prepareAhead = (i: number) => {
+      let allow: () => void = () => undefined;
+      const mayOpen = new Promise<void>((resolve) => (allow = resolve));
+      letNextOpen = allow;
+      next = i < this.entries.length ? this.prepare(this.entries[i], mayOpen) : undefined;
+      next?.catch(() => undefined); // awaited in the next turn; a halt meanwhile must not go unhandled
+    };
+    try {
       this.throwIfHalted();
-      const failure = await this.addEntry(entry);
-      if (failure !== undefined) {
-        errors.push(failure);
-        this.progress.errorCount++;
+      prepareAhead(0);
+      letNextOpen();
+      for (let i = 0; i < this.entries.length; i++) {
+        const prepared = await next!;
+        next = undefined;
+        if (this.halted.signal.aborted) {
+          if ('source' in prepared) prepared.source.destroy();
+          this.throwIfHalted();
+        }
+        // Names are claimed in prepare(), after the one before has claimed its own: request order.
+        prepareAhead(i + 1);
+        if ('failure' in prepared) letNextOpen();
+        const failure = 'failure' in prepared ? prepared.failure : await this.addPrepared(prepared, letNextOpen);
+        if (failure !== undefined) {
+          errors.push(failure);
+          this.progress.errorCount++;
+        }
+        this.progress.entriesDone++;
       }
-      this.progress.entriesDone++;
+    } finally {
+      // Halted with a document opened ahead: close it once it is there.
+      const pending: Promise<PreparedEntry> | undefined = next;
+      pending?.then((p) => ('source' in p ? p.source.destroy() : undefined), () => undefined);
     }
     this.throwIfHalted();
     if (errors.length > 0) {
       const text = Buffer.from(errors.join('\n') + '\n', 'utf8');
-      await this.append(bufferStream(text), { name: ERRORS_ENTRY, date: new Date() }, false);
+      await this.append(bufferStream(text), { name: ERRORS_ENTRY, date: new Date() });
       this.throwIfHalted();
     }
     this.finalizing = true;
@@ -136,30 +177,38 @@ export class BatchZip {
     });
   }
 
-  /** Adds one document; returns the errors.txt line when it failed. */
-  private async addEntry(entry: BatchEntry): Promise<string | undefined> {
-    let source: Readable;
-    let name: string;
-    let modified: Date | undefined;
+  /**
+   * Looks the entry's document up, opens it once `mayOpen` says so and claims
+   * its name; a failure becomes its errors.txt line.
+   */
+  private async prepare(entry: BatchEntry, mayOpen: Promise<void>): Promise<PreparedEntry> {
     try {
       const connector = this.registry.get(entry.connId);
       const item = await this.untilHalted(connector.getItem(entry.id));
       if (item.baseType !== 'document') {
         throw new InvalidArgumentError('id', `'${entry.id}' is a folder; only documents can be put in a zip`, 'NOT_A_DOCUMENT');
       }
-      this.throwIfHalted();
-      source = await this.untilHalted(connector.openContent(entry.id), (late) => late.destroy());
-      name = this.names.claim(sanitizeEntryName(entry.fileName) || sanitizeEntryName(item.name) || `document-${entry.index}`);
-      modified = item.modified;
+      await this.untilHalted(mayOpen);
+      const source = await this.untilHalted(connector.openContent(entry.id), (late) => late.destroy());
+      // Nobody reads it until the entry before it is done: keep a failure meanwhile for append().
+      let earlyError: unknown;
+      source.on('error', (e: unknown) => (earlyError ??= e));
+      const name = this.names.claim(sanitizeEntryName(entry.fileName) || sanitizeEntryName(item.name) || `document-${entry.index}`);
+      return { entry, source, name, size: item.size, modified: item.modified, earlyError: () => earlyError };
     } catch (e) {
       this.throwIfHalted();
-      return errorLine(entry, e);
+      return { entry, failure: errorLine(entry, e) };
     }
-    if (this.halted.signal.aborted) {
-      source.destroy();
-      this.throwIfHalted();
-    }
-    const { bytes, error } = await this.append(source, { name, date: modified ?? new Date() });
+  }
+
+  /** Appends an opened document (`nearEnd` when it has little left); returns the errors.txt line when its stream broke. */
+  private async addPrepared(prepared: Extract<PreparedEntry, { source: Readable }>, nearEnd: () => void): Promise<string | undefined> {
+    const { entry, name } = prepared;
+    const { bytes, error } = await this.append(prepared.source, { name, date: prepared.modified ?? new Date() }, {
+      earlyError: prepared.earlyError,
+      size: prepared.size,
+      nearEnd,
+    });
     this.throwIfHalted();
     if (error !== undefined) return errorLine(entry, error, `the entry '${name}' in this zip is incomplete (${bytes} bytes written)`);
     return undefined;
@@ -169,17 +218,33 @@ export class BatchZip {
    * Streams `source` into the archive as one entry and resolves once the
    * archive has taken all of it. The source goes through a counter that never
    * fails, so a broken source ends its entry early instead of breaking the zip.
+   * A document entry (`document` given) counts as progress and calls
+   * `nearEnd` once at most OPEN_AHEAD_BYTES of its `size` are left (at the
+   * latest when it ends); `earlyError` tells why a source that was already
+   * destroyed when its turn came failed.
    */
-  private append(source: Readable, data: EntryData, countsAsProgress = true): Promise<{ bytes: number; error?: unknown }> {
+  private append(
+    source: Readable,
+    data: EntryData,
+    document?: { size?: number; nearEnd: () => void; earlyError: () => unknown },
+  ): Promise<{ bytes: number; error?: unknown }> {
     return new Promise((resolve) => {
       let bytes = 0;
       let error: unknown;
       let settled = false;
       const progress = this.progress;
+      const size = document?.size;
+      let nearEnd = document?.nearEnd;
+      const callNearEnd = () => {
+        nearEnd?.();
+        nearEnd = undefined;
+      };
+      if (size !== undefined && size <= OPEN_AHEAD_BYTES) callNearEnd();
       const counter = new Transform({
         transform(chunk: Buffer, _encoding, callback) {
           bytes += chunk.length;
-          if (countsAsProgress) progress.bytesDone += chunk.length;
+          if (document) progress.bytesDone += chunk.length;
+          if (nearEnd && size !== undefined && size - bytes <= OPEN_AHEAD_BYTES) callNearEnd();
           callback(null, chunk);
         },
       });
@@ -202,6 +267,7 @@ export class BatchZip {
       const finish = () => {
         if (settled) return;
         settled = true;
+        callNearEnd();
         source.off('error', onSourceError);
         source.off('close', onSourceClose);
         this.archive.off('entry', onEntry);
@@ -216,6 +282,8 @@ export class BatchZip {
       this.halted.signal.addEventListener('abort', onHalt, { once: true });
       source.pipe(counter);
       this.archive.append(counter, data);
+      // Failed or closed while it waited its turn: 'error' and 'close' have been and gone.
+      if (source.destroyed) endEarly(document?.earlyError() ?? new Error('the document stream closed before its end'));
     });
   }
 }
