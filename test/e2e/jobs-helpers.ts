@@ -46,8 +46,10 @@ ${options.extraYaml ?? ''}`,
  */
 export class Faulty {
   opened = 0;
+  /** Documents whose lead bytes (close({ leadBytes })) were handed to the target. */
+  leadSent = 0;
   failing?: RegExp;
-  private gate?: { promise: Promise<void>; open: () => void };
+  private gate?: { promise: Promise<void>; open: () => void; leadBytes: number };
 
   constructor(readonly connector: ContentConnector) {
     const original = connector.openContent.bind(connector);
@@ -58,6 +60,20 @@ export class Faulty {
       const gate = this.gate;
       if (!gate) return original(id, range);
       const out = new PassThrough();
+      if (gate.leadBytes > 0) {
+        // The first bytes go out at once (the target has started writing), the rest waits at the gate.
+        void (async () => {
+          const chunks: Buffer[] = [];
+          for await (const c of await original(id, range)) chunks.push(c as Buffer);
+          const all = Buffer.concat(chunks);
+          if (out.destroyed) return;
+          out.write(all.subarray(0, Math.min(gate.leadBytes, all.length - 1)));
+          this.leadSent++;
+          await gate.promise;
+          if (!out.destroyed) out.end(all.subarray(Math.min(gate.leadBytes, all.length - 1)));
+        })().catch((e: Error) => out.destroy(e));
+        return out;
+      }
       void gate.promise.then(async () => {
         if (out.destroyed) return;
         const real: Readable = await original(id, range);
@@ -69,10 +85,11 @@ export class Faulty {
     };
   }
 
-  close(): void {
+  /** Holds content at a gate until open(); with leadBytes, that many bytes of each document pass before the gate. */
+  close(options: { leadBytes?: number } = {}): void {
     let open!: () => void;
     const promise = new Promise<void>((r) => (open = r));
-    this.gate = { promise, open };
+    this.gate = { promise, open, leadBytes: options.leadBytes ?? 0 };
   }
 
   open(): void {
@@ -83,6 +100,11 @@ export class Faulty {
   /** Resolves once `n` content streams have been opened in total. */
   async waitOpened(n: number): Promise<void> {
     while (this.opened < n) await sleep(20);
+  }
+
+  /** Resolves once the lead bytes of `n` documents in total have been handed to the target. */
+  async waitLeadSent(n: number): Promise<void> {
+    while (this.leadSent < n) await sleep(20);
   }
 }
 

@@ -9,6 +9,7 @@ import {
   flags,
   jobBody,
   listTree,
+  sleep,
   startJobsGateway,
   status,
   waitStatus,
@@ -21,6 +22,12 @@ function expectedFlags(s: keyof typeof JOB_STATES): string[] {
   const a = JOB_STATES[s].actions as readonly string[];
   const map: Record<string, string> = { start: 'canStartJob', restart: 'canRestartJob', pause: 'canPauseJob', abort: 'canAbortJob', resume: 'canResumeJob', kill: 'canKillJob' };
   return Object.entries(map).filter(([action]) => a.includes(action)).map(([, f]) => f);
+}
+
+/** Uploads staged by the filesystem connector (its metadata folder's tmp/) and not yet renamed into place. */
+function stagedFiles(root: string): string[] {
+  const tmp = path.join(root, '.gateway', 'tmp');
+  return fs.existsSync(tmp) ? fs.readdirSync(tmp) : [];
 }
 
 function tree(n: number, prefix = 'in'): Record<string, string> {
@@ -282,10 +289,10 @@ users:
     it('abort (GET and POST): in-flight documents finish, the run ends ABORTED; resume skips what was done', async () => {
       writeTree(gw.srcRoot, tree(10, 'walk2'));
       const jobId = await defineJob(gw, jobBody('walk-abort', { source: { connectorId: 'src', folderPath: '/walk2' }, target: { connectorId: 'dst', folderPath: '/walk2' } }));
-      const opened = gw.src.opened;
-      gw.src.close();
+      const sent = gw.src.leadSent;
+      gw.src.close({ leadBytes: 10 }); // the in-flight documents have started to arrive at the target
       await call(gw, jobId, 'start');
-      await gw.src.waitOpened(opened + 2); // concurrency 2: two documents in flight
+      await gw.src.waitLeadSent(sent + 2); // concurrency 2: two documents in flight
       const aborting = await call(gw, jobId, 'abort', 200, 'post');
       expect(aborting.message).toBe(`Job ${jobId} aborted: run ${jobId}_1`);
       expect(aborting.results.status).toBe('ABORTING');
@@ -296,7 +303,11 @@ users:
       expect(flags(aborted)).toEqual(expectedFlags('ABORTED'));
       expect(aborted.endTime).not.toBeNull();
       expect(aborted.written).toBe(2);
-      expect(Object.keys(listTree(path.join(gw.dstRoot, 'walk2')))).toHaveLength(2);
+      // the two in-flight documents finished whole; nothing else, nothing staged, is left at the target
+      const landed = listTree(path.join(gw.dstRoot, 'walk2'));
+      expect(Object.keys(landed)).toHaveLength(2);
+      for (const [rel, content] of Object.entries(landed)) expect(content).toBe(fs.readFileSync(path.join(gw.srcRoot, 'walk2', rel), 'utf8'));
+      expect(stagedFiles(gw.dstRoot)).toEqual([]);
 
       await call(gw, jobId, 'resume');
       const done = await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED');
@@ -322,15 +333,16 @@ users:
     it('kill: in-flight documents are cancelled and nothing half-written stays; resume completes exactly', async () => {
       writeTree(gw.srcRoot, tree(6, 'walk3'));
       const jobId = await defineJob(gw, jobBody('walk-kill', { source: { connectorId: 'src', folderPath: '/walk3' }, target: { connectorId: 'dst', folderPath: '/walk3' } }));
-      const opened = gw.src.opened;
-      gw.src.close();
+      const sent = gw.src.leadSent;
+      gw.src.close({ leadBytes: 10 }); // the target has started writing when kill cuts the streams
       await call(gw, jobId, 'start');
-      await gw.src.waitOpened(opened + 2);
+      await gw.src.waitLeadSent(sent + 2);
       const killed = await call(gw, jobId, 'kill', 200, 'post');
       expect(killed.message).toBe(`Job ${jobId} killed: run ${jobId}_1`);
       const aborted = await waitStatus(gw, jobId, 'ABORTED');
       expect(aborted).toMatchObject({ written: 0, failed: 0 });
       expect(listTree(path.join(gw.dstRoot, 'walk3'))).toEqual({});
+      expect(stagedFiles(gw.dstRoot)).toEqual([]);
       gw.src.open();
       await call(gw, jobId, 'resume');
       const done = await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED');
@@ -361,6 +373,60 @@ users:
       expect(listTree(path.join(gw.dstRoot, 'walk4'))).toEqual(listTree(path.join(gw.srcRoot, 'walk4')));
       // the last run has no failures left
       expect((await call(gw, jobId, 'runerrors', 409)).error.code).toBe('JOB_STATE_CONFLICT');
+    });
+
+    it('maxErrors: the run FAILS at the limit; resume continues without redoing finished documents', async () => {
+      writeTree(gw.srcRoot, tree(12, 'walk5'));
+      const jobId = await defineJob(
+        gw,
+        jobBody('walk-limit', { source: { connectorId: 'src', folderPath: '/walk5' }, target: { connectorId: 'dst', folderPath: '/walk5' }, options: { maxErrors: 2 } }),
+      );
+      gw.src.failing = /doc-00[0-4]/;
+      await call(gw, jobId, 'start');
+      const failed = await waitStatus(gw, jobId, 'FAILED', 'COMPLETED', 'COMPLETED_WITH_ERRORS');
+      expect(failed.status).toBe('FAILED');
+      expect(failed.failed).toBeGreaterThanOrEqual(2);
+      expect(flags(failed)).toEqual(expectedFlags('FAILED'));
+      expect((await call(gw, jobId, 'status')).message).toMatch(/limit is 2 \(options.maxErrors\)/);
+      gw.src.failing = undefined;
+      await call(gw, jobId, 'resume');
+      const done = await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED');
+      expect(done.status).toBe('COMPLETED_WITH_ERRORS');
+      expect(done.read).toBe(12);
+      expect(done.written + done.failed + done.skipped).toBe(12);
+      expect(Object.keys(listTree(path.join(gw.dstRoot, 'walk5')))).toHaveLength(done.written);
+    });
+
+    it('maxErrors with documents in flight: RUNNING (message says why, resume 409) until they finish, then FAILED; resume completes exactly', async () => {
+      writeTree(gw.srcRoot, tree(12, 'walk6'));
+      const jobId = await defineJob(
+        gw,
+        jobBody('walk-limit-inflight', { source: { connectorId: 'src', folderPath: '/walk6' }, target: { connectorId: 'dst', folderPath: '/walk6' }, options: { maxErrors: 2 } }),
+      );
+      gw.src.failing = /doc-00[0-4]/; // these fail at once; the others wait at the gate
+      const opened = gw.src.opened;
+      gw.src.close();
+      await call(gw, jobId, 'start');
+      await gw.src.waitOpened(opened + 1);
+      let failing = await call(gw, jobId, 'status');
+      while (failing.message === null) {
+        await sleep(25);
+        failing = await call(gw, jobId, 'status');
+      }
+      expect(failing.message).toMatch(/limit is 2 \(options.maxErrors\)/);
+      expect(failing.results.status).toBe('RUNNING');
+      expect((await call(gw, jobId, 'resume', 409)).error.status).toBe('RUNNING');
+      gw.src.failing = undefined;
+      gw.src.open();
+      const failed = await waitStatus(gw, jobId, 'FAILED', 'COMPLETED', 'COMPLETED_WITH_ERRORS');
+      expect(failed).toMatchObject({ status: 'FAILED', failed: 5 });
+      expect(failed.written).toBeGreaterThan(0); // the documents in flight finished
+      expect(failed.written).toBeLessThan(7);
+      await call(gw, jobId, 'resume');
+      const done = await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED');
+      expect(done).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', jobRunId: `${jobId}_1`, read: 12, written: 7, skipped: 0, failed: 5 });
+      const copied = listTree(path.join(gw.dstRoot, 'walk6'));
+      expect(Object.keys(copied).sort()).toEqual(Object.keys(tree(12, '')).map((k) => k.replace(/^\//, '')).filter((k) => !/doc-00[0-4]/.test(k)).sort());
     });
 
     it('every status of the state table has its display name and flags in the records above', () => {

@@ -129,8 +129,12 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
     const job = await this.job(jobId);
     const latest = await this.repo.latestRun(jobId);
     this.assertAllowed(jobId, latest, 'resume');
+    // PAUSED, ABORTED and FAILED runs have nothing in flight (they are reached once no task is
+    // active, see settle), so the new attempt starts from a quiet run: its failure budget starts
+    // at the run's failed count, and every task not done is queued again for it.
     const attempt = await this.repo.withRunLock(latest!.id, async (run, trx) => {
       this.assertAllowed(jobId, run, 'resume');
+      // Rows left active by a process that died (embedded: reset at start-up already; Redis: a killed process).
       await this.repo.resetActiveTasks(trx, run.id);
       await this.repo.updateRun(trx, run.id, {
         status: 'RUNNING',
@@ -148,6 +152,7 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
     if (keys.length === 0) {
       await this.repo.withRunLock(latest!.id, (run, trx) => settle(this.repo, trx, run));
     }
+    await this.executor.notify(latest!.id);
     return this.answer(job, `Job ${jobId} resumed: run ${latest!.id}`);
   }
 

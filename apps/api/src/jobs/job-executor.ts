@@ -8,7 +8,7 @@ import { GATEWAY_CONFIG } from '../config/config.module';
 import type { GatewayConfig } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import type { JobDefinition } from './job-definition.dto';
-import { closeSegment, settle } from './run-lifecycle';
+import { failingReason, settle } from './run-lifecycle';
 import { TASK_QUEUE, TaskInterrupted, type TaskQueue, type TaskRef } from './task-queue';
 
 /** Documents listed per folder page, and per docs task. */
@@ -56,11 +56,18 @@ function hashKey(prefix: string, ...parts: string[]): string {
   return `${prefix}.${createHash('sha1').update(parts.join('\n')).digest('hex')}`;
 }
 
-/** What this process knows about a run it works on (refreshed from the database). */
+/**
+ * What this process knows about a run it works on (refreshed from the database).
+ * It only moves forward: a task of attempt n brings it to n (the run lock said so
+ * when the task started), and a refresh read before that is dropped.
+ */
 interface RunWatch {
   status: string;
   attempt: number;
   cancel: boolean;
+  /** RUNNING but bound to end FAILED (failingReason): take no new documents. */
+  failing: boolean;
+  maxErrors: number;
   users: number;
   inflight: Set<Readable>;
   timer?: NodeJS.Timeout;
@@ -137,26 +144,39 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
 
   // ---- tasks --------------------------------------------------------------
 
+  /**
+   * One task of one attempt of a run. The task row belongs to the attempt that
+   * queued it: a task of an older attempt (queued before a resume) neither starts
+   * nor writes its row, since the resume reset that row and queued it again.
+   */
   async runTask(ref: TaskRef): Promise<void> {
     if (this.shuttingDown) throw new TaskInterrupted();
     const task = await this.repo.findTask(ref.runId, ref.key);
     if (!task || task.state === 'done') return;
+    // Loaded before the lock for options.maxErrors; a failure to load fails the task below.
+    const loaded = await this.context(ref.runId).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
+    const maxErrors = loaded instanceof Error ? 0 : loaded.def.options.maxErrors;
     const started = await this.repo.withRunLock(ref.runId, async (run, trx) => {
-      if (run.attempt !== ref.attempt) return false;
-      if (run.status !== 'RUNNING') {
-        await settle(this.repo, trx, run);
-        return false;
+      if (run.attempt !== ref.attempt) return undefined;
+      if (run.status !== 'RUNNING' || failingReason(run, maxErrors) !== undefined) {
+        // BullMQ hands a task out again only when the worker that had it lost its lock (a
+        // killed process): its row still says active and would hold PAUSING, ABORTING or a
+        // failing run forever. The row goes back to pending; resume queues it again.
+        if (this.queue.mode === 'redis' && task.state === 'active') await this.repo.setTaskState(trx, ref.runId, ref.key, 'pending');
+        await settle(this.repo, trx, run, Date.now(), maxErrors);
+        return undefined;
       }
       await this.repo.setTaskState(trx, ref.runId, ref.key, 'active');
-      return true;
+      return run;
     });
     if (!started) return;
 
-    const watch = this.acquireWatch(ref.runId, ref.attempt);
+    const watch = this.acquireWatch(started, maxErrors);
     let finished = false;
     let failure: string | undefined;
     try {
-      const ctx = await this.context(ref.runId);
+      if (loaded instanceof Error) throw loaded;
+      const ctx = loaded;
       if (task.kind === 'enum') {
         await this.enumerate(ref, ctx, JSON.parse(task.payload) as EnumPayload);
         finished = true;
@@ -173,13 +193,15 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     }
 
     await this.repo.withRunLock(ref.runId, async (run, trx) => {
+      // A resume since this task started: the row is the newer attempt's (reset and queued again).
+      if (run.attempt !== ref.attempt) return;
       await this.repo.setTaskState(trx, ref.runId, ref.key, finished ? 'done' : 'pending');
-      if (failure !== undefined && run.status === 'RUNNING') {
-        const now = Date.now();
-        await this.repo.updateRun(trx, run.id, { status: 'FAILED', message: failure, end_time: now, ...closeSegment(run, now) });
-        return;
+      if (failure !== undefined && run.status === 'RUNNING' && run.message === null) {
+        // The run is failing now: it takes no new work and turns FAILED once no task is active (settle).
+        await this.repo.updateRun(trx, run.id, { message: failure });
+        run = { ...run, message: failure };
       }
-      await settle(this.repo, trx, run);
+      await settle(this.repo, trx, run, Date.now(), maxErrors);
     });
     if (!finished && this.shuttingDown && this.queue.mode === 'redis') throw new TaskInterrupted();
   }
@@ -220,10 +242,11 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
       p.items.map((i) => ({ docId: i.id, relPath: i.rel, sourcePath: i.path ?? joinPath(ctx.def.source.folderPath, i.rel) })),
       Date.now(),
     );
-    const stopped = () => this.shuttingDown || watch.status !== 'RUNNING' || watch.attempt !== ref.attempt;
+    let limitReached = false;
+    const stopped = () =>
+      this.shuttingDown || limitReached || watch.attempt !== ref.attempt || watch.status !== 'RUNNING' || watch.failing;
     const buffer: DocOutcome[] = [];
     let flushing: Promise<unknown> = Promise.resolve();
-    let limitReached = false;
     const flush = () => {
       flushing = flushing.catch(() => undefined).then(async () => {
         const batch = buffer.splice(0, buffer.length);
@@ -235,10 +258,9 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
           buffer.unshift(...batch); // kept for the next flush; the task's last flush reports the error
           throw e;
         }
-        const failures = run.failed - run.failedBase;
-        if (ctx.def.options.maxErrors > 0 && failures >= ctx.def.options.maxErrors && !limitReached) {
+        if (!limitReached && run.attempt === ref.attempt && failingReason(run, ctx.def.options.maxErrors) !== undefined) {
           limitReached = true;
-          await this.failRun(run, `${failures} documents failed; the job's limit is ${ctx.def.options.maxErrors} (options.maxErrors)`);
+          await this.markFailing(ref, ctx.def.options.maxErrors);
         }
       });
       return flushing;
@@ -272,13 +294,15 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     return unfinished === 0;
   }
 
-  private async failRun(run: JobRunRecord, message: string): Promise<void> {
-    await this.repo.withRunLock(run.id, async (current, trx) => {
-      if (current.status !== 'RUNNING') return;
-      const now = Date.now();
-      await this.repo.updateRun(trx, run.id, { status: 'FAILED', message, end_time: now, ...closeSegment(current, now) });
+  /**
+   * The errors reached options.maxErrors: the run is failing (its reason becomes its message) and every
+   * worker of this process stops taking documents; it turns FAILED once its in-flight tasks ended (settle).
+   */
+  private async markFailing(ref: TaskRef, maxErrors: number): Promise<void> {
+    await this.repo.withRunLock(ref.runId, async (run, trx) => {
+      if (run.attempt === ref.attempt) await settle(this.repo, trx, run, Date.now(), maxErrors);
     });
-    await this.notify(run.id);
+    await this.notify(ref.runId);
   }
 
   /** One document: undefined when cancelled (kill or shutdown), so it stays claimed and is redone later. */
@@ -441,14 +465,19 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     return ctx;
   }
 
-  private acquireWatch(runId: string, attempt: number): RunWatch {
+  /** `run` as read under the lock that started a task of it: RUNNING, not failing, at the task's attempt. */
+  private acquireWatch(run: JobRunRecord, maxErrors: number): RunWatch {
+    const runId = run.id;
     let w = this.watches.get(runId);
     if (!w) {
-      w = { status: 'RUNNING', attempt, cancel: false, users: 0, inflight: new Set() };
+      w = { status: run.status, attempt: run.attempt, cancel: run.cancel, failing: false, maxErrors, users: 0, inflight: new Set() };
       const watch = w;
       w.timer = setInterval(() => void this.refresh(runId, watch).catch(() => undefined), WATCH_EVERY_MS);
       w.timer.unref();
       this.watches.set(runId, w);
+    } else if (run.attempt > w.attempt) {
+      // Kept alive by tasks of an older attempt: what it says is about that attempt.
+      Object.assign(w, { status: run.status, attempt: run.attempt, cancel: run.cancel, failing: false, maxErrors });
     }
     w.users++;
     return w;
@@ -464,11 +493,12 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   private async refresh(runId: string, w: RunWatch): Promise<void> {
-    const s = await this.repo.runStatus(runId);
-    if (!s) return;
-    w.status = s.status;
-    w.attempt = s.attempt;
-    w.cancel = s.cancel;
+    const run = await this.repo.findRun(runId);
+    if (!run || run.attempt < w.attempt) return; // read before a task of a newer attempt started
+    w.status = run.status;
+    w.attempt = run.attempt;
+    w.cancel = run.cancel;
+    w.failing = failingReason(run, w.maxErrors) !== undefined;
     if (w.cancel) for (const stream of w.inflight) stream.destroy(new Cancelled('killed'));
   }
 }

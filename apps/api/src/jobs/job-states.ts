@@ -39,7 +39,12 @@ export const ACTIONS: Record<JobAction, { method: string; next: string; effect: 
 export const RUNNER_TRANSITIONS: Array<[from: JobStatus, to: JobStatus, when: string]> = [
   ['RUNNING', 'COMPLETED', 'every document finished, none failed'],
   ['RUNNING', 'COMPLETED_WITH_ERRORS', 'every document finished, some failed (fewer than maxErrors)'],
-  ['RUNNING', 'FAILED', 'failed reached options.maxErrors, the source folder cannot be listed, or the process stopped mid-run (embedded mode)'],
+  [
+    'RUNNING',
+    'FAILED',
+    'failed reached options.maxErrors or the source folder cannot be listed (no new documents are taken; FAILED once in-flight documents finished, ' +
+      'the reason is the message meanwhile), or the process stopped mid-run (embedded mode)',
+  ],
   ['PAUSING', 'PAUSED', 'in-flight documents finished'],
   ['ABORTING', 'ABORTED', 'in-flight documents finished (or were cancelled by kill)'],
 ];

@@ -94,7 +94,7 @@ export class JobServiceController {
   }
 
   @Get(':jobid/status')
-  @ApiOperation({ summary: 'Job status', description: `The status record of the job's latest run; \`message\` is the reason of a failed run.${STATE_TABLE}` })
+  @ApiOperation({ summary: 'Job status', description: `The status record of the job's latest run; \`message\` is the reason of a failed run (also while a RUNNING run that has to fail lets its in-flight documents finish).${STATE_TABLE}` })
   @jobIdParam
   @ApiEnvelope(JobStatusDto, { message: true })
   @ApiErrors(400, 404)

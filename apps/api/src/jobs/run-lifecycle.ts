@@ -8,14 +8,50 @@ export function closeSegment(run: JobRunRecord, now: number): { active_ms: numbe
   return { active_ms: run.activeMs + (run.segmentStart !== null ? Math.max(0, now - run.segmentStart) : 0), segment_start: null };
 }
 
+/** The reason of a run whose errors since its start (or last resume) reached options.maxErrors; undefined otherwise. */
+export function limitReason(run: JobRunRecord, maxErrors: number): string | undefined {
+  const failures = run.failed - run.failedBase;
+  if (maxErrors <= 0 || failures < maxErrors) return undefined;
+  return `${failures} documents failed; the job's limit is ${maxErrors} (options.maxErrors)`;
+}
+
+/**
+ * A failing run: RUNNING, but bound to end FAILED — a task failed (its reason is
+ * the run's message; a RUNNING run has no message otherwise) or the errors
+ * reached options.maxErrors. It takes no new work; it turns FAILED in settle()
+ * once no task of it is active, like PAUSING → PAUSED and ABORTING → ABORTED.
+ *
+ * Why not FAILED at once: FAILED allows resume, and a resume while the failed
+ * attempt still has documents in flight would run two attempts of the same
+ * tasks side by side (the old attempt's late results would land after the
+ * resume: its task rows and its errors, which would count against the resumed
+ * attempt's maxErrors). A FAILED run, like PAUSED and ABORTED, has nothing in
+ * flight, so resume starts from a quiet run.
+ */
+export function failingReason(run: JobRunRecord, maxErrors: number): string | undefined {
+  if (run.status !== 'RUNNING') return undefined;
+  return run.message ?? limitReason(run, maxErrors);
+}
+
 /**
  * Moves a run on once its work allows it, under the run lock:
- * RUNNING → COMPLETED(_WITH_ERRORS) when no task is left, PAUSING → PAUSED and
+ * RUNNING → FAILED when it is failing (see failingReason) and no task is active;
+ * RUNNING → COMPLETED(_WITH_ERRORS) when no task is left; PAUSING → PAUSED and
  * ABORTING → ABORTED when no task is active any more. Returns the new status.
+ * `maxErrors` is the job's options.maxErrors (0 when the caller knows the limit cannot apply).
  */
-export async function settle(repo: JobsRepository, trx: Trx, run: JobRunRecord, now = Date.now()): Promise<JobStatus> {
+export async function settle(repo: JobsRepository, trx: Trx, run: JobRunRecord, now = Date.now(), maxErrors = 0): Promise<JobStatus> {
   const status = run.status as JobStatus;
   if (status === 'RUNNING') {
+    const failing = failingReason(run, maxErrors);
+    if (failing !== undefined) {
+      if ((await repo.countTasks(trx, run.id, ['active'])) > 0) {
+        if (run.message === null) await repo.updateRun(trx, run.id, { message: failing });
+        return status;
+      }
+      await repo.updateRun(trx, run.id, { status: 'FAILED', message: failing, end_time: now, ...closeSegment(run, now) });
+      return 'FAILED';
+    }
     if ((await repo.countTasks(trx, run.id, ['pending', 'active'])) > 0) return status;
     const next: JobStatus = run.failed > 0 ? 'COMPLETED_WITH_ERRORS' : 'COMPLETED';
     await repo.updateRun(trx, run.id, { status: next, end_time: now, ...closeSegment(run, now) });
