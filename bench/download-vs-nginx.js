@@ -7,11 +7,10 @@
 // file with the same 1 MiB reads (no framework, no auth, no lookups). nginx sends
 // with sendfile(2), which Node has no API for; `bare_ratio` is therefore the best
 // any Node process can reach on this machine, and `of_bare` how close the gateway gets.
-const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const { startGateway, median, printResult, workDir } = require('./lib/harness');
-const { startNginx } = require('./lib/references');
+const { startBareNode, startNginx } = require('./lib/references');
 const { makeFile, curlGet } = require('./lib/files');
 
 const SIZE = Number(process.env.BENCH_FILE_BYTES || 1024 ** 3);
@@ -71,22 +70,6 @@ async function main() {
     await nginx.stop();
     bare.stop();
   }
-}
-
-function startBareNode(file) {
-  const script = `
-    const http = require('node:http'); const fs = require('node:fs');
-    const file = process.argv[1];
-    const server = http.createServer((req, res) => {
-      res.writeHead(200, { 'content-length': fs.statSync(file).size, 'content-type': 'application/octet-stream' });
-      fs.createReadStream(file, { highWaterMark: 1024 * 1024 }).pipe(res);
-    });
-    server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
-  const child = spawn(process.execPath, ['-e', script, file], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.stdout.once('data', (line) => resolve({ url: `http://127.0.0.1:${String(line).trim()}/`, stop: () => child.kill() }));
-  });
 }
 
 module.exports = main;

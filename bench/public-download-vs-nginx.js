@@ -9,12 +9,11 @@
 // For context, as in download-vs-nginx: a bare Node server streaming the same file with the same
 // 1 MiB reads (nginx uses sendfile(2), which Node has no API for), so `bare_ratio` is what any Node
 // process reaches on this machine right now; and the gateway's peak RSS during the downloads.
-const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { startGateway, median, printResult, sampleRss, workDir } = require('./lib/harness');
-const { startNginx } = require('./lib/references');
+const { startBareNode, startNginx } = require('./lib/references');
 const { makeFile, curlGetAsync } = require('./lib/files');
 
 const SIZE = Number(process.env.BENCH_FILE_BYTES || 1024 ** 3);
@@ -122,23 +121,6 @@ async function main() {
     await nginx.stop();
     bare.stop();
   }
-}
-
-/** A few lines of Node streaming the file with 1 MiB reads: no framework, no lookups. */
-function startBareNode(file) {
-  const script = `
-    const http = require('node:http'); const fs = require('node:fs');
-    const file = process.argv[1];
-    const server = http.createServer((req, res) => {
-      res.writeHead(200, { 'content-length': fs.statSync(file).size, 'content-type': 'application/octet-stream' });
-      fs.createReadStream(file, { highWaterMark: 1024 * 1024 }).pipe(res);
-    });
-    server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
-  const child = spawn(process.execPath, ['-e', script, file], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.stdout.once('data', (line) => resolve({ url: `http://127.0.0.1:${String(line).trim()}/`, stop: () => child.kill() }));
-  });
 }
 
 module.exports = main;

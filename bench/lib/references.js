@@ -83,4 +83,25 @@ async function startRclone(root) {
   return { baseUrl, stop: stopper(child) };
 }
 
-module.exports = { ensureDebianPackage, startNginx, startRclone, which };
+/**
+ * A few lines of Node streaming `file` with 1 MiB reads: no framework, no auth, no lookups.
+ * nginx sends with sendfile(2), which Node has no API for, so this is the best any Node
+ * process reaches on the machine: the download benchmarks print the gateway against it too.
+ */
+function startBareNode(file) {
+  const script = `
+    const http = require('node:http'); const fs = require('node:fs');
+    const file = process.argv[1];
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-length': fs.statSync(file).size, 'content-type': 'application/octet-stream' });
+      fs.createReadStream(file, { highWaterMark: 1024 * 1024 }).pipe(res);
+    });
+    server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+  const child = spawn(process.execPath, ['-e', script, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout.once('data', (line) => resolve({ url: `http://127.0.0.1:${String(line).trim()}/`, stop: () => child.kill() }));
+  });
+}
+
+module.exports = { ensureDebianPackage, startBareNode, startNginx, startRclone, which };

@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CmisSetup, useCmisEngine, type CmisEngine } from '../contract/fixtures/cmis-engine';
 import { adminAuth, basic, startGateway, type TestGateway } from '../support/gateway';
+import { rawBody } from '../support/files';
 
 /**
  * The CMIS connector end to end, against the real OpenCMIS InMemory server of
@@ -21,14 +22,6 @@ const bob = () => basic(BOB.username, BOB.password);
 const DOCUMENT_TYPE = 'gw:e2eDocument';
 const PAGE_SIZE = 5;
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-
-function rawBody(res: unknown, callback: (err: Error | null, body: Buffer) => void): void {
-  const stream = res as NodeJS.ReadableStream;
-  const chunks: Buffer[] = [];
-  stream.on('data', (c: Buffer) => chunks.push(c));
-  stream.on('end', () => callback(null, Buffer.concat(chunks)));
-  stream.on('error', (e: Error) => callback(e, Buffer.alloc(0)));
-}
 
 describe('CMIS connector (OpenCMIS InMemory)', () => {
   let engine: CmisEngine;

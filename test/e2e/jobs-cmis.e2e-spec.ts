@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
 import { CmisSetup, useCmisEngine, type CmisEngine } from '../contract/fixtures/cmis-engine';
 import { adminAuth } from '../support/gateway';
+import { rawBody } from '../support/files';
 import { Faulty, MODE, call, defineJob, jobBody, startJobsGateway, waitStatus, type JobsGateway } from './jobs-helpers';
 
 /**
@@ -14,14 +15,6 @@ import { Faulty, MODE, call, defineJob, jobBody, startJobsGateway, waitStatus, t
  */
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-
-function rawBody(res: unknown, callback: (err: Error | null, body: Buffer) => void): void {
-  const stream = res as NodeJS.ReadableStream;
-  const chunks: Buffer[] = [];
-  stream.on('data', (c: Buffer) => chunks.push(c));
-  stream.on('end', () => callback(null, Buffer.concat(chunks)));
-  stream.on('error', (e: Error) => callback(e, Buffer.alloc(0)));
-}
 
 /** A few documents of different sizes (an empty one, binary ones, one over several network chunks), in nested folders. */
 function documents(): Record<string, Buffer> {
