@@ -1,11 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CmisSetup, useCmisEngine, type CmisEngine } from '../contract/fixtures/cmis-engine';
 import { adminAuth, basic, startGateway, type TestGateway } from '../support/gateway';
-import { rawBody } from '../support/files';
+import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
+import { rawBody, sha256 } from '../contract/support';
 
 /**
  * The CMIS connector end to end, against the real OpenCMIS InMemory server of
@@ -21,7 +22,6 @@ const alice = () => basic(ALICE.username, ALICE.password);
 const bob = () => basic(BOB.username, BOB.password);
 const DOCUMENT_TYPE = 'gw:e2eDocument';
 const PAGE_SIZE = 5;
-const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 describe('CMIS connector (OpenCMIS InMemory)', () => {
   let engine: CmisEngine;
@@ -276,6 +276,23 @@ describe('CMIS connector (OpenCMIS InMemory)', () => {
     const range = await download(id, { Range: 'bytes=10000000-10000099' }).expect(206);
     expect(range.headers['content-range']).toBe(`bytes 10000000-10000099/${bytes.length}`);
     expect(sha256(range.body as Buffer)).toBe(sha256(bytes.subarray(10_000_000, 10_000_100)));
+  });
+
+  it('holds a download nobody reads at a bounded buffer (the server waits), then delivers it whole', async () => {
+    const bytes = randomBytes(32 * 1024 * 1024);
+    const id = await upload(bytes, unique('paused'));
+    const stream = await gw.app.get(ConnectorRegistry).get('cmis').openContent(id);
+    stream.pause();
+    // Without backpressure on the connection the whole document would pile up here.
+    let previous = -1;
+    while (previous !== stream.readableLength) {
+      previous = stream.readableLength;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    expect(stream.readableLength).toBeLessThanOrEqual(2 * 1024 * 1024);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    expect(sha256(Buffer.concat(chunks))).toBe(sha256(bytes));
   });
 
   // ---- errors ------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
 import { CmisSetup, useCmisEngine, type CmisEngine } from '../contract/fixtures/cmis-engine';
 import { adminAuth } from '../support/gateway';
-import { rawBody } from '../support/files';
-import { Faulty, MODE, call, defineJob, jobBody, startJobsGateway, waitStatus, type JobsGateway } from './jobs-helpers';
+import { rawBody, sha256 } from '../contract/support';
+import { Faulty, MODE, call, defineJob, jobBody, startJobsGateway, treeBytes, waitStatus, writeTree, type JobsGateway } from './jobs-helpers';
 
 /**
  * Jobs between a filesystem connector and the CMIS connector, against the real
@@ -13,8 +13,6 @@ import { Faulty, MODE, call, defineJob, jobBody, startJobsGateway, waitStatus, t
  * their bytes, the counters are exact, run-errors fetches CMIS documents by id,
  * and abort / kill leave nothing half-written in the CMIS repository.
  */
-
-const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /** A few documents of different sizes (an empty one, binary ones, one over several network chunks), in nested folders. */
 function documents(): Record<string, Buffer> {
@@ -25,28 +23,6 @@ function documents(): Record<string, Buffer> {
     'sub/c.bin': randomBytes(70_000),
     'sub/deeper/d.txt': Buffer.from('déjà vu, deep down\n'),
   };
-}
-
-function writeFiles(root: string, files: Record<string, Buffer>): void {
-  for (const [rel, content] of Object.entries(files)) {
-    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
-    fs.writeFileSync(path.join(root, rel), content);
-  }
-}
-
-/** Every regular file under a folder of a filesystem connector root, as bytes. */
-function readFiles(root: string): Record<string, Buffer> {
-  const out: Record<string, Buffer> = {};
-  const walk = (dir: string, rel: string) => {
-    if (!fs.existsSync(dir)) return;
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) walk(path.join(dir, e.name), r);
-      else if (e.isFile()) out[r] = fs.readFileSync(path.join(dir, e.name));
-    }
-  };
-  walk(root, '');
-  return out;
 }
 
 const digests = (files: Record<string, Buffer>) => Object.fromEntries(Object.entries(files).map(([k, v]) => [k, `${v.length}:${sha256(v)}`]));
@@ -105,7 +81,7 @@ describe(`Jobs with the CMIS connector (OpenCMIS InMemory), ${MODE} mode`, () =>
 
   it('filesystem → CMIS: every document arrives with its bytes in nested folders; a second start skips them as duplicates', async () => {
     const files = documents();
-    writeFiles(path.join(gw.srcRoot, 'to-cmis'), files);
+    writeTree(path.join(gw.srcRoot, 'to-cmis'), files);
     const target = `${base}/from-fs/deeper`;
     const jobId = await defineJob(gw, jobBody('fs-to-cmis', { source: { connectorId: 'src', folderPath: '/to-cmis' }, target: { connectorId: 'cmis', folderPath: target } }));
     await call(gw, jobId, 'start');
@@ -148,13 +124,13 @@ describe(`Jobs with the CMIS connector (OpenCMIS InMemory), ${MODE} mode`, () =>
     const first = await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED');
     expect(first).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', read: 5, written: 3, skipped: 0, failed: 2 });
     const partial = Object.fromEntries(Object.entries(files).filter(([k]) => !/(b\.txt|c\.bin)$/.test(k)));
-    expect(digests(readFiles(path.join(gw.dstRoot, 'from-cmis')))).toEqual(digests(partial));
+    expect(digests(treeBytes(path.join(gw.dstRoot, 'from-cmis')))).toEqual(digests(partial));
 
     cmis.failing = undefined;
     await call(gw, jobId, 'runerrors');
     const second = await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED');
     expect(second).toMatchObject({ status: 'COMPLETED', jobRunId: `${jobId}_2`, read: 2, written: 2, failed: 0 });
-    expect(digests(readFiles(path.join(gw.dstRoot, 'from-cmis')))).toEqual(digests(files));
+    expect(digests(treeBytes(path.join(gw.dstRoot, 'from-cmis')))).toEqual(digests(files));
   });
 
   describe('nothing half-written in CMIS', () => {
@@ -162,7 +138,7 @@ describe(`Jobs with the CMIS connector (OpenCMIS InMemory), ${MODE} mode`, () =>
 
     it('abort: the in-flight documents finish whole, the rest is not started; resume completes the folder', async () => {
       const files = six();
-      writeFiles(path.join(gw.srcRoot, 'abort-cmis'), files);
+      writeTree(path.join(gw.srcRoot, 'abort-cmis'), files);
       const target = `${base}/aborted`;
       const jobId = await defineJob(gw, jobBody('abort-to-cmis', { source: { connectorId: 'src', folderPath: '/abort-cmis' }, target: { connectorId: 'cmis', folderPath: target } }));
       const sent = gw.src.leadSent;
@@ -185,7 +161,7 @@ describe(`Jobs with the CMIS connector (OpenCMIS InMemory), ${MODE} mode`, () =>
 
     it('kill: the uploads cut half-way leave no document behind; resume writes each document once, whole', async () => {
       const files = six();
-      writeFiles(path.join(gw.srcRoot, 'kill-cmis'), files);
+      writeTree(path.join(gw.srcRoot, 'kill-cmis'), files);
       const target = `${base}/killed`;
       const jobId = await defineJob(gw, jobBody('kill-to-cmis', { source: { connectorId: 'src', folderPath: '/kill-cmis' }, target: { connectorId: 'cmis', folderPath: target } }));
       const sent = gw.src.leadSent;

@@ -110,27 +110,32 @@ export class Faulty {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function writeTree(root: string, files: Record<string, string>): void {
+export function writeTree(root: string, files: Record<string, string | Buffer>): void {
   for (const [rel, content] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
     fs.writeFileSync(path.join(root, rel), content);
   }
 }
 
-/** Every regular file under root (relative paths), skipping the connector's metadata folder. */
-export function listTree(root: string): Record<string, string> {
-  const out: Record<string, string> = {};
+/** Every regular file under root (relative paths) with its bytes, skipping the connector's metadata folder. */
+export function treeBytes(root: string): Record<string, Buffer> {
+  const out: Record<string, Buffer> = {};
   const walk = (dir: string, rel: string) => {
     if (!fs.existsSync(dir)) return;
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
       if (rel === '' && e.name.startsWith('.')) continue;
       const r = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) walk(path.join(dir, e.name), r);
-      else if (e.isFile()) out[r] = fs.readFileSync(path.join(dir, e.name), 'utf8');
+      else if (e.isFile()) out[r] = fs.readFileSync(path.join(dir, e.name));
     }
   };
   walk(root, '');
   return out;
+}
+
+/** treeBytes as UTF-8 text. */
+export function listTree(root: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(treeBytes(root)).map(([rel, bytes]) => [rel, bytes.toString('utf8')]));
 }
 
 export interface JobBody {

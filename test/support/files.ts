@@ -72,15 +72,6 @@ export async function startBatch(gw: TestGateway, user: TestUser, batch: Array<{
   return res.body.results as { id: string; docId: string; fileName: string; internal: boolean; connectorId: string; [k: string]: unknown };
 }
 
-/** A supertest parser that keeps the body as bytes whatever its content type. */
-export function rawBody(res: unknown, callback: (err: Error | null, body: Buffer) => void): void {
-  const stream = res as NodeJS.ReadableStream;
-  const chunks: Buffer[] = [];
-  stream.on('data', (c: Buffer) => chunks.push(c));
-  stream.on('end', () => callback(null, Buffer.concat(chunks)));
-  stream.on('error', (e: Error) => callback(e, Buffer.alloc(0)));
-}
-
 /** supertest parser: the body as a Buffer, or the parsed JSON of an error answer. */
 export function binary(res: any, cb: (err: Error | null, body: unknown) => void): void {
   const chunks: Buffer[] = [];

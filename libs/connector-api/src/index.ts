@@ -1,3 +1,4 @@
 export * from './errors';
 export * from './connector';
 export * from './capabilities';
+export * from './file-reads';

@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   ConflictError,
+  fileReadOptions,
   GatewayError,
   NotFoundError,
   UpstreamError,
@@ -205,15 +206,12 @@ export class FilesystemConnector implements ContentConnector {
       await handle.close();
       throw mapFsError(e, id);
     }
-    // The end is always given: the stream then reads exactly the announced bytes, with no
-    // extra read to find the end and no copy of a short read into a smaller buffer.
-    const start = range?.start ?? 0;
-    const end = range?.end ?? size - 1;
-    if (end < start) {
+    const reads = fileReadOptions(size, range);
+    if (reads === undefined) {
       await handle.close();
       return Readable.from([]);
     }
-    const stream = createReadStream(file, { fd: handle, start, end, highWaterMark: readChunkBytes(end - start + 1) });
+    const stream = createReadStream(file, { fd: handle, ...reads });
     if (range === undefined) wholeFiles.set(stream, file);
     return stream;
   }
@@ -715,15 +713,6 @@ async function placeNew(staged: string, abs: string, rel: string): Promise<void>
     if (!LINK_UNSUPPORTED.has(errnoCode(e) ?? '')) throw e;
     await fsp.rename(staged, abs);
   }
-}
-
-// 1 MiB reads: the 64 KiB default roughly halves large-file throughput (bench/download-vs-nginx).
-// Small reads get a buffer their own size: every read allocates a whole chunk, and a 1 MiB
-// buffer per 1 KiB document is what made many-small-file jobs spend their time in GC.
-const LARGEST_READ = 1024 * 1024;
-const SMALLEST_READ = 16 * 1024;
-function readChunkBytes(length: number): number {
-  return Math.min(LARGEST_READ, Math.max(SMALLEST_READ, length));
 }
 
 /**
