@@ -51,7 +51,9 @@ async function startGateway(env = {}) {
   ensureBuilt();
   const port = await freePort();
   const dataDir = env.GATEWAY_DATA_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
-  const child = spawn(process.execPath, [MAIN_JS], {
+  // BENCH_GATEWAY_NODE_ARGS, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof': to profile the gateway under a benchmark.
+  const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS || '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, MAIN_JS], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

@@ -1,4 +1,18 @@
-import { constants, createReadStream, createWriteStream, lstatSync, type BigIntStats, type Dirent } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  createReadStream,
+  createWriteStream,
+  fstatSync,
+  linkSync,
+  lstatSync,
+  openSync,
+  realpathSync,
+  renameSync,
+  unlinkSync,
+  type BigIntStats,
+  type Dirent,
+} from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
@@ -38,6 +52,7 @@ import {
   nameKey,
   reconcile,
   synthesizeMeta,
+  unlinkIfPresent,
   type DocumentMeta,
   type VersionRecord,
 } from './metadata-store';
@@ -191,27 +206,27 @@ export class FilesystemConnector implements ContentConnector {
     // file over the path, so this reader keeps seeing the old bytes, whole.
     // O_NOFOLLOW closes the gap to a link swapped in since locate(); O_NONBLOCK
     // keeps a FIFO swapped in from hanging the open.
-    let handle: fsp.FileHandle;
+    let fd: number;
     try {
-      handle = await fsp.open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     } catch (e) {
       throw mapFsError(e, id);
     }
     let size: number;
     try {
-      const stat = await handle.stat();
+      const stat = fstatSync(fd);
       if (!stat.isFile()) throw new NotFoundError('item', id);
       size = stat.size;
     } catch (e) {
-      await handle.close();
+      closeSync(fd);
       throw mapFsError(e, id);
     }
     const reads = fileReadOptions(size, range);
     if (reads === undefined) {
-      await handle.close();
+      closeSync(fd);
       return Readable.from([]);
     }
-    const stream = createReadStream(file, { fd: handle, ...reads });
+    const stream = createReadStream(file, { fd, ...reads });
     if (range === undefined) wholeFiles.set(stream, file);
     return stream;
   }
@@ -272,16 +287,16 @@ export class FilesystemConnector implements ContentConnector {
     await this.locateFolder(input.folderId, 'folderId');
     const abs = this.abs(rel);
     // Refuse before reading a possibly large upload; checked again under the lock.
-    if (await this.exists(abs, rel)) throw alreadyExists(rel);
+    if (this.exists(abs, rel)) throw alreadyExists(rel);
     const staged = await this.stage(input.content, repoPath(rel));
     try {
       return await documentLocks.run(abs, async () => {
         // The folder was checked above; one removed since makes link() fail with ENOENT (404).
-        if (await this.exists(abs, rel)) throw alreadyExists(rel);
+        if (this.exists(abs, rel)) throw alreadyExists(rel);
         // Metadata without a file belongs to a document deleted by hand; the new one starts its own history.
         await this.store.remove(rel);
-        await placeNew(staged, abs, rel);
-        const stat = await fsp.lstat(abs, { bigint: true });
+        placeNew(staged, abs, rel);
+        const stat = lstatSync(abs, { bigint: true });
         const meta = synthesizeMeta(rel, stat);
         meta.created = new Date().toISOString();
         meta.createdBy = actor.username;
@@ -292,7 +307,7 @@ export class FilesystemConnector implements ContentConnector {
     } catch (e) {
       throw mapFsError(e, repoPath(rel), 'fileName');
     } finally {
-      await unlinkIfPresent(staged);
+      unlinkIfPresent(staged);
     }
   }
 
@@ -310,7 +325,7 @@ export class FilesystemConnector implements ContentConnector {
         return encodeId(doc.rel);
       });
     } finally {
-      await unlinkIfPresent(staged);
+      unlinkIfPresent(staged);
     }
   }
 
@@ -354,7 +369,7 @@ export class FilesystemConnector implements ContentConnector {
       // The new version is a copy, not a second link to the live file: a
       // version must not share its inode with a file that can be edited in
       // place by hand, or history would change with it.
-      const copy = await this.store.tempFile('checkin');
+      const copy = this.store.tempFile('checkin');
       try {
         await fsp.copyFile(abs, copy, constants.COPYFILE_FICLONE);
         delete meta.checkedOutBy;
@@ -365,7 +380,7 @@ export class FilesystemConnector implements ContentConnector {
           comment: comment === '' ? undefined : comment,
         });
       } finally {
-        await fsp.rm(copy, { force: true });
+        unlinkIfPresent(copy);
       }
       return encodeId(doc.rel);
     });
@@ -377,19 +392,19 @@ export class FilesystemConnector implements ContentConnector {
       assertNotHeldByOther(meta, actor, rel);
       // Only an explicit false keeps older versions (the spec's default is true).
       if (allVersions !== false || meta.versions.length === 1) {
-        await fsp.unlink(abs);
+        unlinkSync(abs);
         await this.store.remove(rel);
         return encodeId(rel);
       }
       const previous = meta.versions[meta.versions.length - 2];
       try {
-        await fsp.rename(this.store.versionFile(rel, previous.n), abs);
+        renameSync(this.store.versionFile(rel, previous.n), abs);
       } catch (e) {
         if (errnoCode(e) === 'ENOENT') throw new UpstreamError(`Version ${previous.n} of '${repoPath(rel)}' is missing from the metadata folder`);
         throw e;
       }
       meta.versions.pop();
-      meta.current = identityOf(await fsp.lstat(abs, { bigint: true }));
+      meta.current = identityOf(lstatSync(abs, { bigint: true }));
       await this.store.write(rel, meta);
       return encodeId(rel);
     });
@@ -408,9 +423,12 @@ export class FilesystemConnector implements ContentConnector {
       } catch (e) {
         if (errnoCode(e) !== 'EEXIST') throw mapFsError(e, repoPath(current), 'path');
       }
-      const stat = await fsp.lstat(abs).catch((e: unknown) => {
+      let stat;
+      try {
+        stat = lstatSync(abs);
+      } catch (e) {
         throw mapFsError(e, repoPath(current), 'path');
-      });
+      }
       if (!stat.isDirectory()) {
         throw new ConflictError(`'${repoPath(current)}' exists and is not a folder`, 'ALREADY_EXISTS', { path: repoPath(current) });
       }
@@ -432,7 +450,7 @@ export class FilesystemConnector implements ContentConnector {
       await this.locate(rel, display);
       let doomed = await this.store.trashEntry();
       try {
-        await fsp.rename(folder.abs, doomed);
+        renameSync(folder.abs, doomed);
       } catch (e) {
         if (errnoCode(e) !== 'EXDEV' && errnoCode(e) !== 'EBUSY') throw e;
         doomed = folder.abs; // a mount point: delete in place
@@ -458,10 +476,10 @@ export class FilesystemConnector implements ContentConnector {
   private async locate(rel: string, identifier: string): Promise<Located> {
     const abs = this.abs(rel);
     try {
-      const stat = await fsp.lstat(abs, { bigint: true });
+      const stat = lstatSync(abs, { bigint: true });
       if (!stat.isFile() && !stat.isDirectory()) throw new NotFoundError('item', identifier);
       // The root is a real path, so any link along the way makes the real path differ.
-      if (rel !== '' && (await fsp.realpath(abs)) !== abs) throw new NotFoundError('item', identifier);
+      if (rel !== '' && realpathSync.native(abs) !== abs) throw new NotFoundError('item', identifier);
       return { rel, abs, stat };
     } catch (e) {
       throw mapFsError(e, identifier);
@@ -514,7 +532,7 @@ export class FilesystemConnector implements ContentConnector {
     if (record === latestVersion(meta)) return { file: located.abs, stat: located.stat, record };
     const file = this.store.versionFile(located.rel, version);
     try {
-      return { file, stat: await fsp.lstat(file, { bigint: true }), record };
+      return { file, stat: lstatSync(file, { bigint: true }), record };
     } catch (e) {
       throw mapFsError(e, id);
     }
@@ -550,12 +568,12 @@ export class FilesystemConnector implements ContentConnector {
     const previous = latestVersion(meta).n;
     await this.store.archive(rel, abs, previous);
     try {
-      await fsp.rename(staged, abs);
+      renameSync(staged, abs);
     } catch (e) {
       await this.store.discardVersion(rel, previous);
       throw e;
     }
-    const stat = await fsp.lstat(abs, { bigint: true });
+    const stat = lstatSync(abs, { bigint: true });
     meta.lastVersion += 1;
     meta.versions.push({
       n: meta.lastVersion,
@@ -570,24 +588,36 @@ export class FilesystemConnector implements ContentConnector {
   /** Streams an upload into the metadata folder's tmp/ (same filesystem as the target, so it can be renamed into place). */
   private async stage(content: Readable, identifier: string): Promise<string> {
     if (!content || typeof (content as Partial<Readable>).pipe !== 'function') throw invalid('content', 'must be a readable stream');
-    const staged = await this.store.tempFile('upload').catch((e: unknown) => {
+    let staged: string;
+    try {
+      staged = this.store.tempFile('upload');
+    } catch (e) {
       throw mapFsError(e, identifier);
-    });
+    }
     if (await copyWholeFile(content, staged)) return staged;
     try {
       await pipeline(content, createWriteStream(staged, { flags: 'wx' }));
       return staged;
     } catch (e) {
-      await unlinkIfPresent(staged);
+      unlinkIfPresent(staged);
       if (e instanceof GatewayError) throw e;
       if (WRITE_ERRORS.has(errnoCode(e) ?? '')) throw mapFsError(e, identifier);
       throw invalid('content', `the content could not be read (${((e as Error)?.message ?? String(e)).slice(0, 200)})`);
     }
   }
 
-  private async exists(abs: string, rel: string): Promise<boolean> {
+  /** Whether the file is there; a check that fails counts as not there (the record then holds nothing). */
+  private existsQuietly(rel: string): boolean {
     try {
-      await fsp.lstat(abs);
+      return this.exists(this.abs(rel), rel);
+    } catch {
+      return false;
+    }
+  }
+
+  private exists(abs: string, rel: string): boolean {
+    try {
+      lstatSync(abs);
       return true;
     } catch (e) {
       if (errnoCode(e) === 'ENOENT') return false;
@@ -637,7 +667,7 @@ export class FilesystemConnector implements ContentConnector {
       if (meta.checkedOutBy === undefined || meta.checkedOutBy === actor.username) continue;
       if (parentOf(meta.path) !== folderRel) continue;
       // A record whose file was deleted by hand holds nothing.
-      if (!(await this.exists(this.abs(meta.path), meta.path).catch(() => false))) continue;
+      if (!this.existsQuietly(meta.path)) continue;
       throw checkedOutError(meta.checkedOutBy, meta.path);
     }
   }
@@ -705,13 +735,13 @@ function alreadyExists(rel: string): ConflictError {
  * EEXIST instead of replacing, so a file dropped in by hand meanwhile is never
  * overwritten; rename() is the fallback where hard links are unavailable.
  */
-async function placeNew(staged: string, abs: string, rel: string): Promise<void> {
+function placeNew(staged: string, abs: string, rel: string): void {
   try {
-    await fsp.link(staged, abs);
+    linkSync(staged, abs);
   } catch (e) {
     if (errnoCode(e) === 'EEXIST') throw alreadyExists(rel);
     if (!LINK_UNSUPPORTED.has(errnoCode(e) ?? '')) throw e;
-    await fsp.rename(staged, abs);
+    renameSync(staged, abs);
   }
 }
 
@@ -736,7 +766,11 @@ async function copyWholeFile(content: Readable, target: string): Promise<boolean
     await fsp.copyFile(source, target, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
   } catch {
     // Streaming from the open descriptor then either succeeds or reports the error the usual way.
-    await unlinkIfPresent(target).catch(() => undefined);
+    try {
+      unlinkIfPresent(target);
+    } catch {
+      // the stream fallback's own write (flag wx) reports it
+    }
     return false;
   }
   content.destroy();
@@ -764,14 +798,6 @@ async function lstatMany(files: readonly string[]): Promise<Array<BigIntStats | 
   return out;
 }
 
-/** Removes a file that may already be gone (fsp.rm walks a rimraf for what one unlink does). */
-async function unlinkIfPresent(file: string): Promise<void> {
-  try {
-    await fsp.unlink(file);
-  } catch (e) {
-    if (errnoCode(e) !== 'ENOENT') throw e;
-  }
-}
 
 function dropUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;

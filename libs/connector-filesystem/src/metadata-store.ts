@@ -1,7 +1,21 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { constants, type BigIntStats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fsync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  open,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+  type BigIntStats,
+} from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { InvalidArgumentError, UpstreamError } from '@gateway/connector-api';
 import { errnoCode } from './fs-errors';
 import { METADATA_FOLDER, nameOf, parentOf } from './paths';
@@ -125,6 +139,9 @@ export class MetadataStore {
   private readonly tmpDir: string;
   private readonly trashDir: string;
   private tmpCheckedAt = 0;
+  /** Temp names: this process's random prefix and a counter (unique without a random draw per file). */
+  private readonly tmpPrefix = randomBytes(8).toString('hex');
+  private tmpCounter = 0;
 
   constructor(root: string) {
     this.base = path.join(root, METADATA_FOLDER);
@@ -156,14 +173,14 @@ export class MetadataStore {
   }
 
   /** A fresh path in tmp/; the caller creates the file and removes it on failure. */
-  async tempFile(suffix: string): Promise<string> {
+  tempFile(suffix: string): string {
     // init() made tmp/; checking once per second instead of per call still heals a tmp/ deleted by hand.
     const now = Date.now();
     if (now - this.tmpCheckedAt > TMP_RECHECK_MS) {
-      await fsp.mkdir(this.tmpDir, { recursive: true });
+      mkdirSync(this.tmpDir, { recursive: true });
       this.tmpCheckedAt = now;
     }
-    return path.join(this.tmpDir, `${now}-${randomBytes(8).toString('hex')}.${suffix}`);
+    return path.join(this.tmpDir, `${now}-${this.tmpPrefix}-${(this.tmpCounter++).toString(36)}.${suffix}`);
   }
 
   async trashEntry(): Promise<string> {
@@ -183,26 +200,31 @@ export class MetadataStore {
    */
   async write(rel: string, meta: DocumentMeta, first = false): Promise<void> {
     const dir = this.documentDir(rel);
-    const tmp = await this.tempFile('json');
+    const tmp = this.tempFile('json');
     try {
-      const handle = await fsp.open(tmp, 'wx');
+      // Creating an inode can take hundreds of microseconds of kernel time (see the README), so the
+      // open and the new folder go to the thread pool; the small write and close stay inline.
+      const made = first ? fsp.mkdir(dir, { recursive: true }) : undefined;
+      made?.catch(() => undefined); // awaited below; the open's error, if any, comes first
+      const fd = await openAsync(tmp, 'wx');
       try {
-        await handle.writeFile(JSON.stringify(meta));
-        if (!first) await handle.sync();
+        writeFileSync(fd, JSON.stringify(meta));
+        // The one call here that waits for the disk: off the event loop.
+        if (!first) await fsyncAsync(fd);
       } finally {
-        await handle.close();
+        closeSync(fd);
       }
-      if (first) await fsp.mkdir(dir, { recursive: true });
+      await made;
       try {
-        await fsp.rename(tmp, path.join(dir, META_FILE));
+        renameSync(tmp, path.join(dir, META_FILE));
       } catch (e) {
         // A record synthesised for a file dropped in by hand: its folder does not exist yet.
         if (errnoCode(e) !== 'ENOENT' || first) throw e;
         await fsp.mkdir(dir, { recursive: true });
-        await fsp.rename(tmp, path.join(dir, META_FILE));
+        renameSync(tmp, path.join(dir, META_FILE));
       }
     } catch (e) {
-      await fsp.rm(tmp, { force: true });
+      unlinkQuietly(tmp);
       throw e;
     }
   }
@@ -212,7 +234,7 @@ export class MetadataStore {
     const dir = this.documentDir(rel);
     try {
       // Usually there is nothing to forget; one lstat is far cheaper than rm's recursive walk.
-      await fsp.lstat(dir);
+      lstatSync(dir);
     } catch (e) {
       if (errnoCode(e) === 'ENOENT') return;
       throw e;
@@ -256,9 +278,9 @@ export class MetadataStore {
   async archive(rel: string, sourceAbs: string, n: number): Promise<void> {
     const target = this.versionFile(rel, n);
     await fsp.mkdir(path.dirname(target), { recursive: true });
-    await fsp.rm(target, { force: true }); // left by an update interrupted between link and rename
+    unlinkIfPresent(target); // left by an update interrupted between link and rename
     try {
-      await fsp.link(sourceAbs, target);
+      linkSync(sourceAbs, target);
     } catch (e) {
       if (!LINK_UNSUPPORTED.has(errnoCode(e) ?? '')) throw e;
       await fsp.copyFile(sourceAbs, target, constants.COPYFILE_FICLONE);
@@ -266,7 +288,7 @@ export class MetadataStore {
   }
 
   async discardVersion(rel: string, n: number): Promise<void> {
-    await fsp.rm(this.versionFile(rel, n), { force: true });
+    unlinkIfPresent(this.versionFile(rel, n));
   }
 
   private folderDir(folderRel: string): string {
@@ -276,7 +298,7 @@ export class MetadataStore {
   private async readFile(file: string, expectedRel: string | undefined): Promise<DocumentMeta | undefined> {
     let text: string;
     try {
-      text = await fsp.readFile(file, 'utf8');
+      text = readFileSync(file, 'utf8');
     } catch (e) {
       if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return undefined;
       throw e;
@@ -325,5 +347,26 @@ export class MetadataStore {
     for (const name of await fsp.readdir(this.trashDir)) {
       await fsp.rm(path.join(this.trashDir, name), { recursive: true, force: true });
     }
+  }
+}
+
+const fsyncAsync = promisify(fsync);
+const openAsync = promisify(open);
+
+/** Removes a file that may already be gone. */
+export function unlinkIfPresent(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch (e) {
+    if (errnoCode(e) !== 'ENOENT') throw e;
+  }
+}
+
+/** Cleanup after a failure that is already being reported: a second error would only hide the first. */
+function unlinkQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // reported by the caller's error; a leftover temp file is swept after an hour
   }
 }

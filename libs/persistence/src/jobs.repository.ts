@@ -341,15 +341,25 @@ export class JobsRepository {
     return this.withRunLock(runId, async (_run, trx) => {
       const delta = { written: 0, skipped: 0, failed: 0, removed: 0 };
       const audits: Array<DatabaseSchema['job_audit'] extends infer T ? Omit<T & object, 'id'> : never> = [];
+      // Under the run lock nothing else moves these rows, so one read of which are still claimed
+      // and one update per outcome replace an update per document (most of a small file's database cost).
+      const claimed = new Set(
+        (
+          await trx
+            .selectFrom('job_run_docs')
+            .select('doc_id')
+            .where('run_id', '=', runId)
+            .where('doc_id', 'in', outcomes.map((o) => o.docId))
+            .where('state', '=', 'claimed')
+            .execute()
+        ).map((r) => r.doc_id),
+      );
+      const byOutcome = new Map<string, string[]>();
       for (const o of outcomes) {
-        const res = await trx
-          .updateTable('job_run_docs')
-          .set({ state: 'done', outcome: o.outcome })
-          .where('run_id', '=', runId)
-          .where('doc_id', '=', o.docId)
-          .where('state', '=', 'claimed')
-          .executeTakeFirst();
-        if (Number(res.numUpdatedRows) !== 1) continue;
+        if (!claimed.delete(o.docId)) continue; // finished already, or listed twice in this batch
+        const ids = byOutcome.get(o.outcome) ?? [];
+        ids.push(o.docId);
+        byOutcome.set(o.outcome, ids);
         if (o.outcome === 'p') delta.written++;
         else if (o.outcome === 'e') delta.failed++;
         else delta.skipped++;
@@ -364,6 +374,9 @@ export class JobsRepository {
           message: o.message ?? null,
           created_at: now,
         });
+      }
+      for (const [outcome, ids] of byOutcome) {
+        await trx.updateTable('job_run_docs').set({ state: 'done', outcome }).where('run_id', '=', runId).where('doc_id', 'in', ids).execute();
       }
       if (audits.length > 0) {
         await trx.insertInto('job_audit').values(audits).execute();
