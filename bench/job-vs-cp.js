@@ -2,6 +2,8 @@
 // Filesystem → filesystem job throughput against `cp -r` of the same tree, both measured in
 // this run on the same disk, alternating rounds (median of each). Two shapes:
 //   small: 10,000 files of 1 KiB in 10 folders   target ratio >= 0.5
+//          also timed: the connector's own system calls made inline (lib/fs-copy-floor.js), the
+//          floor a job can approach; floor_ratio = cp / floor, job_vs_floor = floor / job.
 //   large: 10 files of 100 MiB                    target ratio >= 0.8
 // ratio = cp time / job time (job time: from the start call until the status says COMPLETED).
 // Every round writes to its own folder and nothing is deleted until all rounds are done: ext4
@@ -18,7 +20,7 @@ const { startJobsGateway, defineJob, runJob } = require('./lib/jobs');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const SHAPES = {
-  small: { files: Number(process.env.BENCH_SMALL_FILES || 10_000), size: 1024, folders: 10, target: 0.5 },
+  small: { files: Number(process.env.BENCH_SMALL_FILES || 10_000), size: 1024, folders: 10, target: 0.5, floor: true },
   large: { files: Number(process.env.BENCH_LARGE_FILES || 10), size: Number(process.env.BENCH_LARGE_MB || 100) * 1024 * 1024, folders: 1, target: 0.8 },
 };
 
@@ -35,6 +37,10 @@ function makeTree(root, shape) {
     fs.closeSync(fd);
   }
   fs.writeFileSync(marker, '');
+}
+
+function timeFloor(src, dst) {
+  return JSON.parse(execFileSync(process.execPath, [path.join(__dirname, 'lib/fs-copy-floor.js'), src, dst], { encoding: 'utf8' })).ms;
 }
 
 function timeCp(src, dst) {
@@ -57,6 +63,7 @@ async function measure(name, shape) {
   const gw = await startJobsGateway(srcRoot, dstRoot);
   const cpMs = [];
   const jobMs = [];
+  const floorMs = [];
   try {
     execFileSync('sh', ['-c', 'find "$1" -type f -exec cat {} + > /dev/null', 'warm', path.join(srcRoot, 'tree')]); // warm the page cache for both
     for (let round = 0; round < ROUNDS; round++) {
@@ -70,6 +77,7 @@ async function measure(name, shape) {
         throw new Error(`job run ended ${run.status.status} with ${run.status.written}/${shape.files} written`);
       }
       jobMs.push(ms);
+      if (shape.floor) floorMs.push(timeFloor(path.join(srcRoot, 'tree'), path.join(cpRoot, `floor${round}`)));
     }
   } finally {
     await gw.stop();
@@ -81,6 +89,11 @@ async function measure(name, shape) {
   printResult(`job-vs-cp (${name}: ${shape.files} files of ${shape.size} bytes)`, {
     cp_ms: Math.round(median(cpMs)),
     job_ms: Math.round(median(jobMs)),
+    cp_rounds_ms: cpMs.map(Math.round).join('/'),
+    job_rounds_ms: jobMs.map(Math.round).join('/'),
+    ...(shape.floor
+      ? { floor_ms: Math.round(median(floorMs)), floor_ratio: Number((median(cpMs) / median(floorMs)).toFixed(3)), job_vs_floor: Number((median(floorMs) / median(jobMs)).toFixed(3)) }
+      : {}),
     cp_files_per_s: Math.round(shape.files / (median(cpMs) / 1000)),
     job_files_per_s: Math.round(shape.files / (median(jobMs) / 1000)),
     cp_mb_per_s: Math.round(mb / (median(cpMs) / 1000)),
