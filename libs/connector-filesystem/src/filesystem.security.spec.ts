@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { GatewayError, InvalidArgumentError, NotFoundError } from '@gateway/connector-api';
+import { GatewayError, InvalidArgumentError, NotFoundError, UpstreamError } from '@gateway/connector-api';
 import { FilesystemConnectorType } from './filesystem.connector-type';
 import type { FilesystemConnector } from './filesystem.connector';
 import { encodeId } from './paths';
@@ -217,6 +217,28 @@ describe('FilesystemConnector confinement to the root', () => {
       const id = await fs.createFile({ folderId, fileName: 'note.txt', content: body('fine') }, alice);
       expect(await readText(fs.openContent(id))).toBe('fine');
     });
+  });
+
+  it('reads a metadata record without blocking on a FIFO or following a link put in its place', async () => {
+    const id = await fs.createFile({ folderId: rootId, fileName: 'kept.txt', content: body('kept') }, alice);
+    expect((await fs.getItem(id)).createdBy).toBe(alice.username);
+    const docs = path.join(sb.root, '.gateway', 'docs');
+    const record = path.join(docs, (await filesUnder(docs)).find((f) => f.endsWith('meta.json'))!);
+    const forged = path.join(sb.root, 'forged.json');
+    await fsp.writeFile(forged, (await fsp.readFile(record, 'utf8')).replace(`"createdBy":"${alice.username}"`, '"createdBy":"mallory"'));
+
+    await fsp.rm(record);
+    execFileSync('mkfifo', [record]);
+    // Read on the event loop: a FIFO opened for reading would wait for a writer for ever.
+    const item = await fs.getItem(id);
+    expect(item.createdBy).toBeUndefined();
+    expect(await readText(fs.openContent(id))).toBe('kept');
+
+    await fsp.rm(record);
+    await fsp.symlink(forged, record);
+    const error = await fs.getItem(id).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as Error).message).toContain('damaged');
   });
 
   it('does not list or open special files dropped in by hand', async () => {

@@ -7,6 +7,7 @@ import {
   lstatSync,
   mkdirSync,
   open,
+  openSync,
   readFileSync,
   renameSync,
   unlinkSync,
@@ -298,9 +299,16 @@ export class MetadataStore {
   private async readFile(file: string, expectedRel: string | undefined): Promise<DocumentMeta | undefined> {
     let text: string;
     try {
-      text = readFileSync(file, 'utf8');
+      // Read inline, so nothing that could block may be opened: a FIFO or a link put in by hand fails at once.
+      const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+      try {
+        text = readFileSync(fd, 'utf8');
+      } finally {
+        closeSync(fd);
+      }
     } catch (e) {
       if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return undefined;
+      if (errnoCode(e) === 'ELOOP') throw new UpstreamError(`The metadata of '/${expectedRel ?? '?'}' is damaged (a link stands in its place)`);
       throw e;
     }
     // A first record written without fsync (see write) that a power cut emptied.
