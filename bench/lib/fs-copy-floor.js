@@ -19,12 +19,7 @@ const files = [];
 for (const dir of fs.readdirSync(src)) for (const name of fs.readdirSync(path.join(src, dir))) files.push([dir, name]);
 
 function absent(file) {
-  try {
-    fs.lstatSync(file);
-    throw new Error(`${file} exists`);
-  } catch (e) {
-    if (e.code !== 'ENOENT') throw e;
-  }
+  if (fs.lstatSync(file, { throwIfNoEntry: false })) throw new Error(`${file} exists`);
 }
 
 const t0 = process.hrtime.bigint();
@@ -40,7 +35,10 @@ for (const [dir, name] of files) {
   fs.fstatSync(fd);
   // the job's target folder, created once per folder
   const folder = path.join(out, 'tree', dir);
-  if (!made.has(folder)) fs.mkdirSync(folder, { recursive: true }), made.add(folder);
+  if (!made.has(folder)) {
+    fs.mkdirSync(folder, { recursive: true });
+    made.add(folder);
+  }
   // createFile: locate the folder, refuse an existing name, stage a kernel copy in tmp/
   fs.lstatSync(folder, { bigint: true });
   fs.realpathSync.native(folder);

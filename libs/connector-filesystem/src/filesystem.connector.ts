@@ -53,6 +53,7 @@ import {
   reconcile,
   synthesizeMeta,
   unlinkIfPresent,
+  unlinkQuietly,
   type DocumentMeta,
   type VersionRecord,
 } from './metadata-store';
@@ -766,11 +767,7 @@ async function copyWholeFile(content: Readable, target: string): Promise<boolean
     await fsp.copyFile(source, target, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
   } catch {
     // Streaming from the open descriptor then either succeeds or reports the error the usual way.
-    try {
-      unlinkIfPresent(target);
-    } catch {
-      // the stream fallback's own write (flag wx) reports it
-    }
+    unlinkQuietly(target);
     return false;
   }
   content.destroy();
@@ -797,7 +794,6 @@ async function lstatMany(files: readonly string[]): Promise<Array<BigIntStats | 
   }
   return out;
 }
-
 
 function dropUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { GatewayError, InvalidArgumentError, NotFoundError, UpstreamError } from '@gateway/connector-api';
 import { FilesystemConnectorType } from './filesystem.connector-type';
 import type { FilesystemConnector } from './filesystem.connector';
+import { MetadataStore } from './metadata-store';
 import { encodeId } from './paths';
 import { alice, body, filesUnder, readText, sandbox, type Sandbox } from './fixture.spec-helper';
 
@@ -222,8 +223,7 @@ describe('FilesystemConnector confinement to the root', () => {
   it('reads a metadata record without blocking on a FIFO or following a link put in its place', async () => {
     const id = await fs.createFile({ folderId: rootId, fileName: 'kept.txt', content: body('kept') }, alice);
     expect((await fs.getItem(id)).createdBy).toBe(alice.username);
-    const docs = path.join(sb.root, '.gateway', 'docs');
-    const record = path.join(docs, (await filesUnder(docs)).find((f) => f.endsWith('meta.json'))!);
+    const record = path.join(new MetadataStore(sb.root).documentDir('kept.txt'), 'meta.json');
     const forged = path.join(sb.root, 'forged.json');
     await fsp.writeFile(forged, (await fsp.readFile(record, 'utf8')).replace(`"createdBy":"${alice.username}"`, '"createdBy":"mallory"'));
 

@@ -205,8 +205,6 @@ export class MetadataStore {
     try {
       // Creating an inode can take hundreds of microseconds of kernel time (see the README), so the
       // open and the new folder go to the thread pool; the small write and close stay inline.
-      const made = first ? fsp.mkdir(dir, { recursive: true }) : undefined;
-      made?.catch(() => undefined); // awaited below; the open's error, if any, comes first
       const fd = await openAsync(tmp, 'wx');
       try {
         writeFileSync(fd, JSON.stringify(meta));
@@ -215,7 +213,7 @@ export class MetadataStore {
       } finally {
         closeSync(fd);
       }
-      await made;
+      if (first) await fsp.mkdir(dir, { recursive: true });
       try {
         renameSync(tmp, path.join(dir, META_FILE));
       } catch (e) {
@@ -371,7 +369,7 @@ export function unlinkIfPresent(file: string): void {
 }
 
 /** Cleanup after a failure that is already being reported: a second error would only hide the first. */
-function unlinkQuietly(file: string): void {
+export function unlinkQuietly(file: string): void {
   try {
     unlinkSync(file);
   } catch {
