@@ -29,7 +29,7 @@ function run(patch: Partial<JobRunRecord> = {}): JobRunRecord {
 
 /** A run source whose answer the test sets. */
 function source(initial: JobRunRecord | undefined = run()) {
-  const s = { current: initial, reads: 0, findRun: async (_id: string) => (s.reads++, s.current) };
+  const s: { current: JobRunRecord | undefined; reads: number; findRun(id: string): Promise<JobRunRecord | undefined> } = { current: initial, reads: 0, findRun: async (_id: string) => (s.reads++, s.current) };
   return s;
 }
 
@@ -60,7 +60,8 @@ describe('RunWatch', () => {
   it('cuts the streams in flight on kill, and any stream opened after it', () => {
     const w = new RunWatch(run(), 0);
     const inflight = w.track(new PassThrough());
-    const finished = w.track(new PassThrough());
+    const finished = new PassThrough();
+    w.track(finished);
     finished.end();
     finished.resume();
     expect(w.streams).toBe(2);
