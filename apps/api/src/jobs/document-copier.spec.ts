@@ -129,6 +129,40 @@ describe('DocumentCopier', () => {
     expect([await read(target, byAge[0].id), await read(target, byAge[1].id)]).toEqual(['one', 'two']);
   });
 
+  it('copies the document alone with copyVersions when the source lists no versions or cannot version', async () => {
+    const id = await put(source, '/in', 'v.txt', 'only');
+    const noList = Object.assign(Object.create(source) as ContentConnector, { versioning: { listVersions: async () => [] } });
+    expect((await new DocumentCopier(definition({ copyVersions: true }), noList, target, actor).copy(item(id, 'v.txt'), fresh, false, guard()))?.outcome).toBe('p');
+    expect(await targetText('/out', 'v.txt')).toBe('only');
+    const unversioned = Object.assign(Object.create(source) as ContentConnector, { versioning: undefined });
+    const g = guard();
+    const outcome = await new DocumentCopier(definition({ copyVersions: true }, '/out2'), unversioned, target, actor).copy(item(id, 'v.txt'), fresh, false, g);
+    expect(outcome).toMatchObject({ outcome: 'p' });
+    expect(g.opened).toHaveLength(1);
+    expect(await target.versioning!.listVersions(await target.idByPath('/out2', 'v.txt'))).toHaveLength(1);
+  });
+
+  it('reports an existing target it cannot remove for overwrite as an error, keeping the target', async () => {
+    const id = await put(source, '/in', 'a.txt', 'new');
+    await put(target, '/out', 'a.txt', 'old');
+    const stuck = Object.assign(Object.create(target) as ContentConnector, { deleteItem: async () => Promise.reject(new Error('locked')) });
+    const outcome = await new DocumentCopier(definition({ onExisting: 'overwrite' }), source, stuck, actor).copy(item(id, 'a.txt'), fresh, false, guard());
+    expect(outcome).toMatchObject({ outcome: 'e', message: 'INTERNAL: locked' });
+    expect(await targetText('/out', 'a.txt')).toBe('old');
+  });
+
+  it('counts a copy whose source is already gone at removal as removed by someone else (not removed here)', async () => {
+    const id = await put(source, '/in', 'a.txt', 'x');
+    const vanished = Object.assign(Object.create(source) as ContentConnector, {
+      deleteItem: async () => {
+        const { NotFoundError } = await import('@gateway/connector-api');
+        throw new NotFoundError('document', id);
+      },
+    });
+    const outcome = await new DocumentCopier(definition({ removeSource: true }), vanished, target, actor).copy(item(id, 'a.txt'), fresh, false, guard());
+    expect(outcome).toMatchObject({ outcome: 'p', removed: false });
+  });
+
   it('removes the source after the copy with removeSource', async () => {
     const id = await put(source, '/in', 'a.txt', 'moved');
     const outcome = await copier({ removeSource: true }).copy(item(id, 'a.txt'), fresh, false, guard());
