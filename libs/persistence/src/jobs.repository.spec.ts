@@ -333,6 +333,39 @@ describe('JobsRepository', () => {
     });
   });
 
+  describe('documents inside a transition', () => {
+    it('claims and finishes with the run lock held, showing the new counters to the transition', async () => {
+      const { jobId, run } = await jobWithRun();
+      const seen = await repo.transition(run.id, async (locked) => {
+        const claims = await locked.claimDocs(jobId, [{ docId: 'a', relPath: 'a', sourcePath: '/in/a' }, { docId: 'b', relPath: 'b', sourcePath: '/in/b' }], 5);
+        expect([...claims.keys()]).toEqual(['a', 'b']);
+        expect(locked.run.read).toBe(2);
+        expect(await locked.claimDocs(jobId, [], 6)).toEqual(new Map());
+        await locked.finishDocs(jobId, [{ docId: 'a', outcome: 'e', sourcePath: '/in/a' }, { docId: 'zz', outcome: 'p', sourcePath: '/in/zz' }], 7);
+        await locked.finishDocs(jobId, [{ docId: 'a', outcome: 'p', sourcePath: '/in/a' }], 8);
+        return locked.run;
+      });
+      expect(seen).toMatchObject({ read: 2, failed: 1, written: 0 });
+      expect(await repo.findRun(run.id)).toMatchObject({ read: 2, failed: 1, written: 0 });
+      expect(await repo.latestAudit(jobId, 'a', 'e')).toMatchObject({ createdAt: 7 });
+    });
+
+    it('leaves no claim, outcome or counter behind when the transition throws', async () => {
+      const { jobId, run } = await jobWithRun();
+      await repo.claimDocs(jobId, run.id, [{ docId: 'a', relPath: 'a', sourcePath: '/in/a' }], 1);
+      await expect(
+        repo.transition(run.id, async (locked) => {
+          await locked.claimDocs(jobId, [{ docId: 'b', relPath: 'b', sourcePath: '/in/b' }], 2);
+          await locked.finishDocs(jobId, [{ docId: 'a', outcome: 'p', sourcePath: '/in/a' }], 3);
+          throw new Error('no');
+        }),
+      ).rejects.toThrow('no');
+      expect(await repo.findRun(run.id)).toMatchObject({ read: 1, written: 0 });
+      expect(await repo.latestAudit(jobId, 'b', 'r')).toBeUndefined();
+      expect((await repo.claimDocs(jobId, run.id, [{ docId: 'a', relPath: 'a', sourcePath: '/in/a' }], 4)).get('a')).toMatchObject({ state: 'claimed' });
+    });
+  });
+
   describe('audit', () => {
     it('answers the latest record of a type for a document, and prunes records older than a cut-off', async () => {
       const { jobId, run } = await jobWithRun();

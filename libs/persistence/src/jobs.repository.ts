@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { sql, type Kysely, type RawBuilder, type Transaction, type Updateable } from 'kysely';
 import { DATABASE } from './tokens';
-import type { Database } from './database';
+import type { Database, DatabaseEngine } from './database';
 import type { DatabaseSchema } from './schema';
 import type { JobRunsTable } from './jobs.schema';
 
@@ -131,6 +131,10 @@ export interface LockedRun {
   resetActiveTasks(): Promise<void>;
   /** Inserts tasks as pending; a key the run has already keeps its row. */
   insertTasks(tasks: readonly TaskSpec[]): Promise<void>;
+  /** JobsStore.claimDocs inside this transition (a task claims its batch as it starts). */
+  claimDocs(jobId: number, docs: readonly DocToClaim[], now: number): Promise<Map<string, ClaimedDoc>>;
+  /** JobsStore.finishDocs inside this transition (a task's last outcomes as it ends); `run` shows the new counters. */
+  finishDocs(jobId: number, outcomes: readonly DocOutcome[], now: number): Promise<void>;
 }
 
 /** What createRun's plan may read under the job's lock. */
@@ -321,7 +325,7 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
    * process or another, are serialised. Throws when the run does not exist.
    */
   async transition<T>(runId: string, fn: (locked: LockedRun) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(async (trx) => fn(await lockRun(trx, runId)));
+    return this.db.transaction().execute(async (trx) => fn(await lockRun(trx, this.database.engine, runId)));
   }
 
   // ---- tasks --------------------------------------------------------------
@@ -354,47 +358,8 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
    * engine unpacks (json_each / jsonb_to_recordset), so no statement is built per document.
    */
   async claimDocs(jobId: number, runId: string, docs: readonly DocToClaim[], now: number): Promise<Map<string, ClaimedDoc>> {
-    const result = new Map<string, ClaimedDoc>();
-    if (docs.length === 0) return result;
-    const unique = [...new Map(docs.map((d) => [d.docId, d])).values()];
-    return this.db.transaction().execute(async (trx) => {
-      await lockRun(trx, runId);
-      const rows = this.jsonRows(
-        unique.map((d) => ({ d: d.docId, r: d.relPath, s: d.sourcePath })),
-        ['d', 'r', 's'],
-      );
-      const inserted = await sql<{ doc_id: string }>`
-        insert into job_run_docs (run_id, doc_id, rel_path, state, outcome, claimed_at)
-        select ${runId}, j.d, j.r, 'claimed', null, cast(${now} as bigint) from ${rows} where true
-        on conflict (run_id, doc_id) do nothing
-        returning doc_id`.execute(trx);
-      const fresh = new Set(inserted.rows.map((r) => r.doc_id));
-      for (const docId of fresh) result.set(docId, { docId, state: 'claimed', outcome: null, claimedAt: now, fresh: true });
-      if (fresh.size < unique.length) {
-        const known = unique.filter((d) => !fresh.has(d.docId)).map((d) => d.docId);
-        const existing = await trx.selectFrom('job_run_docs').selectAll().where('run_id', '=', runId).where('doc_id', 'in', known).execute();
-        for (const row of existing) {
-          result.set(row.doc_id, {
-            docId: row.doc_id,
-            state: row.state as ClaimedDoc['state'],
-            outcome: row.outcome as DocOutcomeCode | null,
-            claimedAt: Number(row.claimed_at),
-            fresh: false,
-          });
-        }
-      }
-      if (fresh.size > 0) {
-        const audits = this.jsonRows(
-          unique.filter((d) => fresh.has(d.docId)).map((d) => ({ d: d.docId, s: d.sourcePath })),
-          ['d', 's'],
-        );
-        await sql`
-          insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, created_at)
-          select cast(${jobId} as integer), ${runId}, j.d, 'r', j.s, null, null, cast(${now} as bigint) from ${audits}`.execute(trx);
-        await trx.updateTable('job_runs').set((eb) => ({ read: eb('read', '+', fresh.size) })).where('id', '=', runId).execute();
-      }
-      return result;
-    });
+    if (docs.length === 0) return new Map();
+    return this.transition(runId, (locked) => locked.claimDocs(jobId, docs, now));
   }
 
   /**
@@ -403,50 +368,9 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
    * the update. Like claimDocs, a batch costs a few statements whatever its size.
    */
   async finishDocs(jobId: number, runId: string, outcomes: readonly DocOutcome[], now: number): Promise<JobRunRecord> {
-    return this.db.transaction().execute(async (trx) => {
-      const locked = await lockRun(trx, runId);
-      const byOutcome = new Map<DocOutcomeCode, string[]>();
-      for (const o of outcomes) {
-        const ids = byOutcome.get(o.outcome) ?? [];
-        ids.push(o.docId);
-        byOutcome.set(o.outcome, ids);
-      }
-      // Under the run lock nothing else moves these rows: the update that turns a claimed row
-      // done says which documents were still claimed, the ones this batch finishes.
-      const finished = new Set<string>();
-      for (const [outcome, ids] of byOutcome) {
-        const rows = await sql<{ doc_id: string }>`
-          update job_run_docs set state = 'done', outcome = ${outcome}
-          where run_id = ${runId} and state = 'claimed' and doc_id in (select j.d from ${this.jsonRows(ids.map((d) => ({ d })), ['d'])})
-          returning doc_id`.execute(trx);
-        for (const r of rows.rows) finished.add(r.doc_id);
-      }
-      if (finished.size === 0) return locked.run;
-      const delta = { written: 0, skipped: 0, failed: 0, removed: 0 };
-      const audits: Array<Record<string, string | null>> = [];
-      for (const o of outcomes) {
-        if (!finished.delete(o.docId)) continue; // finished already, or listed twice in this batch
-        if (o.outcome === 'p') delta.written++;
-        else if (o.outcome === 'e') delta.failed++;
-        else delta.skipped++;
-        if (o.removed) delta.removed++;
-        audits.push({ d: o.docId, o: o.outcome, s: o.sourcePath, t: o.targetId ?? null, m: o.message ?? null });
-      }
-      await sql`
-        insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, created_at)
-        select cast(${jobId} as integer), ${runId}, j.d, j.o, j.s, j.t, j.m, cast(${now} as bigint) from ${this.jsonRows(audits, ['d', 'o', 's', 't', 'm'])}`.execute(trx);
-      const row = await trx
-        .updateTable('job_runs')
-        .set((eb) => ({
-          written: eb('written', '+', delta.written),
-          skipped: eb('skipped', '+', delta.skipped),
-          failed: eb('failed', '+', delta.failed),
-          removed: eb('removed', '+', delta.removed),
-        }))
-        .where('id', '=', runId)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return toRun(row);
+    return this.transition(runId, async (locked) => {
+      await locked.finishDocs(jobId, outcomes, now);
+      return locked.run;
     });
   }
 
@@ -487,28 +411,110 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
     const res = await this.db.deleteFrom('job_audit').where('created_at', '<', before).executeTakeFirst();
     return Number(res.numDeletedRows);
   }
-
-  /**
-   * A table expression `j` over `rows` (text columns `columns`), passed as one JSON parameter:
-   * building and binding one statement per batch instead of one placeholder per value is
-   * what keeps a document's database cost on the main thread small.
-   */
-  private jsonRows(rows: ReadonlyArray<Record<string, string | null>>, columns: readonly string[]): RawBuilder<unknown> {
-    const json = JSON.stringify(rows);
-    if (this.database.engine === 'postgres') {
-      const types = sql.raw(columns.map((c) => `${c} text`).join(', '));
-      return sql`jsonb_to_recordset(${json}::jsonb) as j(${types})`;
-    }
-    const fields = sql.raw(columns.map((c) => `value ->> '${c}' as ${c}`).join(', '));
-    return sql`(select ${fields} from json_each(${json})) as j`;
-  }
 }
 
 class TransactionLockedRun implements LockedRun {
   constructor(
     private readonly trx: Trx,
+    private readonly engine: DatabaseEngine,
     public run: JobRunRecord,
   ) {}
+
+  async claimDocs(jobId: number, docs: readonly DocToClaim[], now: number): Promise<Map<string, ClaimedDoc>> {
+    const result = new Map<string, ClaimedDoc>();
+    if (docs.length === 0) return result;
+    const { trx, run } = this;
+    const unique = [...new Map(docs.map((d) => [d.docId, d])).values()];
+    const rows = jsonRows(
+      this.engine,
+      unique.map((d) => ({ d: d.docId, r: d.relPath, s: d.sourcePath })),
+      ['d', 'r', 's'],
+    );
+    const inserted = await sql<{ doc_id: string }>`
+      insert into job_run_docs (run_id, doc_id, rel_path, state, outcome, claimed_at)
+      select ${run.id}, j.d, j.r, 'claimed', null, cast(${now} as bigint) from ${rows} where true
+      on conflict (run_id, doc_id) do nothing
+      returning doc_id`.execute(trx);
+    const fresh = new Set(inserted.rows.map((r) => r.doc_id));
+    for (const docId of fresh) result.set(docId, { docId, state: 'claimed', outcome: null, claimedAt: now, fresh: true });
+    if (fresh.size < unique.length) {
+      const known = unique.filter((d) => !fresh.has(d.docId)).map((d) => d.docId);
+      const existing = await trx.selectFrom('job_run_docs').selectAll().where('run_id', '=', run.id).where('doc_id', 'in', known).execute();
+      for (const row of existing) {
+        result.set(row.doc_id, {
+          docId: row.doc_id,
+          state: row.state as ClaimedDoc['state'],
+          outcome: row.outcome as DocOutcomeCode | null,
+          claimedAt: Number(row.claimed_at),
+          fresh: false,
+        });
+      }
+    }
+    if (fresh.size > 0) {
+      const audits = jsonRows(
+        this.engine,
+        unique.filter((d) => fresh.has(d.docId)).map((d) => ({ d: d.docId, s: d.sourcePath })),
+        ['d', 's'],
+      );
+      await sql`
+        insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, created_at)
+        select cast(${jobId} as integer), ${run.id}, j.d, 'r', j.s, null, null, cast(${now} as bigint) from ${audits}`.execute(trx);
+      const row = await trx
+        .updateTable('job_runs')
+        .set((eb) => ({ read: eb('read', '+', fresh.size) }))
+        .where('id', '=', run.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      this.run = toRun(row);
+    }
+    return result;
+  }
+
+  async finishDocs(jobId: number, outcomes: readonly DocOutcome[], now: number): Promise<void> {
+    const { trx, run } = this;
+    const byOutcome = new Map<DocOutcomeCode, string[]>();
+    for (const o of outcomes) {
+      const ids = byOutcome.get(o.outcome) ?? [];
+      ids.push(o.docId);
+      byOutcome.set(o.outcome, ids);
+    }
+    // Under the run lock nothing else moves these rows: the update that turns a claimed row
+    // done says which documents were still claimed, the ones this batch finishes.
+    const finished = new Set<string>();
+    for (const [outcome, ids] of byOutcome) {
+      const rows = await sql<{ doc_id: string }>`
+        update job_run_docs set state = 'done', outcome = ${outcome}
+        where run_id = ${run.id} and state = 'claimed' and doc_id in (select j.d from ${jsonRows(this.engine, ids.map((d) => ({ d })), ['d'])})
+        returning doc_id`.execute(trx);
+      for (const r of rows.rows) finished.add(r.doc_id);
+    }
+    if (finished.size === 0) return;
+    const delta = { written: 0, skipped: 0, failed: 0, removed: 0 };
+    const audits: Array<Record<string, string | null>> = [];
+    for (const o of outcomes) {
+      if (!finished.delete(o.docId)) continue; // finished already, or listed twice in this batch
+      if (o.outcome === 'p') delta.written++;
+      else if (o.outcome === 'e') delta.failed++;
+      else delta.skipped++;
+      if (o.removed) delta.removed++;
+      audits.push({ d: o.docId, o: o.outcome, s: o.sourcePath, t: o.targetId ?? null, m: o.message ?? null });
+    }
+    await sql`
+      insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, created_at)
+      select cast(${jobId} as integer), ${run.id}, j.d, j.o, j.s, j.t, j.m, cast(${now} as bigint) from ${jsonRows(this.engine, audits, ['d', 'o', 's', 't', 'm'])}`.execute(trx);
+    const row = await trx
+      .updateTable('job_runs')
+      .set((eb) => ({
+        written: eb('written', '+', delta.written),
+        skipped: eb('skipped', '+', delta.skipped),
+        failed: eb('failed', '+', delta.failed),
+        removed: eb('removed', '+', delta.removed),
+      }))
+      .where('id', '=', run.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    this.run = toRun(row);
+  }
 
   async change(patch: RunChange): Promise<void> {
     const set: Updateable<JobRunsTable> = {};
@@ -559,10 +565,25 @@ class TransactionLockedRun implements LockedRun {
   }
 }
 
-async function lockRun(trx: Trx, runId: string): Promise<TransactionLockedRun> {
+async function lockRun(trx: Trx, engine: DatabaseEngine, runId: string): Promise<TransactionLockedRun> {
   const row = await trx.updateTable('job_runs').set({ updated_at: Date.now() }).where('id', '=', runId).returningAll().executeTakeFirst();
   if (!row) throw new Error(`Run ${runId} not found`);
-  return new TransactionLockedRun(trx, toRun(row));
+  return new TransactionLockedRun(trx, engine, toRun(row));
+}
+
+/**
+ * A table expression `j` over `rows` (text columns `columns`), passed as one JSON parameter:
+ * building and binding one statement per batch instead of one placeholder per value is
+ * what keeps a document's database cost on the main thread small.
+ */
+function jsonRows(engine: DatabaseEngine, rows: ReadonlyArray<Record<string, string | null>>, columns: readonly string[]): RawBuilder<unknown> {
+  const json = JSON.stringify(rows);
+  if (engine === 'postgres') {
+    const types = sql.raw(columns.map((c) => `${c} text`).join(', '));
+    return sql`jsonb_to_recordset(${json}::jsonb) as j(${types})`;
+  }
+  const fields = sql.raw(columns.map((c) => `value ->> '${c}' as ${c}`).join(', '));
+  return sql`(select ${fields} from json_each(${json})) as j`;
 }
 
 async function insertTasksIn(trx: Trx, runId: string, tasks: readonly TaskSpec[], now: number): Promise<void> {

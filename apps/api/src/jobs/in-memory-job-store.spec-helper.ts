@@ -183,6 +183,8 @@ export class InMemoryJobStore implements JobStore {
       if (!stored) throw new Error(`Run ${runId} not found`);
       this.transitions++;
       const savedTasks = new Map([...this.tasks.get(runId)!].map(([k, t]) => [k, { ...t }]));
+      const savedDocs = new Map([...this.docs.get(runId)!].map(([k, d]) => [k, { ...d }]));
+      const savedAudit = this.audit.length;
       const store = this;
       const locked: LockedRun = {
         run: { ...stored },
@@ -203,6 +205,12 @@ export class InMemoryJobStore implements JobStore {
         async insertTasks(tasks) {
           store.insertTasksOf(runId, tasks);
         },
+        async claimDocs(jobId, docs, now) {
+          return store.claimIn(this.run, jobId, docs, now);
+        },
+        async finishDocs(jobId, outcomes, now) {
+          store.finishIn(this.run, jobId, outcomes, now);
+        },
       };
       try {
         const result = await fn(locked);
@@ -210,6 +218,8 @@ export class InMemoryJobStore implements JobStore {
         return result;
       } catch (e) {
         this.tasks.set(runId, savedTasks);
+        this.docs.set(runId, savedDocs);
+        this.audit.splice(savedAudit);
         throw e;
       }
     });
@@ -225,43 +235,49 @@ export class InMemoryJobStore implements JobStore {
   }
 
   async claimDocs(jobId: number, runId: string, docs: readonly DocToClaim[], now: number): Promise<Map<string, ClaimedDoc>> {
-    return this.locked(async () => {
-      const rows = this.docs.get(runId)!;
-      const run = this.runs.get(runId)!;
-      const out = new Map<string, ClaimedDoc>();
-      for (const d of docs) {
-        if (out.has(d.docId)) continue;
-        const row = rows.get(d.docId);
-        if (row) {
-          out.set(d.docId, { docId: d.docId, state: row.state, outcome: row.outcome, claimedAt: row.claimedAt, fresh: false });
-          continue;
-        }
-        rows.set(d.docId, { relPath: d.relPath, state: 'claimed', outcome: null, claimedAt: now });
-        run.read++;
-        this.addAudit(jobId, runId, d.docId, 'r', d.sourcePath, null, null, now);
-        out.set(d.docId, { docId: d.docId, state: 'claimed', outcome: null, claimedAt: now, fresh: true });
-      }
-      return out;
-    });
+    return this.locked(async () => this.claimIn(this.runs.get(runId)!, jobId, docs, now));
   }
 
   async finishDocs(jobId: number, runId: string, outcomes: readonly DocOutcome[], now: number): Promise<JobRunRecord> {
     return this.locked(async () => {
-      const rows = this.docs.get(runId)!;
       const run = this.runs.get(runId)!;
-      for (const o of outcomes) {
-        const row = rows.get(o.docId);
-        if (!row || row.state !== 'claimed') continue;
-        row.state = 'done';
-        row.outcome = o.outcome;
-        if (o.outcome === 'p') run.written++;
-        else if (o.outcome === 'e') run.failed++;
-        else run.skipped++;
-        if (o.removed) run.removed++;
-        this.addAudit(jobId, runId, o.docId, o.outcome, o.sourcePath, o.targetId ?? null, o.message ?? null, now);
-      }
+      this.finishIn(run, jobId, outcomes, now);
       return { ...run };
     });
+  }
+
+  /** Claims into `run` (the stored record, or a transition's copy). */
+  private claimIn(run: JobRunRecord, jobId: number, docs: readonly DocToClaim[], now: number): Map<string, ClaimedDoc> {
+    const rows = this.docs.get(run.id)!;
+    const out = new Map<string, ClaimedDoc>();
+    for (const d of docs) {
+      if (out.has(d.docId)) continue;
+      const row = rows.get(d.docId);
+      if (row) {
+        out.set(d.docId, { docId: d.docId, state: row.state, outcome: row.outcome, claimedAt: row.claimedAt, fresh: false });
+        continue;
+      }
+      rows.set(d.docId, { relPath: d.relPath, state: 'claimed', outcome: null, claimedAt: now });
+      run.read++;
+      this.addAudit(jobId, run.id, d.docId, 'r', d.sourcePath, null, null, now);
+      out.set(d.docId, { docId: d.docId, state: 'claimed', outcome: null, claimedAt: now, fresh: true });
+    }
+    return out;
+  }
+
+  private finishIn(run: JobRunRecord, jobId: number, outcomes: readonly DocOutcome[], now: number): void {
+    const rows = this.docs.get(run.id)!;
+    for (const o of outcomes) {
+      const row = rows.get(o.docId);
+      if (!row || row.state !== 'claimed') continue;
+      row.state = 'done';
+      row.outcome = o.outcome;
+      if (o.outcome === 'p') run.written++;
+      else if (o.outcome === 'e') run.failed++;
+      else run.skipped++;
+      if (o.removed) run.removed++;
+      this.addAudit(jobId, run.id, o.docId, o.outcome, o.sourcePath, o.targetId ?? null, o.message ?? null, now);
+    }
   }
 
   async failedDocs(runId: string, after: string | undefined, limit: number): Promise<FailedDoc[]> {

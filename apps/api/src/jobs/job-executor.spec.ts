@@ -189,6 +189,57 @@ describe('JobExecutor', () => {
     expect(audits('r')).toBe(2);
   });
 
+  it('claims on its own when claiming in the starting transition fails, and still copies the batch', async () => {
+    await setUp();
+    await fx.writeSource({ 'in/a.txt': 'a', 'in/b.txt': 'b' });
+    const jobId = fx.store.addJob(fx.definition()).id;
+    const transition = fx.store.transition.bind(fx.store);
+    let refused = 0;
+    fx.store.transition = (runId, fn) =>
+      transition(runId, (locked) =>
+        fn(
+          Object.assign(locked, {
+            claimDocs: async () => {
+              refused++;
+              throw new Error('database busy');
+            },
+          }),
+        ),
+      );
+    await control.start(jobId, 'alice');
+    expect(await fx.settled(jobId)).toMatchObject({ status: 'COMPLETED', read: 2, written: 2 });
+    expect(refused).toBe(1);
+    expect(audits('r')).toBe(2);
+  });
+
+  it('writes the last outcomes on their own when the ending transition fails, and fails the run when they cannot be written', async () => {
+    await setUp();
+    await fx.writeSource({ 'in/a.txt': 'a' });
+    const jobId = fx.store.addJob(fx.definition()).id;
+    const transition = fx.store.transition.bind(fx.store);
+    fx.store.transition = (runId, fn) =>
+      transition(runId, (locked) =>
+        fn(Object.assign(locked, { finishDocs: async () => Promise.reject(new Error('disk full')) })),
+      );
+    await control.start(jobId, 'alice');
+    expect(await fx.settled(jobId)).toMatchObject({ status: 'COMPLETED', read: 1, written: 1 });
+
+    await executor.beforeApplicationShutdown();
+    await fx.cleanup();
+    await setUp();
+    await fx.writeSource({ 'in/a.txt': 'a' });
+    const second = fx.store.addJob(fx.definition()).id;
+    fx.store.finishDocs = async () => Promise.reject(new Error('disk full'));
+    const inner = fx.store.transition.bind(fx.store);
+    fx.store.transition = (runId, fn) =>
+      inner(runId, (locked) =>
+        fn(Object.assign(locked, { finishDocs: async () => Promise.reject(new Error('disk full')) })),
+      );
+    await control.start(second, 'alice');
+    const failed = await fx.settled(second);
+    expect(failed).toMatchObject({ status: 'FAILED', message: 'Internal error: disk full', read: 1, written: 0 });
+  });
+
   it('refuses new tasks once the process stops (the queue hands them out again later)', async () => {
     await setUp({ queue: new RecordingQueue() });
     await executor.beforeApplicationShutdown();
@@ -258,6 +309,20 @@ describe('OutcomeBatch', () => {
     release();
     await Promise.all([one, two]);
     expect(order).toEqual(['start a', 'end a', 'start b', 'end b']);
+  });
+
+  it('hands over what still waits once the write in progress ended, failed writes included', async () => {
+    let fail = true;
+    const batch = new OutcomeBatch(async () => {
+      if (fail) throw new Error('busy');
+    }, async () => false);
+    batch.add(outcome('a'));
+    const failing = batch.flush();
+    batch.add(outcome('b'));
+    await expect(failing).rejects.toThrow('busy');
+    fail = false;
+    expect((await batch.takeRest()).map((o) => o.docId)).toEqual(['a', 'b']);
+    expect(await batch.takeRest()).toEqual([]);
   });
 
   it('remembers that the run reached its error limit once a write says so', async () => {

@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { Limiter } from '@gateway/concurrency';
 import { GatewayError } from '@gateway/connector-api';
-import { JobsRepository, type ClaimedDoc, type DocOutcome } from '@gateway/persistence';
+import { JobsRepository, type ClaimedDoc, type DocOutcome, type DocToClaim, type TaskState } from '@gateway/persistence';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import type { GatewayConfig } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
@@ -14,9 +14,9 @@ import { TASK_QUEUE, TaskInterrupted, type TaskQueue, type TaskRef } from './tas
 
 /**
  * Outcomes are written in batches: when a batch reaches this many documents, every
- * FLUSH_EVERY_MS, and when the task ends. One batch is one transaction whatever its size
- * (see JobsRepository.finishDocs), so the batch is a whole docs task: a task's documents
- * finish in one transaction unless it runs longer than FLUSH_EVERY_MS.
+ * FLUSH_EVERY_MS, and when the task ends (in the transition that ends it). One batch is a
+ * few statements whatever its size (see JobsRepository.finishDocs), so the batch is a whole
+ * docs task: a task's documents finish with the task unless it runs longer than FLUSH_EVERY_MS.
  */
 export const FLUSH_EVERY_DOCS = 100;
 const FLUSH_EVERY_MS = 250;
@@ -83,54 +83,97 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     // Loaded before the lock for options.maxErrors; a failure to load fails the task below.
     const loaded = await this.context(ref.runId).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
     const maxErrors = loaded instanceof Error ? 0 : loaded.copier.def.options.maxErrors;
-    const started = await this.repo.transition(ref.runId, async (locked) => {
+    const planned = parseTask(task);
+    const toClaim = planned.kind === 'docs' && !(loaded instanceof Error) ? { jobId: loaded.jobId, docs: this.docsToClaim(loaded, planned.payload) } : undefined;
+    // The batch is claimed in the transition that starts the task (one transaction less per
+    // task); should that fail, the task starts without it and claims on its own, as before.
+    const start = await this.start(ref, task.state, maxErrors, toClaim).catch((e: unknown) => {
+      if (toClaim === undefined) throw e;
+      return this.start(ref, task.state, maxErrors, undefined);
+    });
+    if (!start) return;
+
+    const watch = this.watcher.acquire(start.run, maxErrors);
+    let finished = false;
+    let failure: string | undefined;
+    let rest: DocOutcome[] = [];
+    try {
+      if (loaded instanceof Error) throw loaded;
+      if (planned.kind === 'enum') {
+        await this.enumerate(ref, loaded, planned.payload);
+        finished = true;
+      } else {
+        const claims = start.claims ?? (await this.repo.claimDocs(loaded.jobId, ref.runId, toClaim!.docs, Date.now()));
+        ({ finished, rest } = await this.copyDocs(ref, loaded, watch, planned.payload, claims));
+      }
+    } catch (e) {
+      if (!(e instanceof Cancelled)) failure = this.describeFailure(e, ref);
+    } finally {
+      this.watcher.release(ref.runId);
+    }
+
+    const jobId = loaded instanceof Error ? 0 : loaded.jobId;
+    // The task's last outcomes are written in the transition that ends it (one transaction less
+    // per task); should that fail, they are written on their own first, as before.
+    const ended = await this.end(ref, jobId, rest, finished, failure, maxErrors).catch(async (e: unknown) => {
+      if (rest.length === 0) throw e;
+      try {
+        await this.repo.finishDocs(jobId, ref.runId, rest, Date.now());
+      } catch (writeError) {
+        finished = false;
+        failure ??= this.describeFailure(writeError, ref);
+      }
+      return this.end(ref, jobId, [], finished, failure, maxErrors);
+    });
+    if (ended.failing) await this.notify(ref.runId);
+    if (!finished && this.shuttingDown && this.queue.mode === 'redis') throw new TaskInterrupted();
+  }
+
+  /** The transition that starts a task: undefined when the task is not to run (another attempt's, or its run stopped taking work). */
+  private start(ref: TaskRef, taskState: TaskState, maxErrors: number, toClaim: { jobId: number; docs: DocToClaim[] } | undefined) {
+    return this.repo.transition(ref.runId, async (locked) => {
       const run = locked.run;
       if (run.attempt !== ref.attempt) return undefined;
       if (run.status !== 'RUNNING' || failingReason(run, maxErrors) !== undefined) {
         // BullMQ hands a task out again only when the worker that had it lost its lock (a
         // killed process): its row still says active and would hold PAUSING, ABORTING or a
         // failing run forever. The row goes back to pending; resume queues it again.
-        if (this.queue.mode === 'redis' && task.state === 'active') await locked.setTaskState(ref.key, 'pending');
+        if (this.queue.mode === 'redis' && taskState === 'active') await locked.setTaskState(ref.key, 'pending');
         await settle(locked, Date.now(), maxErrors);
         return undefined;
       }
       await locked.setTaskState(ref.key, 'active');
-      return run;
+      const claims = toClaim ? await locked.claimDocs(toClaim.jobId, toClaim.docs, Date.now()) : undefined;
+      return { run, claims };
     });
-    if (!started) return;
+  }
 
-    const watch = this.watcher.acquire(started, maxErrors);
-    let finished = false;
-    let failure: string | undefined;
-    try {
-      if (loaded instanceof Error) throw loaded;
-      const planned = parseTask(task);
-      if (planned.kind === 'enum') {
-        await this.enumerate(ref, loaded, planned.payload);
-        finished = true;
-      } else {
-        finished = await this.copyDocs(ref, loaded, watch, planned.payload);
-      }
-    } catch (e) {
-      if (!(e instanceof Cancelled)) {
-        failure = e instanceof GatewayError ? e.message : `Internal error: ${(e as Error)?.message ?? String(e)}`;
-        if (!(e instanceof GatewayError)) this.logger.error({ err: e, task: ref }, 'Job task failed');
-      }
-    } finally {
-      this.watcher.release(ref.runId);
-    }
-
-    await this.repo.transition(ref.runId, async (locked) => {
+  /** The transition that ends a task: its last outcomes, its row, and the run moved on (settle). */
+  private end(ref: TaskRef, jobId: number, rest: DocOutcome[], finished: boolean, failure: string | undefined, maxErrors: number) {
+    return this.repo.transition(ref.runId, async (locked) => {
+      // Outcomes count whatever happened to the run meanwhile: their documents were claimed by it.
+      if (rest.length > 0) await locked.finishDocs(jobId, rest, Date.now());
+      const failing = rest.length > 0 && locked.run.attempt === ref.attempt && failingReason(locked.run, maxErrors) !== undefined;
       // A resume since this task started: the row is the newer attempt's (reset and queued again).
-      if (locked.run.attempt !== ref.attempt) return;
+      if (locked.run.attempt !== ref.attempt) return { failing };
       await locked.setTaskState(ref.key, finished ? 'done' : 'pending');
       if (failure !== undefined && locked.run.status === 'RUNNING' && locked.run.message === null) {
         // The run is failing now: it takes no new work and turns FAILED once no task is active (settle).
         await locked.change({ message: failure });
       }
       await settle(locked, Date.now(), maxErrors);
+      return { failing };
     });
-    if (!finished && this.shuttingDown && this.queue.mode === 'redis') throw new TaskInterrupted();
+  }
+
+  private describeFailure(e: unknown, ref: TaskRef): string {
+    if (e instanceof GatewayError) return e.message;
+    this.logger.error({ err: e, task: ref }, 'Job task failed');
+    return `Internal error: ${(e as Error)?.message ?? String(e)}`;
+  }
+
+  private docsToClaim(ctx: RunContext, p: DocsPayload): DocToClaim[] {
+    return p.items.map((i) => ({ docId: i.id, relPath: i.rel, sourcePath: ctx.copier.sourcePath(i) }));
   }
 
   /** Lists one page of a folder and queues what it found (task-plan.ts). */
@@ -148,19 +191,19 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /**
-   * Copies a batch; true when every document of it is finished. The claim is one
-   * transaction for the whole batch, the outcomes are written in batches (FLUSH_EVERY_DOCS,
-   * FLUSH_EVERY_MS) and the task's last flush is awaited before the task ends, so a task
-   * never ends with outcomes unwritten: the run settles only once they are counted.
+   * Copies a batch of claimed documents; `finished` when every document of it is. Outcomes
+   * are written in batches (FLUSH_EVERY_DOCS, FLUSH_EVERY_MS) while it runs; `rest` are those
+   * still to write, which the transition ending the task writes before it sets the row, so a
+   * task never ends with outcomes unwritten: the run settles only once they are counted.
    */
-  private async copyDocs(ref: TaskRef, ctx: RunContext, watch: RunWatch, p: DocsPayload): Promise<boolean> {
+  private async copyDocs(
+    ref: TaskRef,
+    ctx: RunContext,
+    watch: RunWatch,
+    p: DocsPayload,
+    claims: Map<string, ClaimedDoc>,
+  ): Promise<{ finished: boolean; rest: DocOutcome[] }> {
     const { copier, jobId } = ctx;
-    const claims = await this.repo.claimDocs(
-      jobId,
-      ref.runId,
-      p.items.map((i) => ({ docId: i.id, relPath: i.rel, sourcePath: copier.sourcePath(i) })),
-      Date.now(),
-    );
     const outcomes = new OutcomeBatch((batch) => this.repo.finishDocs(jobId, ref.runId, batch, Date.now()), async (run) => {
       if (run.attempt === ref.attempt && failingReason(run, copier.def.options.maxErrors) !== undefined) {
         await this.markFailing(ref, copier.def.options.maxErrors);
@@ -197,8 +240,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     } finally {
       clearInterval(timer);
     }
-    await outcomes.flush();
-    return unfinished === 0;
+    return { finished: unfinished === 0, rest: await outcomes.takeRest() };
   }
 
   /**
@@ -249,6 +291,14 @@ export class OutcomeBatch<R> {
   add(outcome: DocOutcome): number {
     this.buffer.push(outcome);
     return this.buffer.length;
+  }
+
+  /** Waits for the write in progress, then hands over what still waits (the caller writes it). */
+  async takeRest(): Promise<DocOutcome[]> {
+    await this.flushing.catch(() => undefined);
+    const rest = this.buffer;
+    this.buffer = [];
+    return rest;
   }
 
   flush(): Promise<unknown> {
