@@ -61,6 +61,22 @@ function timeRclone(rclone, src, dst) {
   return Number(process.hrtime.bigint() - t0) / 1e6;
 }
 
+// CPU time (user + system) as well as wall time: the machines are shared, and a loaded one
+// stretches wall times unevenly while CPU time per document barely moves. Linux /proc, clock ticks.
+const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100);
+function procCpuMs(pid, children) {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // utime, stime are fields 14 and 15; cutime, cstime (waited-for children) 16 and 17
+  const [u, s] = children ? [fields[13], fields[14]] : [fields[11], fields[12]];
+  return (Number(u) + Number(s)) * TICK_MS;
+}
+/** Runs fn and returns [its result, CPU ms of the child processes it waited for]. */
+function withChildCpu(fn) {
+  const before = procCpuMs('self', true);
+  const result = fn();
+  return [result, procCpuMs('self', true) - before];
+}
+
 const ratioOf = (reference, job) => Number((reference / job).toFixed(3));
 const perRound = (reference, job) => reference.map((r, i) => ratioOf(r, job[i])).join('/');
 
@@ -80,27 +96,38 @@ async function measure(name, shape) {
   const rcloneMs = [];
   const jobMs = [];
   const floorMs = [];
+  const cpu = { cp: [], rclone: [], floor: [], job: [] };
+  const timed = (list, cpuList, fn) => {
+    const [ms, cpuMs] = withChildCpu(fn);
+    list.push(ms);
+    cpuList.push(cpuMs);
+  };
   try {
     execFileSync('sh', ['-c', 'find "$1" -type f -exec cat {} + > /dev/null', 'warm', path.join(srcRoot, 'tree')]); // warm the page cache for both
     for (let round = 0; round < ROUNDS; round++) {
-      cpMs.push(timeCp(path.join(srcRoot, 'tree'), path.join(cpRoot, `out${round}`)));
-      rcloneMs.push(timeRclone(rclone, path.join(srcRoot, 'tree'), path.join(cpRoot, `rclone${round}`)));
+      timed(cpMs, cpu.cp, () => timeCp(path.join(srcRoot, 'tree'), path.join(cpRoot, `out${round}`)));
+      timed(rcloneMs, cpu.rclone, () => timeRclone(rclone, path.join(srcRoot, 'tree'), path.join(cpRoot, `rclone${round}`)));
       const jobId = await defineJob(gw, `bench-${name}-${round}`, '/tree', `/out${round}`);
+      const cpu0 = procCpuMs(gw.pid, false);
       const t0 = process.hrtime.bigint();
       const run = await runJob(gw, jobId);
       execFileSync('sync');
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+      cpu.job.push(procCpuMs(gw.pid, false) - cpu0);
       if (run.status.status !== 'COMPLETED' || run.status.written !== shape.files) {
         throw new Error(`job run ended ${run.status.status} with ${run.status.written}/${shape.files} written`);
       }
       jobMs.push(ms);
-      if (shape.floor) floorMs.push(timeFloor(path.join(srcRoot, 'tree'), path.join(cpRoot, `floor${round}`)));
+      if (shape.floor) timed(floorMs, cpu.floor, () => timeFloor(path.join(srcRoot, 'tree'), path.join(cpRoot, `floor${round}`)));
       const r = (ms) => Math.round(ms[round]);
       console.log(
         `[bench] job-vs-cp ${name} round ${round + 1}: cp=${r(cpMs)}ms rclone=${r(rcloneMs)}ms` +
           (shape.floor ? ` floor=${r(floorMs)}ms` : '') +
           ` job=${r(jobMs)}ms vs_rclone=${ratioOf(rcloneMs[round], ms)}` +
-          (shape.floor ? ` vs_floor=${ratioOf(floorMs[round], ms)}` : ` vs_cp=${ratioOf(cpMs[round], ms)}`),
+          (shape.floor ? ` vs_floor=${ratioOf(floorMs[round], ms)}` : ` vs_cp=${ratioOf(cpMs[round], ms)}`) +
+          ` | cpu: cp=${r(cpu.cp)}ms rclone=${r(cpu.rclone)}ms` +
+          (shape.floor ? ` floor=${r(cpu.floor)}ms` : '') +
+          ` job=${r(cpu.job)}ms | load=${require('node:os').loadavg()[0].toFixed(1)}`,
       );
     }
   } finally {
@@ -128,6 +155,10 @@ async function measure(name, shape) {
     vs_cp_rounds: perRound(cpMs, jobMs),
     vs_rclone_rounds: perRound(rcloneMs, jobMs),
     ...(shape.floor ? { vs_floor_rounds: perRound(floorMs, jobMs), floor_vs_cp: ratioOf(median(cpMs), median(floorMs)) } : {}),
+    cpu_rounds_ms: Object.entries(cpu)
+      .filter(([, v]) => v.length > 0)
+      .map(([k, v]) => `${k}:${v.map(Math.round).join('/')}`)
+      .join(','),
     rclone_files_per_s: Math.round(shape.files / (median(rcloneMs) / 1000)),
     job_files_per_s: Math.round(shape.files / (job / 1000)),
     job_mb_per_s: Math.round(mb / (job / 1000)),

@@ -6,7 +6,9 @@ import {
   fstatSync,
   linkSync,
   lstatSync,
+  open,
   openSync,
+  read,
   renameSync,
   unlinkSync,
   type BigIntStats,
@@ -227,7 +229,7 @@ export class FilesystemConnector implements ContentConnector {
       closeSync(fd);
       return Readable.from([]);
     }
-    const stream = createReadStream(file, { fd, ...reads });
+    const stream = createReadStream(file, { fd, fs: readOnlyFileCalls, ...reads });
     if (range === undefined) wholeFiles.set(stream, file);
     return stream;
   }
@@ -791,6 +793,26 @@ async function copyWholeFile(content: Readable, target: string, cloneMode: numbe
   content.destroy();
   return true;
 }
+
+/**
+ * What a content stream calls on its descriptor: reads in the thread pool as usual, but close
+ * inline. Closing a descriptor opened for reading waits for nothing (no data to flush), and a
+ * job copying small files closes one per document: a thread-pool round trip each was as dear
+ * as the close itself many times over (see "Which calls block").
+ */
+const readOnlyFileCalls = {
+  open,
+  read,
+  close(fd: number, callback: (error: NodeJS.ErrnoException | null) => void): void {
+    try {
+      closeSync(fd);
+    } catch (e) {
+      callback(e as NodeJS.ErrnoException);
+      return;
+    }
+    callback(null);
+  },
+};
 
 const LSTAT_BATCH = 256;
 /**
