@@ -1,5 +1,6 @@
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import {
   ConflictError,
   InvalidArgumentError,
@@ -9,6 +10,7 @@ import {
   type ItemInfo,
 } from '@gateway/connector-api';
 import type { FilesystemConnector } from './filesystem.connector';
+import { FilesystemConnectorType } from './filesystem.connector-type';
 import { nameKey } from './metadata-store';
 import { encodeId } from './paths';
 import { alice, bob, body, filesUnder, readText, sandbox, type Sandbox } from './fixture.spec-helper';
@@ -216,19 +218,35 @@ describe('FilesystemConnector', () => {
   });
 
   describe('metadata a power cut or a hand cleaned up', () => {
-    it('reads a first record left empty (written without fsync) as a document without history', async () => {
+    it('reads a document whose first record a power cut took back as a document without history', async () => {
       const id = await create('a.txt', 'first');
-      const records = (await filesUnder(path.join(sb.root, '.gateway', 'docs'))).filter((f) => f.endsWith('meta.json'));
-      expect(records).toHaveLength(1);
-      await fsp.writeFile(path.join(sb.root, '.gateway', 'docs', records[0]), '');
+      // synchronous=NORMAL: a power cut can lose the last commits, here the first record.
+      const db = new BetterSqlite3(path.join(sb.root, '.gateway', 'metadata.db'));
+      expect(db.prepare("DELETE FROM documents WHERE name = 'a.txt'").run().changes).toBe(1);
+      db.close();
 
       const item = await fs.getItem(id);
-      expect(item.versionCount).toBe(1);
+      expect(item).toMatchObject({ versionCount: 1, createdBy: undefined });
       expect(await readText(fs.openContent(id))).toBe('first');
       await fs.updateContent(id, { content: body('second') }, bob);
       expect((await fs.listVersions(id)).length).toBe(2);
     });
 
+    it('keeps every record change across a restart, as one database file beside the content', async () => {
+      const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => create(`f${i}.txt`, `content ${i}`)));
+      await fs.checkOut(ids[3], bob);
+      await fs.updateProperties(ids[4], { project: 'apollo' }, alice);
+      await fs.close();
+      expect(await fsp.readdir(path.join(sb.root, '.gateway'))).toEqual(expect.arrayContaining(['metadata.db', 'format.json']));
+      expect((await filesUnder(path.join(sb.root, '.gateway', 'docs'))).length).toBe(0);
+
+      const again = await sb.reopen();
+      const items = (await again.listFolder(rootId)).items;
+      expect(items.map((i) => i.createdBy)).toEqual(Array(20).fill('alice'));
+      expect(items.find((i) => i.name === 'f3.txt')).toMatchObject({ checkedOut: true, checkedOutBy: 'bob' });
+      expect((await again.getItem(ids[4])).properties).toEqual({ project: 'apollo' });
+      await again.close();
+    });
     it('recreates tmp/ when it was deleted while running', async () => {
       await create('a.txt', 'one');
       await fsp.rm(path.join(sb.root, '.gateway', 'tmp'), { recursive: true });
@@ -644,6 +662,88 @@ describe('FilesystemConnector', () => {
       const missing = await fs.deleteFolder('/missing', alice).catch((e) => e);
       expect(missing).toBeInstanceOf(NotFoundError);
       expect(await fsp.readFile(path.join(sb.root, 'file.txt'), 'utf8')).toBe('x');
+    });
+  });
+  describe('metadata written by layout 1 (a JSON file per document)', () => {
+    const legacyRoot = () => path.join(sb.dir, 'legacy');
+    const openLegacy = async () =>
+      (await new FilesystemConnectorType().create(
+        { id: 'legacy', typeId: 'filesystem', description: '', params: { root: legacyRoot() } },
+        { dataDir: sb.dir },
+      )) as FilesystemConnector;
+    /** What layout 1 wrote for a document with two versions, checked out, with a property. */
+    async function writeLegacyDocument(rel: string, older: string, current: string): Promise<void> {
+      const root = legacyRoot();
+      await fsp.mkdir(path.dirname(path.join(root, rel)), { recursive: true });
+      await fsp.writeFile(path.join(root, rel), current);
+      const stat = await fsp.lstat(path.join(root, rel), { bigint: true });
+      const folder = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '';
+      const dir = path.join(root, '.gateway', 'docs', nameKey(folder), nameKey(path.basename(rel)));
+      await fsp.mkdir(path.join(dir, 'v'), { recursive: true });
+      await fsp.writeFile(path.join(dir, 'v', '1'), older);
+      const record = {
+        format: 1,
+        path: rel,
+        created: '2025-01-02T03:04:05.000Z',
+        createdBy: 'carol',
+        checkedOutBy: 'dave',
+        checkedOutAt: '2025-01-03T00:00:00.000Z',
+        properties: { project: 'apollo' },
+        lastVersion: 2,
+        versions: [
+          { n: 1, size: older.length, modified: '2025-01-02T03:04:05.000Z', modifiedBy: 'carol' },
+          { n: 2, size: current.length, modified: new Date(Number(stat.mtimeNs / 1_000_000n)).toISOString(), modifiedBy: 'dave', comment: 'second' },
+        ],
+        current: { ino: stat.ino.toString(), size: Number(stat.size), mtimeNs: stat.mtimeNs.toString() },
+      };
+      await fsp.writeFile(path.join(dir, 'meta.json'), JSON.stringify(record));
+    }
+
+    it('moves the records into the database at start, keeping history, check-out and properties', async () => {
+      await writeLegacyDocument('a.txt', 'one', 'two');
+      await writeLegacyDocument('sub/b.txt', 'old b', 'new b');
+      // A damaged record cannot be moved: its document reads as a file without history.
+      await fsp.writeFile(path.join(legacyRoot(), 'c.txt'), 'c');
+      const damaged = path.join(legacyRoot(), '.gateway', 'docs', nameKey(''), nameKey('c.txt'));
+      await fsp.mkdir(damaged, { recursive: true });
+      await fsp.writeFile(path.join(damaged, 'meta.json'), '{"format":1,');
+      await fsp.writeFile(path.join(legacyRoot(), '.gateway', 'format.json'), '{"format":1}');
+
+      const legacy = await openLegacy();
+      const a = encodeId('a.txt');
+      expect(await legacy.getItem(a)).toMatchObject({
+        createdBy: 'carol',
+        checkedOutBy: 'dave',
+        properties: { project: 'apollo' },
+        versionCount: 2,
+        modifiedBy: 'dave',
+        checkinComment: 'second',
+      });
+      expect((await legacy.listVersions(a)).map((v) => v.label)).toEqual(['2.0', '1.0']);
+      expect(await readText(legacy.openContent(`${a};1`))).toBe('one');
+      expect(await readText(legacy.openContent(encodeId('sub/b.txt')))).toBe('new b');
+      expect(await readText(legacy.openContent(`${encodeId('sub/b.txt')};1`))).toBe('old b');
+      expect(await legacy.getItem(encodeId('c.txt'))).toMatchObject({ versionCount: 1, createdBy: undefined });
+      await expect(legacy.updateContent(a, { content: body('three') }, alice)).rejects.toBeInstanceOf(ConflictError);
+      await legacy.checkIn(a, { username: 'dave' }, 'third');
+      expect((await legacy.listVersions(a)).map((v) => v.label)).toEqual(['3.0', '2.0', '1.0']);
+
+      const left = await filesUnder(path.join(legacyRoot(), '.gateway', 'docs'));
+      expect(left.filter((f) => f.endsWith('meta.json'))).toEqual([]);
+      expect(JSON.parse(await fsp.readFile(path.join(legacyRoot(), '.gateway', 'format.json'), 'utf8'))).toEqual({ format: 2 });
+      await legacy.close();
+
+      // Started again, nothing is moved twice and nothing is lost.
+      const again = await openLegacy();
+      expect((await again.listVersions(a)).map((v) => v.label)).toEqual(['3.0', '2.0', '1.0']);
+      expect((await again.getItem(a)).checkedOut).toBe(false);
+      await again.close();
+    });
+
+    it('refuses a metadata layout newer than it understands, naming root', async () => {
+      await fsp.mkdir(path.join(legacyRoot(), '.gateway'), { recursive: true });
+      await fsp.writeFile(path.join(legacyRoot(), '.gateway', 'format.json'), '{"format":3}');
+      await expect(openLegacy()).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'root' });
     });
   });
 });

@@ -6,8 +6,9 @@ import {
   fstatSync,
   linkSync,
   lstatSync,
+  open,
   openSync,
-  realpathSync,
+  read,
   renameSync,
   unlinkSync,
   type BigIntStats,
@@ -42,7 +43,6 @@ import {
   type VersionInfo,
   type VersioningCapability,
 } from '@gateway/connector-api';
-import { mapBounded } from '@gateway/concurrency';
 import { KeyedMutex } from './concurrency';
 import { errnoCode, mapFsError } from './fs-errors';
 import { DOCUMENT_TYPE, documentItem, folderItem, versionList } from './item-info';
@@ -50,7 +50,6 @@ import {
   MetadataStore,
   identityOf,
   latestVersion,
-  nameKey,
   reconcile,
   synthesizeMeta,
   unlinkIfPresent,
@@ -74,8 +73,6 @@ import {
 
 export { encodeId } from './paths';
 
-// Enough to keep libuv's threads busy on a 10,000-entry folder without queueing every stat at once.
-const STAT_CONCURRENCY = 32;
 const MAX_COMMENT_LENGTH = 4000;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 // Errors of the writing side of an upload; anything else means the client's stream failed.
@@ -156,6 +153,10 @@ export class FilesystemConnector implements ContentConnector {
     return this.store.init();
   }
 
+  async close(): Promise<void> {
+    this.store.close();
+  }
+
   async describeRepository(): Promise<RepositoryDescription> {
     return {
       repositoryId: this.id,
@@ -228,7 +229,7 @@ export class FilesystemConnector implements ContentConnector {
       closeSync(fd);
       return Readable.from([]);
     }
-    const stream = createReadStream(file, { fd, ...reads });
+    const stream = createReadStream(file, { fd, fs: readOnlyFileCalls, ...reads });
     if (range === undefined) wholeFiles.set(stream, file);
     return stream;
   }
@@ -262,11 +263,14 @@ export class FilesystemConnector implements ContentConnector {
     const start = after === undefined ? 0 : firstAfter(names, after);
     const end = limit === undefined ? names.length : Math.min(names.length, start + limit);
     const page = names.slice(start, end);
-    const keys = await this.store.keysIn(folder.rel).catch((e: unknown) => {
+    let records: Map<string, string>;
+    try {
+      records = this.store.recordTexts(folder.rel, page);
+    } catch (e) {
       throw mapFsError(e, folderId);
-    });
+    }
     const stats = await lstatMany(page.map((name) => this.abs(joinRel(folder.rel, name))));
-    const items = await mapBounded(page, STAT_CONCURRENCY, (name, i) => this.describeEntry(folder.rel, name, keys, stats[i]));
+    const items = page.map((name, i) => this.describeEntry(folder.rel, name, records, stats[i]));
     return {
       items: items.filter((i): i is ItemInfo => i !== undefined),
       ...(end < names.length && page.length > 0 ? { nextCursor: encodeCursor(page[page.length - 1]) } : {}),
@@ -293,10 +297,13 @@ export class FilesystemConnector implements ContentConnector {
     const staged = await this.stage(input.content, repoPath(rel));
     try {
       return await documentLocks.run(abs, async () => {
+        // A record without a file belongs to a document deleted by hand: the new one starts its own
+        // history. (Usually there is none, and link() below refuses a name taken meanwhile by itself.)
+        if (this.store.has(rel)) {
+          if (this.exists(abs, rel)) throw alreadyExists(rel);
+          await this.store.remove(rel);
+        }
         // The folder was checked above; one removed since makes link() fail with ENOENT (404).
-        if (this.exists(abs, rel)) throw alreadyExists(rel);
-        // Metadata without a file belongs to a document deleted by hand; the new one starts its own history.
-        await this.store.remove(rel);
         placeNew(staged, abs, rel);
         const stat = lstatSync(abs, { bigint: true });
         const meta = synthesizeMeta(rel, stat);
@@ -316,7 +323,7 @@ export class FilesystemConnector implements ContentConnector {
   async updateContent(id: string, input: NewContent, actor: Actor): Promise<string> {
     const doc = await this.writableDocument(id, 'fileId');
     // Refuse a foreign check-out before reading the upload; checked again under the lock.
-    const early = await this.store.read(doc.rel);
+    const early = this.store.read(doc.rel);
     if (early) assertNotHeldByOther(early, actor, doc.rel);
     const staged = await this.stage(input.content, id);
     try {
@@ -445,7 +452,7 @@ export class FilesystemConnector implements ContentConnector {
     const folder = await this.locate(rel, display);
     if (!folder.stat.isDirectory()) throw invalid('path', `'${display}' is a document; documents are deleted by id`);
     const folders = await this.subfolders(rel);
-    await mapBounded(folders, 8, (f) => this.assertNoForeignCheckOut(f, actor));
+    for (const f of folders) this.assertNoForeignCheckOut(f, actor);
     try {
       // Renamed into the trash first, so the folder disappears at once rather
       // than emptying file by file while others list it.
@@ -457,7 +464,7 @@ export class FilesystemConnector implements ContentConnector {
         if (errnoCode(e) !== 'EXDEV' && errnoCode(e) !== 'EBUSY') throw e;
         doomed = folder.abs; // a mount point: delete in place
       }
-      await this.store.removeFolders(folders);
+      await this.store.removeFolderTree(rel, folders);
       await fsp.rm(doomed, { recursive: true, force: true });
     } catch (e) {
       throw mapFsError(e, display, 'path');
@@ -480,11 +487,22 @@ export class FilesystemConnector implements ContentConnector {
     try {
       const stat = lstatSync(abs, { bigint: true });
       if (!stat.isFile() && !stat.isDirectory()) throw new NotFoundError('item', identifier);
-      // The root is a real path, so any link along the way makes the real path differ.
-      if (rel !== '' && realpathSync.native(abs) !== abs) throw new NotFoundError('item', identifier);
+      this.assertNoLinkAbove(rel, identifier);
       return { rel, abs, stat };
     } catch (e) {
       throw mapFsError(e, identifier);
+    }
+  }
+
+  /**
+   * Every folder between the root and `rel` is a real folder, not a link. The root was resolved
+   * to its real path when the connector started, so this is what realpath(abs) === abs checked,
+   * for a fraction of the calls: realpath reads every component from `/` down (a readlink each,
+   * ten or more per document in a job), this lstats only the ones below the root.
+   */
+  private assertNoLinkAbove(rel: string, identifier: string): void {
+    for (let slash = rel.indexOf('/'); slash !== -1; slash = rel.indexOf('/', slash + 1)) {
+      if (!lstatSync(this.abs(rel.slice(0, slash))).isDirectory()) throw new NotFoundError('item', identifier);
     }
   }
 
@@ -518,7 +536,7 @@ export class FilesystemConnector implements ContentConnector {
 
   /** The document's record as it describes the file now (read-only view: nothing is written). */
   private async currentMeta(located: Located): Promise<DocumentMeta> {
-    const meta = (await this.store.read(located.rel)) ?? synthesizeMeta(located.rel, located.stat);
+    const meta = this.store.read(located.rel) ?? synthesizeMeta(located.rel, located.stat);
     reconcile(meta, located.stat);
     return meta;
   }
@@ -596,7 +614,7 @@ export class FilesystemConnector implements ContentConnector {
     } catch (e) {
       throw mapFsError(e, identifier);
     }
-    if (await copyWholeFile(content, staged)) return staged;
+    if (await copyWholeFile(content, staged, this.store.cloneMode)) return staged;
     try {
       await pipeline(content, createWriteStream(staged, { flags: 'wx' }));
       return staged;
@@ -627,7 +645,7 @@ export class FilesystemConnector implements ContentConnector {
     }
   }
 
-  private async describeEntry(folderRel: string, name: string, keys: Set<string>, statOrError: BigIntStats | Error): Promise<ItemInfo | undefined> {
+  private describeEntry(folderRel: string, name: string, records: Map<string, string>, statOrError: BigIntStats | Error): ItemInfo | undefined {
     const rel = joinRel(folderRel, name);
     if (statOrError instanceof Error) {
       // Removed since the directory was read (or a name that does not round-trip through UTF-8).
@@ -637,7 +655,8 @@ export class FilesystemConnector implements ContentConnector {
     const stat = statOrError;
     if (stat.isDirectory()) return folderItem(rel, stat, this.rootName);
     if (!stat.isFile()) return undefined;
-    const stored = keys.size > 0 && keys.has(nameKey(name)) ? await this.store.read(rel) : undefined;
+    const text = records.get(name);
+    const stored = text === undefined ? undefined : this.store.parse(text, rel);
     // A synthesized record describes the file as it is: nothing to reconcile.
     const meta = stored ?? synthesizeMeta(rel, stat);
     if (stored) reconcile(meta, stat);
@@ -664,8 +683,8 @@ export class FilesystemConnector implements ContentConnector {
     return folders;
   }
 
-  private async assertNoForeignCheckOut(folderRel: string, actor: Actor): Promise<void> {
-    for (const meta of await this.store.recordsIn(folderRel)) {
+  private assertNoForeignCheckOut(folderRel: string, actor: Actor): void {
+    for (const meta of this.store.recordsIn(folderRel)) {
       if (meta.checkedOutBy === undefined || meta.checkedOutBy === actor.username) continue;
       if (parentOf(meta.path) !== folderRel) continue;
       // A record whose file was deleted by hand holds nothing.
@@ -761,11 +780,11 @@ const wholeFiles = new WeakMap<Readable, string>();
  * newer version written whole by a rename (the gateway never rewrites in place), so the copy is
  * never torn; when the copy fails (the path vanished, say) the caller streams from the still-open descriptor.
  */
-async function copyWholeFile(content: Readable, target: string): Promise<boolean> {
+async function copyWholeFile(content: Readable, target: string, cloneMode: number): Promise<boolean> {
   const source = wholeFiles.get(content);
   if (source === undefined || content.readableFlowing !== null || content.readableDidRead || content.destroyed) return false;
   try {
-    await fsp.copyFile(source, target, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+    await fsp.copyFile(source, target, constants.COPYFILE_EXCL | cloneMode);
   } catch {
     // Streaming from the open descriptor then either succeeds or reports the error the usual way.
     unlinkQuietly(target);
@@ -774,6 +793,26 @@ async function copyWholeFile(content: Readable, target: string): Promise<boolean
   content.destroy();
   return true;
 }
+
+/**
+ * What a content stream calls on its descriptor: reads in the thread pool as usual, but close
+ * inline. Closing a descriptor opened for reading waits for nothing (no data to flush), and a
+ * job copying small files closes one per document: a thread-pool round trip each was as dear
+ * as the close itself many times over (see "Which calls block").
+ */
+const readOnlyFileCalls = {
+  open,
+  read,
+  close(fd: number, callback: (error: NodeJS.ErrnoException | null) => void): void {
+    try {
+      closeSync(fd);
+    } catch (e) {
+      callback(e as NodeJS.ErrnoException);
+      return;
+    }
+    callback(null);
+  },
+};
 
 const LSTAT_BATCH = 256;
 /**

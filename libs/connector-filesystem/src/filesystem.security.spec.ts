@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
 import { GatewayError, InvalidArgumentError, NotFoundError, UpstreamError } from '@gateway/connector-api';
 import { FilesystemConnectorType } from './filesystem.connector-type';
 import type { FilesystemConnector } from './filesystem.connector';
-import { MetadataStore } from './metadata-store';
 import { encodeId } from './paths';
 import { alice, body, filesUnder, readText, sandbox, type Sandbox } from './fixture.spec-helper';
 
@@ -220,25 +220,43 @@ describe('FilesystemConnector confinement to the root', () => {
     });
   });
 
-  it('reads a metadata record without blocking on a FIFO or following a link put in its place', async () => {
+  it('refuses to start, without blocking, when a FIFO or a link stands in place of the metadata database', async () => {
     const id = await fs.createFile({ folderId: rootId, fileName: 'kept.txt', content: body('kept') }, alice);
-    expect((await fs.getItem(id)).createdBy).toBe(alice.username);
-    const record = path.join(new MetadataStore(sb.root).documentDir('kept.txt'), 'meta.json');
-    const forged = path.join(sb.root, 'forged.json');
-    await fsp.writeFile(forged, (await fsp.readFile(record, 'utf8')).replace(`"createdBy":"${alice.username}"`, '"createdBy":"mallory"'));
+    await fs.close();
+    const database = path.join(sb.root, '.gateway', 'metadata.db');
+    const forged = path.join(sb.dir, 'forged.db');
+    await fsp.rename(database, forged);
 
-    await fsp.rm(record);
-    execFileSync('mkfifo', [record]);
-    // Read on the event loop: a FIFO opened for reading would wait for a writer for ever.
-    const item = await fs.getItem(id);
-    expect(item.createdBy).toBeUndefined();
-    expect(await readText(fs.openContent(id))).toBe('kept');
+    // SQLite would open a FIFO and wait on its first read for ever.
+    execFileSync('mkfifo', [database]);
+    const fifoError = await sb.reopen().catch((e: unknown) => e);
+    expect(fifoError).toBeInstanceOf(InvalidArgumentError);
+    expect((fifoError as InvalidArgumentError).parameter).toBe('root');
+    expect((fifoError as Error).message).toContain('not a regular file');
 
-    await fsp.rm(record);
-    await fsp.symlink(forged, record);
+    await fsp.rm(database);
+    await fsp.symlink(forged, database);
+    await expect(sb.reopen()).rejects.toBeInstanceOf(InvalidArgumentError);
+    await fsp.rm(database);
+    await fsp.symlink(forged, `${database}-wal`);
+    await expect(sb.reopen()).rejects.toBeInstanceOf(InvalidArgumentError);
+    await fsp.rm(`${database}-wal`);
+
+    await fsp.rename(forged, database);
+    const again = await sb.reopen();
+    expect((await again.getItem(id)).createdBy).toBe(alice.username);
+    await again.close();
+  });
+
+  it('answers a damaged metadata record as damaged (502), not as some other state', async () => {
+    const id = await fs.createFile({ folderId: rootId, fileName: 'kept.txt', content: body('kept') }, alice);
+    const db = new BetterSqlite3(path.join(sb.root, '.gateway', 'metadata.db'));
+    db.prepare("UPDATE documents SET record = '{\"format\":1,' WHERE name = 'kept.txt'").run();
+    db.close();
     const error = await fs.getItem(id).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamError);
     expect((error as Error).message).toContain('damaged');
+    await expect(fs.listFolder(rootId)).rejects.toBeInstanceOf(UpstreamError);
   });
 
   it('does not list or open special files dropped in by hand', async () => {

@@ -45,6 +45,14 @@ export function mapFsError(e: unknown, identifier: string, parameter = 'id'): Ga
     case 'ENOSPC':
     case 'EDQUOT':
       return new UpstreamError('The repository has no space left', { id: identifier, reason: code }, e);
+    // The metadata database (better-sqlite3's errors carry SQLite's result code).
+    case 'SQLITE_BUSY':
+    case 'SQLITE_LOCKED':
+      return new UpstreamUnavailableError('The repository metadata is locked by another process; try again', { id: identifier, reason: code }, e);
+    case 'SQLITE_FULL':
+      return new UpstreamError('The repository has no space left', { id: identifier, reason: code }, e);
+    case 'SQLITE_READONLY':
+      return new PermissionDeniedError(`The repository refused access to '${identifier}'`, { id: identifier, reason: code });
     case 'EXDEV':
       return new UpstreamError(`'${identifier}' is on another filesystem than the repository root`, { id: identifier, reason: code }, e);
     default:

@@ -1,48 +1,40 @@
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  constants,
-  fsync,
-  linkSync,
-  lstatSync,
-  mkdirSync,
-  open,
-  openSync,
-  readFileSync,
-  renameSync,
-  unlinkSync,
-  writeFileSync,
-  type BigIntStats,
-} from 'node:fs';
+import { closeSync, constants, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, unlinkSync, type BigIntStats } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import { InvalidArgumentError, UpstreamError } from '@gateway/connector-api';
 import { errnoCode } from './fs-errors';
 import { METADATA_FOLDER, nameOf, parentOf } from './paths';
+import { RecordDatabase } from './record-database';
 
 /**
  * The connector's own state, kept beside the content under
  * `<root>/.gateway/` so that it travels with the repository folder:
  *
- *   format.json                       layout version, for future migrations
- *   tmp/                              uploads and JSON being written (same filesystem, so rename is atomic)
+ *   format.json                       layout version (2), for migrations
+ *   metadata.db (-wal, -shm)          DocumentMeta of every document that has one (see RecordDatabase)
+ *   tmp/                              uploads being written (same filesystem, so rename and link are atomic)
  *   trash/                            folders being deleted (renamed here first, so they vanish at once)
  *   docs/<key(folder)>/<key(name)>/
- *     meta.json                       DocumentMeta
  *     v/<n>                           content of version n, for every version but the current one
  *
  * Keys are hashes of the folder path and of the name, so any name maps to a
- * short fixed-length directory name, and all the metadata of one folder's
- * documents sits in one directory: a listing reads that directory once to
- * learn which entries have metadata, and deleting a folder removes one
+ * short fixed-length directory name, and all the older versions of one
+ * folder's documents sit in one directory: deleting a folder removes one
  * directory per subfolder.
+ *
+ * Layout 1 kept each record in `docs/<key(folder)>/<key(name)>/meta.json`;
+ * init() moves such records into the database (see migrateRecordFiles).
  */
 
-export const LAYOUT_FORMAT = 1;
+export const LAYOUT_FORMAT = 2;
+/** The shape of one record (DocumentMeta), unchanged since layout 1. */
+export const RECORD_FORMAT = 1;
 const STALE_TEMP_MS = 60 * 60 * 1000;
 const TMP_RECHECK_MS = 1000;
-const META_FILE = 'meta.json';
+const DATABASE_FILE = 'metadata.db';
+/** Layout 1's per-document record file. */
+const LEGACY_RECORD_FILE = 'meta.json';
 const VERSIONS_DIR = 'v';
 // Where hard links are unavailable, versions fall back to a (reflinked where possible) copy.
 const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'EMLINK', 'ENOSYS']);
@@ -66,7 +58,7 @@ export interface VersionRecord {
 }
 
 export interface DocumentMeta {
-  format: typeof LAYOUT_FORMAT;
+  format: typeof RECORD_FORMAT;
   /** Repository-relative path, to tell a stale or misplaced record from the real one. */
   path: string;
   created: string;
@@ -104,7 +96,7 @@ export function synthesizeMeta(rel: string, stat: BigIntStats): DocumentMeta {
   const modified = statDate(stat, 'mtime');
   const born = stat.birthtimeNs > 0n ? statDate(stat, 'birthtime') : modified;
   return {
-    format: LAYOUT_FORMAT,
+    format: RECORD_FORMAT,
     path: rel,
     created: born.toISOString(),
     properties: {},
@@ -139,7 +131,14 @@ export class MetadataStore {
   private readonly docsDir: string;
   private readonly tmpDir: string;
   private readonly trashDir: string;
+  private readonly databaseFile: string;
+  private records?: RecordDatabase;
   private tmpCheckedAt = 0;
+  /**
+   * COPYFILE_FICLONE where this filesystem has reflinks, 0 where it has none: Node tries the
+   * clone first and falls back to a copy, so on ext4 every copy would begin with a failing ioctl.
+   */
+  cloneMode = 0;
   /** Temp names: this process's random prefix and a counter (unique without a random draw per file). */
   private readonly tmpPrefix = randomBytes(8).toString('hex');
   private tmpCounter = 0;
@@ -149,9 +148,10 @@ export class MetadataStore {
     this.docsDir = path.join(this.base, 'docs');
     this.tmpDir = path.join(this.base, 'tmp');
     this.trashDir = path.join(this.base, 'trash');
+    this.databaseFile = path.join(this.base, DATABASE_FILE);
   }
 
-  /** Creates the layout and clears what an interrupted earlier run left behind. */
+  /** Creates the layout, opens the records (moving layout 1's files in) and clears what an interrupted earlier run left behind. */
   async init(): Promise<void> {
     try {
       const stat = await fsp.lstat(this.base);
@@ -161,8 +161,24 @@ export class MetadataStore {
       if (errnoCode(e) !== 'ENOENT') throw e;
     }
     for (const dir of [this.base, this.docsDir, this.tmpDir, this.trashDir]) await fsp.mkdir(dir, { recursive: true });
-    await this.checkFormat();
-    await this.sweep();
+    const format = await this.readFormat();
+    this.records = await this.openRecords();
+    try {
+      if (format < LAYOUT_FORMAT) {
+        await this.migrateRecordFiles();
+        await this.writeFormat();
+      }
+      await this.sweep();
+      this.cloneMode = (await this.hasReflinks()) ? constants.COPYFILE_FICLONE : 0;
+    } catch (e) {
+      this.close();
+      throw e;
+    }
+  }
+
+  /** Commits the queued record writes and closes the database. */
+  close(): void {
+    this.records?.close();
   }
 
   documentDir(rel: string): string {
@@ -189,50 +205,33 @@ export class MetadataStore {
     return path.join(this.trashDir, `${Date.now()}-${randomBytes(8).toString('hex')}`);
   }
 
-  async read(rel: string): Promise<DocumentMeta | undefined> {
-    return this.readFile(path.join(this.documentDir(rel), META_FILE), rel);
+  /** The document's record; a query on the event loop (a page-cache read, like the lstat beside it). */
+  read(rel: string): DocumentMeta | undefined {
+    const text = this.db().get(parentOf(rel), nameOf(rel));
+    return text === undefined ? undefined : parseRecord(text, rel);
+  }
+
+  has(rel: string): boolean {
+    return this.db().get(parentOf(rel), nameOf(rel)) !== undefined;
   }
 
   /**
-   * Replaces the record atomically (temp file, fsync, rename): readers see the old or the new JSON, never half.
-   * `first`: the document has no record yet, so there is nothing a power cut could take back; the
-   * fsync is left out (it was most of the cost of creating many small documents) and a record a
-   * power cut left empty reads as absent, i.e. as a file without history (see readFile).
+   * Replaces the record; readers see the old or the new one, never half. Settles once committed
+   * (with other writes of the same turn, see RecordDatabase) and, unless `first`, once on disk.
+   * `first`: the document has no record yet, so there is nothing a power cut could take back;
+   * the wait for the disk is left out (it was most of the cost of creating many small documents)
+   * and a record a power cut lost reads as absent, i.e. as a file without history.
    */
   async write(rel: string, meta: DocumentMeta, first = false): Promise<void> {
-    const dir = this.documentDir(rel);
-    const tmp = this.tempFile('json');
-    try {
-      // Creating an inode can take hundreds of microseconds of kernel time (see the README), so the
-      // open and the new folder go to the thread pool; the small write and close stay inline.
-      const fd = await openAsync(tmp, 'wx');
-      try {
-        writeFileSync(fd, JSON.stringify(meta));
-        // The one call here that waits for the disk: off the event loop.
-        if (!first) await fsyncAsync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      if (first) await fsp.mkdir(dir, { recursive: true });
-      try {
-        renameSync(tmp, path.join(dir, META_FILE));
-      } catch (e) {
-        // A record synthesised for a file dropped in by hand: its folder does not exist yet.
-        if (errnoCode(e) !== 'ENOENT' || first) throw e;
-        await fsp.mkdir(dir, { recursive: true });
-        renameSync(tmp, path.join(dir, META_FILE));
-      }
-    } catch (e) {
-      unlinkQuietly(tmp);
-      throw e;
-    }
+    await this.db().put(parentOf(rel), nameOf(rel), JSON.stringify(meta), !first);
   }
 
   /** Forgets a document: its record and every older version. */
   async remove(rel: string): Promise<void> {
+    await this.db().delete(parentOf(rel), nameOf(rel));
     const dir = this.documentDir(rel);
     try {
-      // Usually there is nothing to forget; one lstat is far cheaper than rm's recursive walk.
+      // Usually there are no older versions; one lstat is far cheaper than rm's recursive walk.
       lstatSync(dir);
     } catch (e) {
       if (errnoCode(e) === 'ENOENT') return;
@@ -241,22 +240,24 @@ export class MetadataStore {
     await fsp.rm(dir, { recursive: true, force: true });
   }
 
-  /** Keys (see nameKey) of the documents in a folder that have metadata. */
-  async keysIn(folderRel: string): Promise<Set<string>> {
-    try {
-      return new Set(await fsp.readdir(this.folderDir(folderRel)));
-    } catch (e) {
-      if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return new Set();
-      throw e;
-    }
+  /**
+   * The records of some documents of one folder, by name, still unparsed (see parse): a listing
+   * asks for its page's names in one query and parses only the files it describes.
+   */
+  recordTexts(folderRel: string, names: readonly string[]): Map<string, string> {
+    return this.db().some(folderRel, names);
+  }
+
+  parse(text: string, rel: string): DocumentMeta | undefined {
+    return parseRecord(text, rel);
   }
 
   /** Every readable record of a folder's documents; unreadable ones are skipped (used for checks, not answers). */
-  async recordsIn(folderRel: string): Promise<DocumentMeta[]> {
+  recordsIn(folderRel: string): DocumentMeta[] {
     const records: DocumentMeta[] = [];
-    for (const key of await this.keysIn(folderRel)) {
+    for (const [name, text] of this.db().inFolder(folderRel)) {
       try {
-        const meta = await this.readFile(path.join(this.folderDir(folderRel), key, META_FILE), undefined);
+        const meta = parseRecord(text, folderRel === '' ? name : `${folderRel}/${name}`);
         if (meta) records.push(meta);
       } catch {
         // a damaged record cannot hold a check-out worth honouring
@@ -265,8 +266,10 @@ export class MetadataStore {
     return records;
   }
 
-  async removeFolders(folderRels: readonly string[]): Promise<void> {
-    for (const rel of folderRels) await fsp.rm(this.folderDir(rel), { recursive: true, force: true });
+  /** Forgets a deleted folder's documents: the records of it and everything below, and the older versions of `folderRels`. */
+  async removeFolderTree(rel: string, folderRels: readonly string[]): Promise<void> {
+    await this.db().deleteTree(rel);
+    for (const folder of folderRels) await fsp.rm(this.folderDir(folder), { recursive: true, force: true });
   }
 
   /**
@@ -290,52 +293,123 @@ export class MetadataStore {
     unlinkIfPresent(this.versionFile(rel, n));
   }
 
+  private db(): RecordDatabase {
+    if (!this.records) throw new UpstreamError('The filesystem connector was used before init() or after close()');
+    return this.records;
+  }
+
   private folderDir(folderRel: string): string {
     return path.join(this.docsDir, nameKey(folderRel));
   }
 
-  private async readFile(file: string, expectedRel: string | undefined): Promise<DocumentMeta | undefined> {
-    let text: string;
-    try {
-      // Read inline, so nothing that could block may be opened: a FIFO or a link put in by hand fails at once.
-      const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-      try {
-        text = readFileSync(fd, 'utf8');
-      } finally {
-        closeSync(fd);
+  /**
+   * SQLite opens its files following links and would block opening a FIFO, so what stands at
+   * their names is checked first: anything but a regular file stops the connector from starting.
+   */
+  private async openRecords(): Promise<RecordDatabase> {
+    for (const suffix of ['', '-wal', '-shm', '-journal']) {
+      const stat = await fsp.lstat(this.databaseFile + suffix).catch((e: unknown) => {
+        if (errnoCode(e) === 'ENOENT') return undefined;
+        throw e;
+      });
+      if (stat && !stat.isFile()) {
+        throw new InvalidArgumentError('root', `contains '${METADATA_FOLDER}/${DATABASE_FILE}${suffix}' which is not a regular file`);
       }
+    }
+    try {
+      return new RecordDatabase(this.databaseFile);
     } catch (e) {
-      if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return undefined;
-      if (errnoCode(e) === 'ELOOP') throw new UpstreamError(`The metadata of '/${expectedRel ?? '?'}' is damaged (a link stands in its place)`);
+      if (errnoCode(e)?.startsWith('SQLITE_') || /newer than/.test((e as Error)?.message ?? '')) {
+        throw new InvalidArgumentError('root', `holds a metadata database '${METADATA_FOLDER}/${DATABASE_FILE}' that cannot be used (${(e as Error).message})`);
+      }
       throw e;
     }
-    // A first record written without fsync (see write) that a power cut emptied.
-    if (text === '') return undefined;
-    let meta: DocumentMeta;
-    try {
-      meta = JSON.parse(text) as DocumentMeta;
-    } catch {
-      throw new UpstreamError(`The metadata of '/${expectedRel ?? '?'}' is damaged`);
-    }
-    if (meta?.format !== LAYOUT_FORMAT || !Array.isArray(meta.versions) || meta.versions.length === 0 || typeof meta.path !== 'string') {
-      throw new UpstreamError(`The metadata of '/${meta?.path ?? expectedRel ?? '?'}' is damaged`);
-    }
-    meta.properties ??= {};
-    // A record copied to the wrong place by hand describes some other document.
-    if (expectedRel !== undefined && meta.path !== expectedRel) return undefined;
-    return meta;
   }
 
-  private async checkFormat(): Promise<void> {
-    const file = path.join(this.base, 'format.json');
+  private async hasReflinks(): Promise<boolean> {
+    const source = this.tempFile('probe');
+    const clone = this.tempFile('probe');
     try {
-      const { format } = JSON.parse(await fsp.readFile(file, 'utf8')) as { format?: unknown };
-      if (typeof format === 'number' && format > LAYOUT_FORMAT) {
-        throw new InvalidArgumentError('root', `holds metadata in layout ${format}, newer than this gateway understands (${LAYOUT_FORMAT})`);
-      }
+      // Large enough not to be stored inline in the metadata (btrfs), which cannot be cloned.
+      await fsp.writeFile(source, Buffer.alloc(64 * 1024, 1), { flag: 'wx' });
+      await fsp.copyFile(source, clone, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE_FORCE);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      unlinkQuietly(source);
+      unlinkQuietly(clone);
+    }
+  }
+
+  /** 0 when nothing says otherwise: a new folder, or one written before format.json existed. */
+  private async readFormat(): Promise<number> {
+    const file = path.join(this.base, 'format.json');
+    let format: unknown;
+    try {
+      format = (JSON.parse(await fsp.readFile(file, 'utf8')) as { format?: unknown }).format;
+    } catch {
+      return 0;
+    }
+    if (typeof format !== 'number') return 0;
+    if (format > LAYOUT_FORMAT) {
+      throw new InvalidArgumentError('root', `holds metadata in layout ${format}, newer than this gateway understands (${LAYOUT_FORMAT})`);
+    }
+    return format;
+  }
+
+  /** Temp file, fsync, rename: format.json says 2 only once the records it describes are where it says. */
+  private async writeFormat(): Promise<void> {
+    const tmp = this.tempFile('json');
+    try {
+      await fsp.writeFile(tmp, JSON.stringify({ format: LAYOUT_FORMAT }), { flag: 'wx', flush: true });
+      await fsp.rename(tmp, path.join(this.base, 'format.json'));
     } catch (e) {
-      if (e instanceof InvalidArgumentError) throw e;
-      await fsp.writeFile(file, JSON.stringify({ format: LAYOUT_FORMAT }));
+      unlinkQuietly(tmp);
+      throw e;
+    }
+  }
+
+  /**
+   * Layout 1 to 2: every `docs/<key>/<key>/meta.json` goes into the database in one durable
+   * transaction, then the files go, then format.json says 2. Until it does, the files are the
+   * truth (a gateway of layout 1 may still have run on the folder), so a migration interrupted
+   * anywhere is simply done again, replacing what the database holds. Records that cannot be
+   * read (a link or FIFO in place, damaged JSON, a record at the wrong place) are left out, and
+   * their documents read as files without history, as a power cut could leave them before.
+   */
+  private async migrateRecordFiles(): Promise<void> {
+    const rows: Array<{ folder: string; name: string; record: string }> = [];
+    const files: string[] = [];
+    for (const folderKey of await fsp.readdir(this.docsDir)) {
+      const folderDir = path.join(this.docsDir, folderKey);
+      let docKeys: string[];
+      try {
+        docKeys = await fsp.readdir(folderDir);
+      } catch (e) {
+        if (errnoCode(e) === 'ENOTDIR') continue;
+        throw e;
+      }
+      for (const docKey of docKeys) {
+        const file = path.join(folderDir, docKey, LEGACY_RECORD_FILE);
+        let meta: DocumentMeta | undefined;
+        try {
+          meta = readLegacyRecord(file);
+        } catch (e) {
+          if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') continue;
+          if (!(e instanceof UpstreamError) && errnoCode(e) !== 'ELOOP') throw e;
+        }
+        files.push(file);
+        if (meta && this.documentDir(meta.path) === path.join(folderDir, docKey)) {
+          rows.push({ folder: parentOf(meta.path), name: nameOf(meta.path), record: JSON.stringify(meta) });
+        }
+      }
+    }
+    if (rows.length > 0) this.db().putAll(rows);
+    for (const file of files) {
+      unlinkIfPresent(file);
+      // A document without older versions leaves an empty folder behind.
+      await fsp.rmdir(path.dirname(file)).catch(() => undefined);
     }
   }
 
@@ -356,8 +430,43 @@ export class MetadataStore {
   }
 }
 
-const fsyncAsync = promisify(fsync);
-const openAsync = promisify(open);
+/** Checks a record's shape; a record whose path is not `expectedRel` describes some other document (copied by hand). */
+function parseRecord(text: string, expectedRel: string): DocumentMeta | undefined {
+  let meta: DocumentMeta;
+  try {
+    meta = JSON.parse(text) as DocumentMeta;
+  } catch {
+    throw new UpstreamError(`The metadata of '/${expectedRel}' is damaged`);
+  }
+  if (meta?.format !== RECORD_FORMAT || !Array.isArray(meta.versions) || meta.versions.length === 0 || typeof meta.path !== 'string') {
+    throw new UpstreamError(`The metadata of '/${expectedRel}' is damaged`);
+  }
+  meta.properties ??= {};
+  if (meta.path !== expectedRel) return undefined;
+  return meta;
+}
+
+/** A layout-1 record file, read without following a link or blocking on a FIFO; an empty one (a power cut) is absent. */
+function readLegacyRecord(file: string): DocumentMeta | undefined {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  let text: string;
+  try {
+    if (!fstatSync(fd).isFile()) return undefined;
+    text = readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+  if (text === '') return undefined;
+  let meta: DocumentMeta;
+  try {
+    meta = JSON.parse(text) as DocumentMeta;
+  } catch {
+    throw new UpstreamError('damaged');
+  }
+  if (meta?.format !== RECORD_FORMAT || typeof meta.path !== 'string') throw new UpstreamError('damaged');
+  return parseRecord(text, meta.path);
+}
+
 
 /** Removes a file that may already be gone. */
 export function unlinkIfPresent(file: string): void {
