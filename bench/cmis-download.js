@@ -82,6 +82,9 @@ async function main() {
       target: `>=${TARGET}`,
       verdict: ratio >= TARGET ? 'PASS' : 'FAIL',
     });
+    // Every round, in the order run (the machine is shared: a median hides how noisy it was).
+    const list = (xs) => xs.map((x) => x.toFixed(3)).join(',');
+    console.log(`[bench] cmis-download rounds (s): gateway=${list(g)} direct=${list(d)} relay=${list(r)} of_relay=${list(g.map((x, i) => r[i] / x))}`);
     return ratio >= TARGET;
   } finally {
     relay?.stop();

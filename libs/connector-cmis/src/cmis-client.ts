@@ -18,6 +18,7 @@ import { Readable } from 'node:stream';
 import * as tls from 'node:tls';
 import { GatewayError } from '@gateway/connector-api';
 import { CmisTimeout, mapCmisFailure, mapTransportError, type CmisErrorContext, type CmisFailure } from './cmis-errors';
+import { LentReadConnection } from './lent-reads';
 import { multipartBody, type FormField } from './multipart';
 
 export type CmisProperties = Record<string, unknown>;
@@ -519,7 +520,16 @@ function rawGet(url: URL, headers: Record<string, string>, timeoutMs: number): P
     const onReadable = () => {
       let chunk: Buffer | null;
       while ((chunk = incoming.read() as Buffer | null) !== null) {
-        head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
+        if (head.length === 0) head = chunk;
+        else {
+          const before = head;
+          head = Buffer.concat([before, chunk]);
+          // Copied: their read buffers can be read into again.
+          if (incoming instanceof LentReadConnection) {
+            incoming.returnChunk(before);
+            incoming.returnChunk(chunk);
+          }
+        }
         const at = head.indexOf('\r\n\r\n');
         if (at < 0) {
           if (head.length > MAX_HEADER_BYTES) return fail(new Error('the answer headers are too large'));
@@ -529,6 +539,11 @@ function rawGet(url: URL, headers: Record<string, string>, timeoutMs: number): P
         incoming.off('error', fail);
         incoming.removeAllListeners('end');
         const rest = head.subarray(at + 4);
+        if (incoming instanceof LentReadConnection) {
+          // The body's first bytes are lent in place of the read they came in.
+          if (head === chunk && rest.length > 0) incoming.relend(chunk, rest);
+          else incoming.returnChunk(chunk);
+        }
         if (rest.length > 0) incoming.unshift(rest);
         const lines = head.subarray(0, at).toString('latin1').split('\r\n');
         const m = /^HTTP\/\d\.\d (\d{3})/.exec(lines[0]);
@@ -562,57 +577,10 @@ function tlsConnection(host: string, port: number): Connection {
   return { socket, incoming: socket };
 }
 
-const READ_BYTES = 1024 * 1024;
-
-/**
- * A plain connection whose reads land in 1 MiB buffers (net's `onread`). With the
- * default 64 KiB reads the gateway passed on about a third of the CMIS server's own
- * download throughput; bench/cmis-download measures it. Each read gets fresh space in
- * a slab, so pushed chunks are never overwritten and need no copy; pausing the
- * socket when the consumer is full keeps memory flat.
- */
+/** A plain connection whose reads are lent to the consumer (see lent-reads.ts). */
 function plainConnection(host: string, port: number): Connection {
-  let slab = Buffer.alloc(0);
-  let used = 0;
-  const incoming = new Readable({
-    highWaterMark: READ_BYTES,
-    read: () => {
-      socket.resume();
-    },
-    destroy: (error, callback) => {
-      socket.destroy();
-      callback(error);
-    },
-  });
-  const socket: net.Socket = net.connect({
-    host,
-    port,
-    onread: {
-      buffer: () => {
-        if (slab.length - used < READ_BYTES) {
-          slab = Buffer.allocUnsafe(4 * READ_BYTES);
-          used = 0;
-        }
-        return slab.subarray(used, used + READ_BYTES);
-      },
-      callback: (bytes: number, buffer: Uint8Array) => {
-        used += bytes;
-        if (!incoming.push(Buffer.from(buffer.buffer, buffer.byteOffset, bytes))) socket.pause();
-        return true;
-      },
-    },
-  });
-  let ended = false;
-  socket.once('end', () => {
-    ended = true;
-    incoming.push(null);
-  });
-  socket.once('error', (e) => incoming.destroy(e));
-  socket.once('close', () => {
-    // Closed without an end or an error (destroyed from here): readers must not wait forever.
-    if (!ended && !incoming.destroyed) incoming.destroy(new Error('the connection closed before the answer was complete'));
-  });
-  return { socket, incoming };
+  const incoming = new LentReadConnection(host, port);
+  return { socket: incoming.socket, incoming };
 }
 
 /** The (small) body of an error answer, at most 64 KiB. */

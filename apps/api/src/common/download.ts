@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { Transform, type Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import { create as contentDisposition } from 'content-disposition';
 import type { Request, Response } from 'express';
 import rangeParser from 'range-parser';
 import type { ByteRange } from '@gateway/connector-api';
+import { sendBody } from './response-body';
 
 /**
  * Everything the download helper needs to answer for one stored byte sequence,
@@ -36,8 +36,8 @@ const DEFAULT_MIME_TYPE = 'application/octet-stream';
 const ETAG_CHARACTERS = /^[\x21\x23-\x7e]+$/;
 
 /**
- * Answers a GET or HEAD with the content of `source`, streamed with
- * stream.pipeline and never buffered.
+ * Answers a GET or HEAD with the content of `source`, streamed (sendBody) and
+ * never buffered.
  *
  * - Validators: ETag (quoted, strong) and Last-Modified.
  * - Conditional GET: If-None-Match (weak comparison, `*` matches) answers 304;
@@ -109,34 +109,7 @@ export async function sendDownload(req: Request, res: Response, source: Download
     return;
   }
   const length = range ? range.end - range.start + 1 : size;
-  try {
-    await (length === undefined ? pipeline(stream, res) : pipeline(stream, exactly(length), res));
-  } catch (e) {
-    // The client went away: pipeline has destroyed the source already, and there is nobody to tell.
-    if ((e as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE') return;
-    throw e;
-  }
-}
-
-/**
- * Passes the bytes on while checking there are exactly `length` of them.
- * Content that changed size since it was described must not go out under the
- * old Content-Length: surplus bytes would be read as the next response on a
- * kept-alive connection, and a short body would wait for bytes that never come.
- * Failing the pipeline cuts the connection, which the client can see.
- */
-function exactly(length: number): Transform {
-  let seen = 0;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      seen += chunk.length;
-      if (seen > length) return callback(new Error(`Content is longer than the ${length} bytes announced; it changed while being served`));
-      callback(null, chunk);
-    },
-    flush(callback) {
-      callback(seen === length ? null : new Error(`Content ended after ${seen} of the ${length} bytes announced; it changed while being served`));
-    },
-  });
+  await sendBody(stream, res, length);
 }
 
 // res.set() would append a charset to text types, a claim about bytes we never looked at.
