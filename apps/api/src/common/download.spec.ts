@@ -3,7 +3,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough, Readable } from 'node:stream';
 import request from 'supertest';
-import { NotFoundError } from '@gateway/connector-api';
+import { NotFoundError } from '@gateway/errors';
 import { sendDownload, strongEtag, type DownloadSource } from './download';
 
 const CONTENT = Buffer.from('0123456789abcdefghij'); // 20 bytes, every offset distinct

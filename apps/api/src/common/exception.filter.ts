@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { GatewayError, TooManyRequestsError, type GatewayErrorKind } from '@gateway/connector-api';
+import { GatewayError, TooManyRequestsError, type GatewayErrorKind } from '@gateway/errors';
 
 
 const STATUS_BY_KIND: Record<GatewayErrorKind, number> = {
