@@ -13,6 +13,7 @@ export type GatewayErrorKind =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'too_many_requests'
+  | 'range_not_satisfiable'
   | 'not_supported'
   | 'upstream_error'
   | 'upstream_unavailable'
@@ -109,6 +110,14 @@ export class TooManyRequestsError extends GatewayError {
     readonly retryAfterSeconds: number,
   ) {
     super('TOO_MANY_REQUESTS', message, { retryAfterSeconds });
+  }
+}
+
+/** A download's Range lies wholly beyond the content; `size` is what there is to ask for. */
+export class RangeNotSatisfiableError extends GatewayError {
+  readonly kind = 'range_not_satisfiable' as const;
+  constructor(readonly size: number) {
+    super('RANGE_NOT_SATISFIABLE', `The requested range cannot be served from ${size} bytes`, { parameter: 'Range', size });
   }
 }
 
