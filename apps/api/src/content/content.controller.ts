@@ -3,6 +3,7 @@ import { ApiBasicAuth, ApiBody, ApiConsumes, ApiExtraModels, ApiOperation, ApiPa
 import type { Request, Response } from 'express';
 import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import { sendDownload } from '../common/download';
+import { RawBody } from '../common/raw-body';
 import { IncomingContent, RequestContent } from '../common/incoming-content';
 import { ApiEnvelope, ApiErrors, ApiFileDownload } from '../common/openapi';
 import { NEXT_CURSOR_HEADER, PagingHeadersInterceptor } from '../common/paging';
@@ -98,6 +99,7 @@ export class ContentController {
   }
 
   @Put('update')
+  @RawBody()
   @ApiOperation({
     summary: 'Update file',
     description:
@@ -121,6 +123,7 @@ export class ContentController {
   }
 
   @Put('updateContent')
+  @RawBody()
   @ApiOperation({
     summary: 'Update file content',
     description: 'The raw body (streamed; an empty body makes an empty document) becomes the new content. Capability updateFile.',
