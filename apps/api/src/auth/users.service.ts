@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { ConflictError, NotFoundError, TooManyRequestsError, InvalidArgumentError } from '@gateway/errors';
+import { ConflictError, NotFoundError, TooManyRequestsError, InvalidArgumentError } from '@gateway/connector-api';
 import { UsersRepository, type UserRecord } from '@gateway/persistence';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import type { GatewayConfig } from '../config/gateway-config';
