@@ -31,7 +31,7 @@ export function RouteFamily(path: string, family: RouteFamilyOptions): ClassDeco
   );
 }
 
-export interface RouteOptions extends EnvelopeOptions {
+export interface RouteOptions {
   summary: string;
   description?: string;
   /**
@@ -39,6 +39,13 @@ export interface RouteOptions extends EnvelopeOptions {
    * documented and sent. Routes that write their own answer (downloads) leave it out.
    */
   results?: Type<unknown> | Schema;
+  isArray?: boolean;
+  status?: number;
+  /** The job envelope's `message` beside `results`. */
+  message?: boolean;
+  /** Description of the success answer (default 'Success'). */
+  answer?: string;
+  headers?: EnvelopeOptions['headers'];
   /** Error answers of this route beside the family's. */
   errors?: number[];
   /** Roles this route needs beyond its family's (403 without one of them). */
@@ -47,11 +54,11 @@ export interface RouteOptions extends EnvelopeOptions {
 
 /** One route's OpenAPI operation, success envelope and status, error answers and roles in one decorator. */
 export function Route(route: RouteOptions): MethodDecorator {
-  const { summary, description, results, roles, errors: routeErrors = [], ...envelope } = route;
+  const { summary, description, results, roles, answer, errors: routeErrors = [], ...envelope } = route;
   const errors = [...(roles ? [403] : []), ...routeErrors];
   return applyDecorators(
     ApiOperation(description === undefined ? { summary } : { summary, description }),
-    ...(results === undefined ? [] : [ApiEnvelope(results, envelope), HttpCode(envelope.status ?? 200)]),
+    ...(results === undefined ? [] : [ApiEnvelope(results, { ...envelope, description: answer }), HttpCode(envelope.status ?? 200)]),
     ...(errors.length > 0 ? [ApiErrors(...errors)] : []),
     ...(roles ? [Roles(...roles)] : []),
   );
