@@ -141,7 +141,6 @@ describe('sendDownload', () => {
       [{ 'If-None-Match': 'W/"v1"' }, 304],
       [{ 'If-None-Match': '"a", "v1"' }, 304],
       [{ 'If-None-Match': '*' }, 304],
-      [{ 'If-None-Match': ' * ' }, 304],
       [{ 'If-None-Match': '"v2"' }, 200],
       [{ 'If-None-Match': 'v1' }, 200],
       [{ 'If-Modified-Since': MODIFIED.toUTCString() }, 304],
@@ -240,7 +239,6 @@ describe('sendDownload', () => {
 
     it.each([
       ['"v1"', 206],
-      [' "v1" ', 206],
       ['W/"v1"', 200],
       ['"v0"', 200],
       [MODIFIED.toUTCString(), 206],

@@ -143,17 +143,17 @@ function isNotModified(req: Request, etag: string | undefined, lastModified: Dat
   const ifNoneMatch = req.headers['if-none-match'];
   if (ifNoneMatch !== undefined) {
     // The representation exists (we are about to serve it), so '*' always matches.
-    if (ifNoneMatch.trim() === '*') return true;
+    // Node's parser has already stripped the whitespace around header values (RFC 9110 5.5).
+    if (ifNoneMatch === '*') return true;
     if (!etag) return false;
     const ours = opaque(etag);
     return splitEtags(ifNoneMatch).some((tag) => opaque(tag) === ours);
   }
   const ifModifiedSince = req.headers['if-modified-since'];
   if (ifModifiedSince !== undefined && lastModified) {
-    const since = Date.parse(ifModifiedSince);
-    if (Number.isNaN(since)) return false;
-    // HTTP dates have one-second resolution: compare at that resolution.
-    return Math.floor(lastModified.getTime() / 1000) <= Math.floor(since / 1000);
+    // HTTP dates have one-second resolution: compare at that resolution. An unparsable date is NaN,
+    // which no comparison satisfies, so it never answers 304.
+    return Math.floor(lastModified.getTime() / 1000) <= Math.floor(Date.parse(ifModifiedSince) / 1000);
   }
   return false;
 }
@@ -163,22 +163,23 @@ function requestedRange(req: Request, size: number, etag: string | undefined, la
   const header = req.headers.range;
   if (header === undefined) return undefined;
   const ifRange = req.get('If-Range');
-  if (ifRange !== undefined && !ifRangeMatches(ifRange.trim(), etag, lastModified)) return undefined;
+  if (ifRange !== undefined && !ifRangeMatches(ifRange, etag, lastModified)) return undefined;
   const ranges = rangeParser(size, header, { combine: true });
-  if (ranges === -2) return undefined;
   if (ranges === -1) throw new RangeNotSatisfiableError(size);
+  // Malformed (-2), another unit, or several ranges: the whole content.
+  // Stryker disable next-line ConditionalExpression: -2 has no `type` either, so `false` here falls to the same answer; the check narrows the type
+  if (typeof ranges === 'number') return undefined;
   if (ranges.type !== 'bytes' || ranges.length !== 1) return undefined;
   return { start: ranges[0].start, end: ranges[0].end };
 }
 
 function ifRangeMatches(value: string, etag: string | undefined, lastModified: Date | undefined): boolean {
-  if (value.startsWith('"') || value.startsWith('W/')) {
-    // Strong comparison: a weak tag never matches.
-    return etag !== undefined && !value.startsWith('W/') && value === etag;
-  }
-  const date = Date.parse(value);
-  if (Number.isNaN(date) || !lastModified) return false;
-  return Math.floor(date / 1000) === Math.floor(lastModified.getTime() / 1000);
+  // Strong comparison: our ETag is always a quoted strong tag, so a weak one (W/"...") can only
+  // fall through to the date comparison, where it does not parse and never matches.
+  if (value.startsWith('"')) return value === etag;
+  if (!lastModified) return false;
+  // An unparsable date is NaN, which equals nothing.
+  return Math.floor(Date.parse(value) / 1000) === Math.floor(lastModified.getTime() / 1000);
 }
 
 function splitEtags(header: string): string[] {
