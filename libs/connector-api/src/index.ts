@@ -2,3 +2,4 @@ export * from './errors';
 export * from './connector';
 export * from './capabilities';
 export * from './file-reads';
+export * from './search';
