@@ -1,4 +1,4 @@
-import type { SearchRequest } from '@gateway/search-query';
+import type { FieldSchema, SearchRequest } from '@gateway/search-query';
 import { InvalidArgumentError } from './errors';
 
 /** One facet bucket: a distinct value and how many matching documents have it. */
@@ -135,6 +135,47 @@ function integer(params: Record<string, unknown>, name: string, fallback: number
   const value = typeof raw === 'string' && /^\d+$/.test(raw.trim()) ? Number(raw) : raw;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
     throw new InvalidArgumentError(name, `must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+/**
+ * One engine document in the answer's form: `id` first, engine-internal
+ * members (`_id`, `_version_`, anything starting with `_`) left out, dates
+ * (by the schema, or Date objects) as ISO 8601 UTC strings. With `fields`
+ * only those are kept (and `id`, always).
+ */
+export function resultDocument(
+  id: unknown,
+  source: Record<string, unknown>,
+  schema: FieldSchema,
+  fields?: readonly string[],
+): Record<string, unknown> {
+  const doc: Record<string, unknown> = { id: String(id) };
+  for (const [key, value] of Object.entries(source)) {
+    if (key === 'id' || key.startsWith('_') || value === undefined || value === null) continue;
+    if (fields && !fields.includes(key)) continue;
+    doc[key] = Array.isArray(value) ? value.map((v) => fieldValue(v, schema[key])) : fieldValue(value, schema[key]);
+  }
+  return doc;
+}
+
+/** A facet value as a string: dates as ISO 8601 UTC, the rest as their text. */
+export function facetValue(value: unknown, type: string | undefined): string {
+  const normalised = fieldValue(value, type);
+  return typeof normalised === 'string' ? normalised : String(normalised);
+}
+
+/** Count descending, then value ascending (code point order: what Solr's index order gives for equal counts). */
+export function sortBuckets(buckets: FacetBucket[]): FacetBucket[] {
+  return buckets.sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+}
+
+function fieldValue(value: unknown, type: string | undefined): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (type === 'date' && (typeof value === 'string' || typeof value === 'number')) {
+    const date = new Date(value);
+    return Number.isNaN(date.getTime()) ? value : date.toISOString();
   }
   return value;
 }
