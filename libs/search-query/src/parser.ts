@@ -24,8 +24,12 @@ interface Clause {
   node: QueryNode;
 }
 
-/** Characters Lucene gives a meaning this language does not have; a value must escape or quote them. */
-const RESERVED = new Set(['[', ']', '{', '}', '^', '~', '?', '!', '/']);
+/**
+ * Characters Lucene gives a meaning this language does not have (single-character wildcard, fuzzy,
+ * boost, ranges, NOT); a value must escape or quote them rather than have them silently read as
+ * text. '/' (Lucene's regular expressions) is left literal: paths and MIME types are full of it.
+ */
+const RESERVED = new Set(['[', ']', '{', '}', '^', '~', '?', '!']);
 const KEYWORDS = new Set(['AND', 'OR', 'NOT']);
 
 function isSpace(character: string): boolean {

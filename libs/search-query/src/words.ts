@@ -137,6 +137,3 @@ export function wordPattern(words: readonly string[], prefix = false): string {
   if (!prefix) pattern += endBoundary(edgeOf(lastCharacter(words[words.length - 1])));
   return pattern;
 }
-
-/** Matches a text value that has at least one word. */
-export const ANY_WORD_PATTERN = `[\\p{L}\\p{N}]`;
