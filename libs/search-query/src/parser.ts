@@ -133,7 +133,7 @@ class Parser {
     const character = this.peek();
     if (character === '+' || character === '-') {
       const next = this.peek(1);
-      if (next === '' || isSpace(next)) this.fail(this.position + 1, `expects a term right after '${character}'`);
+      if (next === '' || isSpace(next)) this.fail(this.position, `expects a term right after '${character}'`);
       this.position++;
       return { occur: character === '+' ? 'must' : 'mustNot', node: this.parsePrimary(field, depth) };
     }
@@ -221,7 +221,6 @@ class Parser {
       }
       if (character === ':' && allowField) {
         if (escaped) this.fail(start, 'names a field with an escaped character');
-        if (value === '*') this.fail(start, "has the field '*'; only '*:*' is supported");
         this.position++;
         return { field: value, value: '', prefix: false };
       }
