@@ -1,4 +1,5 @@
-import { escapeRegex, isOneWord, lowercaseWord, wordPattern, wordsOf } from './words';
+import fc from 'fast-check';
+import { escapeRegex, isOneWord, lowercaseWord, segmentWords, wordPattern, wordsOf } from './words';
 
 /** The RE2/PCRE pattern as a JavaScript RegExp, to check what it matches. */
 function toJs(pattern: string): RegExp {
@@ -23,6 +24,12 @@ describe('wordsOf', () => {
     expect(wordsOf('中文')).toEqual(['中', '文']);
     expect(wordsOf('ab中文cd')).toEqual(['ab', '中', '文', 'cd']);
     expect(wordsOf('ひらがな カタカナ')).toEqual(['ひ', 'ら', 'が', 'な', 'カタカナ']);
+  });
+
+  it('cuts plain ASCII text (its fast path) exactly as the segmenter does', () => {
+    const ascii = fc.string({ unit: fc.constantFrom(...'aZ09 -+!"#$%&()*/<=>?@[]\\^`{|}~\t_\'.:,;'), maxLength: 30 });
+    fc.assert(fc.property(ascii, (text) => expect(wordsOf(text)).toEqual(segmentWords(text))), { numRuns: 2000 });
+    expect(wordsOf('Ab-9 x')).toEqual(['ab', '9', 'x']);
   });
 
   it('has no words for punctuation, symbols and emoji', () => {

@@ -29,8 +29,21 @@ export function lowercaseWord(word: string): string {
   return lowered;
 }
 
+/**
+ * ASCII text without the characters that may join two words (_ ' . : , ;): here every run of
+ * letters and digits is a word, which is what UAX#29 says, found without the segmenter (which
+ * costs some 40 µs a call).
+ */
+const PLAIN_ASCII = /^[A-Za-z0-9\s!"#$%&()*+\-/<=>?@[\]\\^`{|}~]*$/;
+
 /** The lowercased words of a text value, in order. */
 export function wordsOf(text: string): string[] {
+  if (PLAIN_ASCII.test(text)) return text.split(/[^A-Za-z0-9]+/).filter((word) => word !== '').map((word) => word.toLowerCase());
+  return segmentWords(text);
+}
+
+/** wordsOf through the UAX#29 segmenter, whatever the text. */
+export function segmentWords(text: string): string[] {
   const words: string[] = [];
   for (const segment of segmenter.segment(text)) {
     if (!segment.isWordLike) continue;
