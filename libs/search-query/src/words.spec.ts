@@ -24,6 +24,7 @@ describe('wordsOf', () => {
     expect(wordsOf('中文')).toEqual(['中', '文']);
     expect(wordsOf('ab中文cd')).toEqual(['ab', '中', '文', 'cd']);
     expect(wordsOf('ひらがな カタカナ')).toEqual(['ひ', 'ら', 'が', 'な', 'カタカナ']);
+    expect(wordsOf('東京タワー 食べる')).toEqual(['東', '京', 'タワー', '食', 'べ', 'る']);
   });
 
   it('cuts plain ASCII text (its fast path) exactly as the segmenter does', () => {

@@ -18,14 +18,14 @@ const segmenter = new Intl.Segmenter('und', { granularity: 'word' });
 /** Characters that Lucene's StandardTokenizer emits one per token. */
 const SINGLE_CHARACTER_SCRIPTS = /[\p{Script=Han}\p{Script=Hiragana}]/u;
 
+const SINGLE_CHARACTER_PIECES = /[\p{Script=Han}\p{Script=Hiragana}]|[^\p{Script=Han}\p{Script=Hiragana}]+/gu;
+
 /** Lowercases code point by code point, as Lucene's LowerCaseFilter does. */
 export function lowercaseWord(word: string): string {
   let lowered = '';
-  for (const character of word) {
-    const lower = character.toLowerCase();
-    // Only U+0130 (İ) lowercases to more than one code point; Java maps it to 'i'.
-    lowered += [...lower].length === 1 ? lower : character === '\u0130' ? 'i' : character;
-  }
+  // Per character, so a final Σ stays σ; U+0130 (İ) is the one character String#toLowerCase turns
+  // into two code points (i and a combining dot), where Java's Character.toLowerCase gives 'i'.
+  for (const character of word) lowered += character === '\u0130' ? 'i' : character.toLowerCase();
   return lowered;
 }
 
@@ -47,22 +47,8 @@ export function segmentWords(text: string): string[] {
   const words: string[] = [];
   for (const segment of segmenter.segment(text)) {
     if (!segment.isWordLike) continue;
-    if (!SINGLE_CHARACTER_SCRIPTS.test(segment.segment)) {
-      words.push(lowercaseWord(segment.segment));
-      continue;
-    }
-    // Split around every ideograph: "ab中文" gives ab, 中, 文.
-    let run = '';
-    for (const character of segment.segment) {
-      if (SINGLE_CHARACTER_SCRIPTS.test(character)) {
-        if (run) words.push(lowercaseWord(run));
-        words.push(character);
-        run = '';
-      } else {
-        run += character;
-      }
-    }
-    if (run) words.push(lowercaseWord(run));
+    // ICU keeps Han in dictionary words ("東京タワー"); Lucene has 東, 京, タワー.
+    for (const piece of segment.segment.match(SINGLE_CHARACTER_PIECES) as string[]) words.push(lowercaseWord(piece));
   }
   return words;
 }
