@@ -19,7 +19,7 @@ import {
   textPrefix,
   textWords,
 } from './leaf-values';
-import { ANY_WORD_PATTERN, escapeRegex, wordPattern } from './words';
+import { escapeRegex, wordPattern } from './words';
 
 type MongoFilter = Record<string, unknown>;
 
@@ -40,9 +40,7 @@ function allOf(filters: MongoFilter[]): MongoFilter {
   return filters.length === 1 ? filters[0] : { $and: filters };
 }
 
-function exists(field: string, schema: FieldSchema): MongoFilter {
-  // A text value without a word has no token on Solr or Elasticsearch: it does not count as a value.
-  if (fieldTypeOf(schema, field) === 'text') return { [field]: { $regex: ANY_WORD_PATTERN } };
+function exists(field: string): MongoFilter {
   // Null and the empty list are no value on Solr and Elasticsearch either.
   return { [field]: { $exists: true, $nin: [null, []] } };
 }
@@ -60,7 +58,7 @@ export function toMongoFilter(node: QueryNode, schema: FieldSchema): MongoFilter
       return clauses.length === 0 ? NOTHING : allOf(clauses);
     }
     case 'exists':
-      return exists(checkedField(node.field), schema);
+      return exists(checkedField(node.field));
     case 'range': {
       const field = checkedField(node.field);
       const type = fieldTypeOf(schema, field);
@@ -68,7 +66,7 @@ export function toMongoFilter(node: QueryNode, schema: FieldSchema): MongoFilter
       const bounds: Record<string, number | Date> = {};
       if (node.low !== undefined) bounds.$gte = rangeBound(node.low, type);
       if (node.high !== undefined) bounds.$lte = rangeBound(node.high, type);
-      return Object.keys(bounds).length === 0 ? exists(field, schema) : { [field]: bounds };
+      return Object.keys(bounds).length === 0 ? exists(field) : { [field]: bounds };
     }
     case 'prefix': {
       const field = checkedField(node.field);

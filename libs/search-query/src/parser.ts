@@ -24,8 +24,12 @@ interface Clause {
   node: QueryNode;
 }
 
-/** Characters Lucene gives a meaning this language does not have; a value must escape or quote them. */
-const RESERVED = new Set(['[', ']', '{', '}', '^', '~', '?', '!', '/']);
+/**
+ * Characters Lucene gives a meaning this language does not have (single-character wildcard, fuzzy,
+ * boost, ranges, NOT); a value must escape or quote them rather than have them silently read as
+ * text. '/' (Lucene's regular expressions) is left literal: paths and MIME types are full of it.
+ */
+const RESERVED = new Set(['[', ']', '{', '}', '^', '~', '?', '!']);
 const KEYWORDS = new Set(['AND', 'OR', 'NOT']);
 
 function isSpace(character: string): boolean {
@@ -129,7 +133,7 @@ class Parser {
     const character = this.peek();
     if (character === '+' || character === '-') {
       const next = this.peek(1);
-      if (next === '' || isSpace(next)) this.fail(this.position + 1, `expects a term right after '${character}'`);
+      if (next === '' || isSpace(next)) this.fail(this.position, `expects a term right after '${character}'`);
       this.position++;
       return { occur: character === '+' ? 'must' : 'mustNot', node: this.parsePrimary(field, depth) };
     }
@@ -217,7 +221,6 @@ class Parser {
       }
       if (character === ':' && allowField) {
         if (escaped) this.fail(start, 'names a field with an escaped character');
-        if (value === '*') this.fail(start, "has the field '*'; only '*:*' is supported");
         this.position++;
         return { field: value, value: '', prefix: false };
       }
