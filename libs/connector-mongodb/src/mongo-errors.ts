@@ -40,6 +40,7 @@ export function mapMongoError(error: unknown, timeoutMs: number, collection?: st
     return new UpstreamError(`MongoDB: ${error.message}`, { engineCode: error.code });
   }
   if (error instanceof MongoError) {
+    if (/Topology|ServerSelection|Network/.test(error.name)) return new UpstreamUnavailableError(`MongoDB cannot be reached (${error.name})`);
     if (error.name === 'MongoOperationTimeoutError') return new UpstreamTimeoutError(`MongoDB did not answer within ${timeoutMs} ms`);
     return new UpstreamError(`MongoDB: ${error.message}`);
   }

@@ -79,9 +79,12 @@ export class MongoConnector implements SearchConnector {
       const target = this.db.collection(collection);
       const facetFields = request.facetFields ?? [];
       const [docs, numFound, ...facetLists] = await Promise.all([
-        target
-          .find(mongo.filter, { projection: mongo.projection, sort: mongo.sort, skip: mongo.skip, limit: mongo.limit, maxTimeMS })
-          .toArray(),
+        // limit 0 means "no limit" to MongoDB; rows=0 means no documents.
+        mongo.limit === 0
+          ? Promise.resolve([])
+          : target
+              .find(mongo.filter, { projection: mongo.projection, sort: mongo.sort, skip: mongo.skip, limit: mongo.limit, maxTimeMS })
+              .toArray(),
         target.countDocuments(mongo.filter, { maxTimeMS }),
         ...facetFields.map((field) => target.aggregate(mongo.facetPipelines[field] ?? [], { maxTimeMS }).toArray()),
       ]);

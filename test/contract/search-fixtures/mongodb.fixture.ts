@@ -22,7 +22,8 @@ export const mongodbFixture: SearchConnectorFixture = {
     }
     return {
       collection,
-      params: { uri, database: DATABASE, collection },
+      // FerretDB evaluates the text-word regular expressions document by document: seconds per query on this corpus.
+      params: { uri, database: DATABASE, collection, timeoutMs: 60_000 },
       paramsAt: (port, timeoutMs) => ({ uri: `mongodb://127.0.0.1:${port}/?directConnection=true`, database: DATABASE, collection, timeoutMs }),
       rawQueryByAuthor: (author, limit) => ({ filter: { author }, sort: { id: 1 }, limit, projection: { id: 1, author: 1 } }),
       idsOfRawAnswer: (answer) => (answer as { id: string }[]).map((d) => d.id),
