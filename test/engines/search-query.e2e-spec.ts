@@ -12,7 +12,7 @@ import { type Db, MongoClient } from 'mongodb';
 // index also exports the raw-query guards, which import @gateway/connector-api.
 import type { SearchRequest } from '../../libs/search-query/src/ast';
 import { toElasticsearchRequest } from '../../libs/search-query/src/elasticsearch';
-import { toMongoRequest } from '../../libs/search-query/src/mongo';
+import { missingLastFinds, toMongoRequest } from '../../libs/search-query/src/mongo';
 import { parseQuery, parseSort } from '../../libs/search-query/src/parser';
 import { DEFAULT_FIELD_SCHEMA, fieldTypeOf } from '../../libs/search-query/src/schema';
 import { toSolrRequest } from '../../libs/search-query/src/solr';
@@ -160,15 +160,15 @@ describeWithEngines('search language on Solr, Elasticsearch and FerretDB', () =>
     return String(value);
   }
 
-  async function search(q: string, options: { fq?: string[]; sort?: string; facets?: string[] } = {}) {
+  async function search(q: string, options: { fq?: string[]; sort?: string; facets?: string[]; start?: number; rows?: number } = {}) {
     const request: SearchRequest = {
       query: parseQuery(q, 'q'),
       filters: (options.fq ?? []).map((fq) => parseQuery(fq, 'fq')),
       fields: ['id'],
       facetFields: options.facets,
       facetLimit: 4,
-      start: 0,
-      rows: 50,
+      start: options.start ?? 0,
+      rows: options.rows ?? 50,
       sort: parseSort(options.sort ?? 'id asc'),
       schema: DEFAULT_FIELD_SCHEMA,
     };
@@ -188,9 +188,14 @@ describeWithEngines('search language on Solr, Elasticsearch and FerretDB', () =>
 
     const mongoRequest = toMongoRequest(request);
     const docs = db.collection('docs');
-    const found = await docs
-      .find(mongoRequest.filter, { projection: mongoRequest.projection, sort: mongoRequest.sort, skip: mongoRequest.skip, limit: mongoRequest.limit })
-      .toArray();
+    // As the MongoDB connector does: an ascending first sort key is read in two parts (missingLast).
+    const finds = mongoRequest.missingLast
+      ? missingLastFinds(mongoRequest.missingLast, mongoRequest.skip, mongoRequest.limit, await docs.countDocuments(mongoRequest.missingLast.withValue))
+      : [{ filter: mongoRequest.filter, skip: mongoRequest.skip, limit: mongoRequest.limit }];
+    const found = [];
+    for (const find of finds) {
+      found.push(...(await docs.find(find.filter, { projection: mongoRequest.projection, sort: mongoRequest.sort, skip: find.skip, limit: find.limit }).toArray()));
+    }
     const fromMongo: Answer = { numFound: await docs.countDocuments(mongoRequest.filter), ids: found.map((doc) => doc.id as string), facets: {} };
     for (const [field, pipeline] of Object.entries(mongoRequest.facetPipelines)) {
       fromMongo.facets[field] = (await docs.aggregate(pipeline).toArray()).map((bucket) => [bucketValue(field, bucket._id), bucket.count as number]);
@@ -269,6 +274,11 @@ describeWithEngines('search language on Solr, Elasticsearch and FerretDB', () =>
     expect((await search('*:*', { sort: 'size desc, id desc' })).ids).toEqual([
       'd11', 'd02', 'd04', 'd09', 'd01', 'd05', 'd03', 'd10', 'd12', 'd13', 'd06', 'd08', 'd07',
     ]);
+    expect((await search('*:*', { sort: 'size asc' })).ids).toEqual([
+      'd08', 'd06', 'd13', 'd12', 'd10', 'd03', 'd05', 'd01', 'd09', 'd04', 'd02', 'd11', 'd07',
+    ]);
+    expect((await search('*:*', { sort: 'modified asc', start: 7, rows: 4 })).ids).toEqual(['d11', 'd05', 'd06', 'd07']);
+    expect((await search('*:*', { sort: 'modified asc', start: 10, rows: 2 })).ids).toEqual(['d07', 'd12']);
     expect((await search('tags:*', { sort: 'author asc' })).ids).toEqual([
       'd13', 'd01', 'd10', 'd11', 'd02', 'd12', 'd07', 'd08', 'd09', 'd05', 'd03', 'd04',
     ]);
