@@ -71,6 +71,8 @@ describe('escapeRegex', () => {
     expect(escapeRegex(special)).toBe('\\\\\\.\\+\\*\\?\\(\\)\\|\\[\\]\\{\\}\\^\\$');
     expect(new RegExp(`^${escapeRegex(special)}$`).test(special)).toBe(true);
     expect(escapeRegex('a-b c')).toBe('a-b c');
+    expect(escapeRegex('a\0b')).toBe('a\\x00b');
+    expect(new RegExp(escapeRegex('a\0b')).test('a\0b')).toBe(true);
   });
 });
 

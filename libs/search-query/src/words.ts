@@ -137,9 +137,12 @@ function separator(left: Edge, right: Edge): string {
   return `[^${WORD}]+`;
 }
 
-/** Escapes a literal for RE2 and PCRE alike (the set Go's regexp.QuoteMeta escapes). */
+/**
+ * Escapes a literal for RE2 and PCRE alike: the set Go's regexp.QuoteMeta escapes, and NUL, which a
+ * PCRE pattern (a C string) cannot hold as it is.
+ */
 export function escapeRegex(literal: string): string {
-  return literal.replace(/[\\.+*?()|[\]{}^$]/g, '\\$&');
+  return literal.replace(/[\\.+*?()|[\]{}^$]/g, '\\$&').replace(/\0/g, '\\x00');
 }
 
 function firstCharacter(word: string): string {
