@@ -15,6 +15,7 @@ export { MAX_DEPTH, MAX_TERMS, fieldsOf, parseQuery, parseSort } from './parser'
 export { InvalidQueryNodeError } from './leaf-values';
 export { escapeSolr, toSolrQuery, toSolrRequest } from './solr';
 export { toElasticsearchQuery, toElasticsearchRequest } from './elasticsearch';
-export { MONGO_OPERATORS, toMongoFilter, toMongoRequest } from './mongo';
+export { MONGO_OPERATORS, missingLastFinds, toMongoFilter, toMongoRequest } from './mongo';
+export type { MongoMissingLast } from './mongo';
 export { checkElasticsearchRawQuery, checkMongoRawQuery, checkSolrRawQuery } from './raw-guards';
 export { wordsOf } from './words';

@@ -16,7 +16,7 @@ export class InvalidQueryNodeError extends Error {
 }
 
 export function checkedField(field: string): string {
-  if (!isValidFieldName(field) || /^_.*_$/.test(field)) throw new InvalidQueryNodeError(`invalid field name '${field}'`);
+  if (!isValidFieldName(field)) throw new InvalidQueryNodeError(`invalid field name '${field}'`);
   return field;
 }
 

@@ -1,5 +1,5 @@
 import { InvalidQueryNodeError } from './leaf-values';
-import { toMongoFilter, toMongoRequest } from './mongo';
+import { missingLastFinds, toMongoFilter, toMongoRequest } from './mongo';
 import { DEFAULT_FIELD_SCHEMA } from './schema';
 import { INVALID_NODES, q, request } from './translate.spec-helper';
 import { wordPattern } from './words';
@@ -81,6 +81,27 @@ describe('toMongoRequest', () => {
     ]);
   });
 
+  it('splits the find when the first sort key is ascending, so documents without a value come last', () => {
+    const hasSize = { size: { $exists: true, $nin: [null, []] } };
+    const author = { author: { $eq: 'Ann' } };
+    expect(toMongoRequest(request({ query: q('author:Ann'), sort: [{ field: 'size', direction: 'asc' }] })).missingLast).toEqual({
+      field: 'size',
+      withValue: { $and: [author, hasSize] },
+      withoutValue: { $and: [author, { $nor: [hasSize] }] },
+    });
+    expect(toMongoRequest(request({ sort: [{ field: 'size', direction: 'asc' }] })).missingLast).toEqual({
+      field: 'size',
+      withValue: hasSize,
+      withoutValue: { $nor: [hasSize] },
+    });
+  });
+
+  it('needs no split for a descending first key, for id, or without a sort', () => {
+    expect(toMongoRequest(request({ sort: [{ field: 'size', direction: 'desc' }, { field: 'author', direction: 'asc' }] })).missingLast).toBeUndefined();
+    expect(toMongoRequest(request({ sort: [{ field: 'id', direction: 'asc' }] })).missingLast).toBeUndefined();
+    expect(toMongoRequest(request()).missingLast).toBeUndefined();
+  });
+
   it('keeps the sort on id as given', () => {
     expect(toMongoRequest(request({ sort: [{ field: 'id', direction: 'desc' }] })).sort).toEqual({ id: -1 });
   });
@@ -107,5 +128,24 @@ describe('toMongoRequest', () => {
     expect(() => toMongoRequest(request({ fields: ['$where'] }))).toThrow(InvalidQueryNodeError);
     expect(() => toMongoRequest(request({ facetFields: ['$x'] }))).toThrow(InvalidQueryNodeError);
     expect(() => toMongoRequest(request({ sort: [{ field: '$natural', direction: 'asc' }] }))).toThrow(InvalidQueryNodeError);
+  });
+});
+
+describe('missingLastFinds', () => {
+  const missingLast = { field: 'size', withValue: { w: 1 }, withoutValue: { wo: 1 } };
+
+  it('reads the window from the documents with a value, then from those without', () => {
+    expect(missingLastFinds(missingLast, 0, 10, 25)).toEqual([{ filter: { w: 1 }, skip: 0, limit: 10 }]);
+    expect(missingLastFinds(missingLast, 20, 10, 25)).toEqual([
+      { filter: { w: 1 }, skip: 20, limit: 5 },
+      { filter: { wo: 1 }, skip: 0, limit: 5 },
+    ]);
+    expect(missingLastFinds(missingLast, 25, 10, 25)).toEqual([{ filter: { wo: 1 }, skip: 0, limit: 10 }]);
+    expect(missingLastFinds(missingLast, 30, 10, 25)).toEqual([{ filter: { wo: 1 }, skip: 5, limit: 10 }]);
+    expect(missingLastFinds(missingLast, 0, 10, 0)).toEqual([{ filter: { wo: 1 }, skip: 0, limit: 10 }]);
+  });
+
+  it('runs no find for zero rows', () => {
+    expect(missingLastFinds(missingLast, 5, 0, 25)).toEqual([]);
   });
 });

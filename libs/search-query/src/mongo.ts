@@ -105,6 +105,21 @@ function facetPipeline(field: string, filter: MongoFilter, limit: number): Recor
   ];
 }
 
+/**
+ * Solr (sortMissingLast) and Elasticsearch put a document without a value for the first sort key last,
+ * ascending too; MongoDB puts it first when ascending, and FerretDB 1.24 has no expression ($cond,
+ * $ifNull) to sort on "has a value" instead. So for an ascending first key the find is split in two:
+ * the documents with a value, then those without, each with the same sort (skip and limit run over
+ * the two as over one list). A missing value in a later sort key still sorts first on MongoDB.
+ */
+export interface MongoMissingLast {
+  field: string;
+  /** `filter` and the field has a value: the first part of the answer. */
+  withValue: Record<string, unknown>;
+  /** `filter` and the field has no value: after every document of `withValue`. */
+  withoutValue: Record<string, unknown>;
+}
+
 /** MongoDB find + one aggregation pipeline per facet field (FerretDB 1.24 has no $facet). */
 export function toMongoRequest(request: SearchRequest): {
   filter: Record<string, unknown>;
@@ -113,6 +128,8 @@ export function toMongoRequest(request: SearchRequest): {
   skip: number;
   limit: number;
   facetPipelines: Record<string, Record<string, unknown>[]>;
+  /** Set when the first sort key is ascending (not id, which every document has): see MongoMissingLast. */
+  missingLast?: MongoMissingLast;
 } {
   const parts = [request.query, ...request.filters]
     .map((node) => toMongoFilter(node, request.schema))
@@ -136,5 +153,35 @@ export function toMongoRequest(request: SearchRequest): {
   if (request.fields && request.fields.length > 0) {
     result.projection = Object.fromEntries(request.fields.map((field) => [checkedField(field), 1 as const]));
   }
+  const [first] = request.sort;
+  if (first && first.direction === 'asc' && first.field !== TIE_BREAK_FIELD) {
+    const hasValue = exists(first.field);
+    result.missingLast = {
+      field: first.field,
+      withValue: allOf([...parts, hasValue]),
+      withoutValue: allOf([...parts, { $nor: [hasValue] }]),
+    };
+  }
   return result;
+}
+
+/**
+ * The finds that answer a request with `missingLast`, in order, once the number of documents with
+ * a value (countDocuments of `withValue`) is known: the window skip..skip+limit over the two parts.
+ * Empty windows are left out (a MongoDB limit of 0 would mean "no limit").
+ */
+export function missingLastFinds(
+  missingLast: MongoMissingLast,
+  skip: number,
+  limit: number,
+  withValueCount: number,
+): { filter: Record<string, unknown>; skip: number; limit: number }[] {
+  const finds: { filter: Record<string, unknown>; skip: number; limit: number }[] = [];
+  const fromWithValue = Math.min(limit, Math.max(0, withValueCount - skip));
+  if (fromWithValue > 0) finds.push({ filter: missingLast.withValue, skip, limit: fromWithValue });
+  const fromWithoutValue = limit - fromWithValue;
+  if (fromWithoutValue > 0) {
+    finds.push({ filter: missingLast.withoutValue, skip: Math.max(0, skip - withValueCount), limit: fromWithoutValue });
+  }
+  return finds;
 }

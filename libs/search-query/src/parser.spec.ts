@@ -199,6 +199,15 @@ describe('parseQuery: boolean logic', () => {
     expect(q('NOT"b"')).toEqual(bool([], [], [b]));
   });
 
+  it('separates clauses at any whitespace and at parentheses', () => {
+    expect(q('a\tb\nc')).toEqual(bool([], [a, b, c], []));
+    expect(q('a(b)')).toEqual(bool([], [a, b], []));
+    expect(q('*:*(a)')).toEqual(bool([], [{ kind: 'all' }, a], []));
+    expect(q('(*:*)')).toEqual({ kind: 'all' });
+    expect(q('*(a)')).toEqual(bool([], [{ kind: 'exists', field: 'content' }, a], []));
+    expect(q('tags:x(a)')).toEqual(bool([], [term('tags', 'x'), a], []));
+  });
+
   it('reads a phrase followed directly by a term as two clauses', () => {
     expect(q('"a"b')).toEqual(bool([], [a, b], []));
   });
@@ -228,6 +237,9 @@ describe('parseQuery: errors name the parameter and the position', () => {
     expectError('OR a', 0, "has 'OR' with nothing before it");
     expectError('AND a', 0, "has 'AND' with nothing before it");
     expectError('a OR', 4, "expects a term after 'OR'");
+    expectError('(a OR)', 5, "expects a term after 'OR'");
+    expectError('a OR"', 4, "has a '\"' without a closing");
+    expectError('*:*x', 0, "starts a term with '*'");
     expectError('(a OR )', 6, "expects a term after 'OR'");
     expectError('a OR OR b', 5, "expects a term after 'OR'");
     expectError('a OR AND b', 5, "expects a term after 'OR'");

@@ -162,7 +162,7 @@ class Parser {
     if (keyword) this.fail(start, `has '${keyword}' where a term should be`);
     const term = this.readTerm(true);
     if (term.field === undefined) return this.valueNode(field, term.value, term.prefix, start);
-    if (!isValidFieldName(term.field) || /^_.*_$/.test(term.field)) {
+    if (!isValidFieldName(term.field)) {
       this.fail(start, `names an invalid field '${term.field}'`);
     }
     return this.parseFieldValue(term.field, depth);
@@ -391,7 +391,7 @@ export function parseSort(text: string, schema: FieldSchema = DEFAULT_FIELD_SCHE
     if (!match) throw new SearchSyntaxError('sort', offset, `expects 'field asc' or 'field desc', found '${item.trim()}'`);
     const [, leading, field, direction] = match;
     const position = offset + leading.length;
-    if (!isValidFieldName(field) || /^_.*_$/.test(field)) throw new SearchSyntaxError('sort', position, `names an invalid field '${field}'`);
+    if (!isValidFieldName(field)) throw new SearchSyntaxError('sort', position, `names an invalid field '${field}'`);
     if (fieldTypeOf(schema, field) === 'text') throw new SearchSyntaxError('sort', position, `cannot sort on text field '${field}'`);
     if (direction !== 'asc' && direction !== 'desc') {
       throw new SearchSyntaxError('sort', position + field.length, `expects asc or desc after '${field}', found '${direction}'`);

@@ -32,9 +32,11 @@ export const DEFAULT_FIELD = 'content' as const;
 
 /** Field names every engine accepts as they are: never an operator ($...), a local param or a function. */
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
+/** Solr's magic fields (_query_ and _val_ parse their value as a query) and internal fields (_version_, _root_). */
+const RESERVED_FIELD_NAME = /^_.*_$/;
 
 export function isValidFieldName(name: string): boolean {
-  return FIELD_NAME.test(name);
+  return FIELD_NAME.test(name) && !RESERVED_FIELD_NAME.test(name);
 }
 
 /** The field's type; fields the schema does not name are keyword. */

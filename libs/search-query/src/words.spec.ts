@@ -5,7 +5,7 @@ import { escapeRegex, isOneWord, lowercaseWord, segmentWords, wordPattern, words
 function toJs(pattern: string): RegExp {
   const js = pattern
     .replace(/\\x\{([0-9A-F]+)\}/g, '\\u{$1}')
-    .replace(/\\p\{(Han|Hiragana)\}/g, '\\p{Script=$1}');
+    .replace(/\\p\{(Han|Hiragana|Thai|Lao|Khmer|Myanmar)\}/g, '\\p{Script=$1}');
   return new RegExp(js, 'iu');
 }
 
@@ -25,6 +25,12 @@ describe('wordsOf', () => {
     expect(wordsOf('ab中文cd')).toEqual(['ab', '中', '文', 'cd']);
     expect(wordsOf('ひらがな カタカナ')).toEqual(['ひ', 'ら', 'が', 'な', 'カタカナ']);
     expect(wordsOf('東京タワー 食べる')).toEqual(['東', '京', 'タワー', '食', 'べ', 'る']);
+  });
+
+  it('keeps an unbroken run of Thai, Lao, Khmer or Myanmar one word, as Lucene does', () => {
+    expect(wordsOf('สวัสดีครับ ทุกคน')).toEqual(['สวัสดีครับ', 'ทุกคน']);
+    expect(wordsOf('abcสวัสดีครับ, ສະບາຍດີ 12สวัสดี')).toEqual(['abc', 'สวัสดีครับ', 'ສະບາຍດີ', '12', 'สวัสดี']);
+    expect(wordsOf('สวัสดี สวัสดี')).toEqual(['สวัสดี', 'สวัสดี']);
   });
 
   it('cuts plain ASCII text (its fast path) exactly as the segmenter does', () => {
@@ -65,6 +71,8 @@ describe('escapeRegex', () => {
     expect(escapeRegex(special)).toBe('\\\\\\.\\+\\*\\?\\(\\)\\|\\[\\]\\{\\}\\^\\$');
     expect(new RegExp(`^${escapeRegex(special)}$`).test(special)).toBe(true);
     expect(escapeRegex('a-b c')).toBe('a-b c');
+    expect(escapeRegex('a\0b')).toBe('a\\x00b');
+    expect(new RegExp(escapeRegex('a\0b')).test('a\0b')).toBe(true);
   });
 });
 
@@ -128,6 +136,20 @@ describe('wordPattern: the word boundaries of StandardTokenizer as a regular exp
     expect(matches(['中', '文'], '中 文')).toBe(true);
     expect(matches(['ab', '中'], 'ab中')).toBe(true);
     expect(matches(['中', 'ab'], '中ab')).toBe(true);
+  });
+
+  it('bounds Thai, Lao, Khmer and Myanmar runs by their script alone', () => {
+    expect(matches(['สวัสดีครับ'], 'abcสวัสดีครับ, x')).toBe(true);
+    expect(matches(['สวัสดี'], 'สวัสดีครับ')).toBe(false);
+    expect(matches(['ครับ'], 'สวัสดีครับ')).toBe(false);
+    expect(matches(['abc'], 'abcสวัสดี')).toBe(true);
+    expect(matches(['abc'], 'สวัสดีabc')).toBe(true);
+    expect(matches(['12'], '12สวัสดี')).toBe(true);
+    expect(matches(['abc', 'สวัสดี'], 'abcสวัสดี')).toBe(true);
+    expect(matches(['สวัสดี', 'abc'], 'สวัสดี abc')).toBe(true);
+    expect(matches(['สวัสดี', 'ทุกคน'], 'สวัสดี ทุกคน')).toBe(true);
+    expect(matches(['สวัสดี', 'ทุกคน'], 'สวัสดีทุกคน')).toBe(false);
+    expect(matches(['a', 'b'], "a'b")).toBe(false);
   });
 
   it('lets the last word continue for a prefix', () => {

@@ -18,8 +18,6 @@ const segmenter = new Intl.Segmenter('und', { granularity: 'word' });
 /** Characters that Lucene's StandardTokenizer emits one per token. */
 const SINGLE_CHARACTER_SCRIPTS = /[\p{Script=Han}\p{Script=Hiragana}]/u;
 
-const SINGLE_CHARACTER_PIECES = /[\p{Script=Han}\p{Script=Hiragana}]|[^\p{Script=Han}\p{Script=Hiragana}]+/gu;
-
 /** Lowercases code point by code point, as Lucene's LowerCaseFilter does. */
 export function lowercaseWord(word: string): string {
   let lowered = '';
@@ -42,13 +40,35 @@ export function wordsOf(text: string): string[] {
   return segmentWords(text);
 }
 
+/**
+ * Thai, Lao, Khmer and Myanmar: ICU cuts them into dictionary words, Lucene keeps each unbroken run
+ * of them as one token (its SOUTHEAST_ASIAN rule), so adjacent pieces are joined back.
+ */
+const SOUTHEAST_ASIAN_CLASS = '\\p{Script=Thai}\\p{Script=Lao}\\p{Script=Khmer}\\p{Script=Myanmar}';
+/** A segment cut into Han/Hiragana characters, Southeast Asian runs and the rest. */
+const PIECES = new RegExp(
+  `[\\p{Script=Han}\\p{Script=Hiragana}]|[${SOUTHEAST_ASIAN_CLASS}]+|[^\\p{Script=Han}\\p{Script=Hiragana}${SOUTHEAST_ASIAN_CLASS}]+`,
+  'gu',
+);
+const SOUTHEAST_ASIAN = new RegExp(`^[${SOUTHEAST_ASIAN_CLASS}]`, 'u');
+
 /** wordsOf through the UAX#29 segmenter, whatever the text. */
 export function segmentWords(text: string): string[] {
   const words: string[] = [];
+  let southeastAsianEnd = -1;
   for (const segment of segmenter.segment(text)) {
     if (!segment.isWordLike) continue;
-    // ICU keeps Han in dictionary words ("東京タワー"); Lucene has 東, 京, タワー.
-    for (const piece of segment.segment.match(SINGLE_CHARACTER_PIECES) as string[]) words.push(lowercaseWord(piece));
+    let index = segment.index;
+    // ICU keeps Han in dictionary words ("東京タワー"), Lucene has 東, 京, タワー; ICU joins Latin and
+    // Thai ("abcสวัสดี") and cuts Thai into dictionary words, Lucene keeps abc and every unbroken
+    // Thai, Lao, Khmer or Myanmar run apart.
+    for (const piece of segment.segment.match(PIECES) as string[]) {
+      if (!SOUTHEAST_ASIAN.test(piece)) words.push(lowercaseWord(piece));
+      else if (index === southeastAsianEnd) words[words.length - 1] += piece;
+      else words.push(piece);
+      index += piece.length;
+      if (SOUTHEAST_ASIAN.test(piece)) southeastAsianEnd = index;
+    }
   }
   return words;
 }
@@ -69,11 +89,16 @@ const LETTER_JOINERS = ":.'\\x{B7}\\x{387}\\x{55F}\\x{5F4}\\x{2018}\\x{2019}\\x{
 /** Joiners between two digits: UAX#29 MidNum, MidNumLet and Single_Quote. */
 const DIGIT_JOINERS = ",;.'\\x{37E}\\x{589}\\x{60C}\\x{60D}\\x{66C}\\x{7F8}\\x{2018}\\x{2019}\\x{2024}\\x{2044}\\x{FE10}\\x{FE14}\\x{FE50}\\x{FE52}\\x{FE54}\\x{FF07}\\x{FF0C}\\x{FF0E}\\x{FF1B}";
 const SINGLE = '\\p{Han}\\p{Hiragana}';
+const RUNS = '\\p{Thai}\\p{Lao}\\p{Khmer}\\p{Myanmar}';
+/** Characters that end a Latin (or other alphabetic) word however they stand: other scripts' tokens. */
+const OTHER_TOKENS = `[${SINGLE}${RUNS}]`;
 
-type Edge = 'letter' | 'digit' | 'single';
+/** Han/Hiragana characters are single tokens, Southeast Asian scripts run tokens; the rest letters or digits. */
+type Edge = 'letter' | 'digit' | 'single' | 'run';
 
 function edgeOf(character: string): Edge {
   if (SINGLE_CHARACTER_SCRIPTS.test(character)) return 'single';
+  if (SOUTHEAST_ASIAN.test(character)) return 'run';
   return /\p{Nd}/u.test(character) ? 'digit' : 'letter';
 }
 
@@ -83,34 +108,41 @@ function joinersOf(edge: 'letter' | 'digit'): string {
 
 /** A character that cannot sit on this side of a joiner inside one word. */
 function notJoinable(edge: 'letter' | 'digit'): string {
-  return edge === 'letter' ? `[^\\p{L}\\p{M}]|[${SINGLE}]` : '[^\\p{N}]';
+  return edge === 'letter' ? `[^\\p{L}\\p{M}]|${OTHER_TOKENS}` : '[^\\p{N}]';
 }
 
 /** What may stand right before a word starting with `edge` for the word to begin there. */
 function startBoundary(edge: Edge): string {
   if (edge === 'single') return '';
+  if (edge === 'run') return `(?:^|[^${RUNS}])`;
   const joiners = joinersOf(edge);
-  return `(?:^|[^${WORD}${joiners}]|[${SINGLE}]|(?:^|${notJoinable(edge)})[${joiners}])`;
+  return `(?:^|[^${WORD}${joiners}]|${OTHER_TOKENS}|(?:^|${notJoinable(edge)})[${joiners}])`;
 }
 
 /** What may stand right after a word ending with `edge` for the word to end there. */
 function endBoundary(edge: Edge): string {
   if (edge === 'single') return '';
+  if (edge === 'run') return `(?:$|[^${RUNS}])`;
   const joiners = joinersOf(edge);
-  return `(?:$|[^${WORD}${joiners}]|[${SINGLE}]|[${joiners}](?:$|${notJoinable(edge)}))`;
+  return `(?:$|[^${WORD}${joiners}]|${OTHER_TOKENS}|[${joiners}](?:$|${notJoinable(edge)}))`;
 }
 
 /** What may stand between two adjacent words of a phrase. */
 function separator(left: Edge, right: Edge): string {
   if (left === 'single' || right === 'single') return `[^${WORD}]*`;
+  // Two runs need something between them; a run and a word of another script may touch.
+  if (left === 'run' || right === 'run') return left === right ? `[^${WORD}]+` : `[^${WORD}]*`;
   // A lone joiner between two letters (or two digits) would glue them into one word.
   if (left === right) return `(?:[^${WORD}]{2,}|[^${WORD}${joinersOf(left)}])`;
   return `[^${WORD}]+`;
 }
 
-/** Escapes a literal for RE2 and PCRE alike (the set Go's regexp.QuoteMeta escapes). */
+/**
+ * Escapes a literal for RE2 and PCRE alike: the set Go's regexp.QuoteMeta escapes, and NUL, which a
+ * PCRE pattern (a C string) cannot hold as it is.
+ */
 export function escapeRegex(literal: string): string {
-  return literal.replace(/[\\.+*?()|[\]{}^$]/g, '\\$&');
+  return literal.replace(/[\\.+*?()|[\]{}^$]/g, '\\$&').replace(/\0/g, '\\x00');
 }
 
 function firstCharacter(word: string): string {
