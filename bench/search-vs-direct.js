@@ -143,7 +143,15 @@ async function main() {
         const calls = requests.map((r) => async () => {
           const m = sq.toMongoRequest(r);
           await Promise.all([
-            m.limit === 0 ? [] : collection.find(m.filter, { projection: m.projection, sort: m.sort, skip: m.skip, limit: m.limit }).toArray(),
+            (async () => {
+              // As the connector reads a page (libs/connector-mongodb findPage): missing values last.
+              if (m.limit === 0) return [];
+              const options = { projection: m.projection, sort: m.sort };
+              if (!m.missingLast) return collection.find(m.filter, { ...options, skip: m.skip, limit: m.limit }).toArray();
+              const withValue = await collection.countDocuments(m.missingLast.withValue);
+              const finds = sq.missingLastFinds(m.missingLast, m.skip, m.limit, withValue);
+              return (await Promise.all(finds.map((f) => collection.find(f.filter, { ...options, skip: f.skip, limit: f.limit }).toArray()))).flat();
+            })(),
             collection.countDocuments(m.filter),
             ...(r.facetFields ?? []).map((f) => collection.aggregate(m.facetPipelines[f]).toArray()),
           ]);

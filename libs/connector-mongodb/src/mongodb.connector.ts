@@ -1,4 +1,4 @@
-import { MongoClient, type Db, type Document } from 'mongodb';
+import { MongoClient, type Collection, type Db, type Document } from 'mongodb';
 import {
   InvalidArgumentError,
   NotFoundError,
@@ -10,7 +10,7 @@ import {
   type SearchConnector,
   type SearchResults,
 } from '@gateway/connector-api';
-import { checkMongoRawQuery, toMongoRequest, type SearchRequest } from '@gateway/search-query';
+import { checkMongoRawQuery, missingLastFinds, toMongoRequest, type SearchRequest } from '@gateway/search-query';
 import { mapMongoError } from './mongo-errors';
 import { redactUri, type MongoParams } from './params';
 
@@ -79,12 +79,7 @@ export class MongoConnector implements SearchConnector {
       const target = this.db.collection(collection);
       const facetFields = request.facetFields ?? [];
       const [docs, numFound, ...facetLists] = await Promise.all([
-        // limit 0 means "no limit" to MongoDB; rows=0 means no documents.
-        mongo.limit === 0
-          ? Promise.resolve([])
-          : target
-              .find(mongo.filter, { projection: mongo.projection, sort: mongo.sort, skip: mongo.skip, limit: mongo.limit, maxTimeMS })
-              .toArray(),
+        this.findPage(target, mongo, maxTimeMS),
         target.countDocuments(mongo.filter, { maxTimeMS }),
         ...facetFields.map((field) => target.aggregate(mongo.facetPipelines[field] ?? [], { maxTimeMS }).toArray()),
       ]);
@@ -143,6 +138,24 @@ export class MongoConnector implements SearchConnector {
     } catch (e) {
       throw mapMongoError(e, maxTimeMS, collection);
     }
+  }
+
+  /**
+   * The page of documents. MongoDB sorts missing values first ascending, Solr and Elasticsearch last:
+   * with `missingLast` the page is read from the documents with a value, then those without.
+   */
+  private async findPage(target: Collection, mongo: ReturnType<typeof toMongoRequest>, maxTimeMS: number): Promise<Document[]> {
+    // limit 0 means "no limit" to MongoDB; rows=0 means no documents.
+    if (mongo.limit === 0) return [];
+    const options = { projection: mongo.projection, sort: mongo.sort, maxTimeMS };
+    if (!mongo.missingLast) return target.find(mongo.filter, { ...options, skip: mongo.skip, limit: mongo.limit }).toArray();
+    const withValue = await target.countDocuments(mongo.missingLast.withValue, { maxTimeMS });
+    const parts = await Promise.all(
+      missingLastFinds(mongo.missingLast, mongo.skip, mongo.limit, withValue).map((find) =>
+        target.find(find.filter, { ...options, skip: find.skip, limit: find.limit }).toArray(),
+      ),
+    );
+    return parts.flat();
   }
 
   private async requireCollection(collection: string): Promise<void> {
