@@ -1,7 +1,6 @@
 /** Two tiers: unit tests beside the code, e2e tests through HTTP against the real bootstrap. */
 const moduleNameMapper = {
-  '^@gateway/([a-z-]+)$': '<rootDir>/libs/$1/src',
-  '^@gateway/([a-z-]+)/(.*)$': '<rootDir>/libs/$1/src/$2',
+  '^@gateway/([^/]+)$': '<rootDir>/libs/$1/src', // tsconfig: "@gateway/*": ["libs/*/src"]
 };
 const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] };
 

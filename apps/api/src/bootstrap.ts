@@ -7,10 +7,10 @@ import type { Server } from 'node:http';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { bodyParserErrors } from './common/body-parser-errors';
+import { RawBodyRoutes } from './common/raw-body';
 import { createValidationPipe } from './common/validation';
 import { loadConfig, type GatewayConfig } from './config/gateway-config';
 import { UsersService } from './auth/users.service';
-import { isRawBodyRoute } from './content/raw-body-routes';
 
 export interface GatewayApp {
   app: NestExpressApplication;
@@ -31,12 +31,15 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
   app.useLogger(app.get(PinoLogger));
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
-  // JSON and form bodies only; file content is streamed by the routes that take it,
-  // whatever its media type, so those routes are skipped.
+  // JSON and form bodies only; file content is streamed by the routes that take it
+  // (marked @RawBody), whatever its media type, so those routes are skipped.
+  const rawBodyRoutes = new RawBodyRoutes();
+  const unlessRawBody = (parser: RequestHandler): RequestHandler => (req, res, next) => (rawBodyRoutes.matches(req) ? next() : parser(req, res, next));
   app.use(unlessRawBody(json({ limit: config.jsonBodyLimit })));
   app.use(unlessRawBody(urlencoded({ extended: false, limit: config.jsonBodyLimit })));
   app.use(bodyParserErrors);
-  app.setGlobalPrefix(`${config.contextPath}/api`.replace(/^\//, ''));
+  const globalPrefix = `${config.contextPath}/api`.replace(/^\//, '');
+  app.setGlobalPrefix(globalPrefix);
   app.useGlobalPipes(createValidationPipe());
 
   const openApi = buildOpenApi(app, config);
@@ -46,12 +49,9 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
   });
 
   await app.init();
+  rawBodyRoutes.collect(app, globalPrefix);
   await app.get(UsersService).provision();
   return { app, config, openApi };
-}
-
-function unlessRawBody(parser: RequestHandler): RequestHandler {
-  return (req, res, next) => (isRawBodyRoute(req) ? next() : parser(req, res, next));
 }
 
 function buildOpenApi(app: NestExpressApplication, config: GatewayConfig): OpenAPIObject {

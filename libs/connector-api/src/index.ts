@@ -1,4 +1,6 @@
-export * from './errors';
+// The typed errors live in their own lib so services and the exception filter need not depend on the
+// connector contract; a driver still finds them here.
+export * from '@gateway/errors';
 export * from './connector';
 export * from './capabilities';
 export * from './file-reads';

@@ -1,5 +1,5 @@
 import type { FieldSchema, SearchRequest } from '@gateway/search-query';
-import { InvalidArgumentError } from './errors';
+import { InvalidArgumentError } from '@gateway/errors';
 
 /** One facet bucket: a distinct value and how many matching documents have it. */
 export interface FacetBucket {

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { ConflictError, InvalidArgumentError } from '@gateway/connector-api';
 import type { FilesystemConnector } from './filesystem.connector';
 import { encodeId } from './paths';
-import { alice, bob, body, filesUnder, readAll, readText, sandbox, sha256, type Sandbox } from './fixture.spec-helper';
+import { alice, bob, body, filesUnder, readAll, readText, sandbox, sha256, type Sandbox } from '../test/sandbox';
 
 /** An upload that sends some bytes and then fails, like a client that disconnects. */
 function abortedUpload(): Readable {

@@ -11,7 +11,7 @@ import {
 import type { FilesystemConnector } from './filesystem.connector';
 import { nameKey } from './metadata-store';
 import { encodeId } from './paths';
-import { alice, bob, body, filesUnder, readText, sandbox, type Sandbox } from './fixture.spec-helper';
+import { alice, bob, body, filesUnder, readText, sandbox, type Sandbox } from '../test/sandbox';
 
 describe('FilesystemConnector', () => {
   let sb: Sandbox;

@@ -6,7 +6,7 @@ import { FilesystemConnectorType } from './filesystem.connector-type';
 import type { FilesystemConnector } from './filesystem.connector';
 import { MetadataStore } from './metadata-store';
 import { encodeId } from './paths';
-import { alice, body, filesUnder, readText, sandbox, type Sandbox } from './fixture.spec-helper';
+import { alice, body, filesUnder, readText, sandbox, type Sandbox } from '../test/sandbox';
 
 /** Ids built around hostile paths, as an attacker would craft them. */
 const idOf = (raw: string) => 'fs-' + Buffer.from(raw, 'utf8').toString('base64url');

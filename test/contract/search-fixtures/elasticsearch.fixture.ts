@@ -34,7 +34,7 @@ const MAPPING = {
 };
 
 /** A fresh index of the harness's Elasticsearch, created with an explicit mapping and loaded with the corpus. */
-export const elasticsearchFixture: SearchConnectorFixture = {
+export const fixture: SearchConnectorFixture = {
   name: 'elasticsearch',
   typeId: 'elasticsearch',
   async setup(engines, corpus: CorpusDocument[]) {

@@ -6,7 +6,7 @@ import type { SearchConnectorFixture } from './types';
 const DATABASE = 'search_contract';
 
 /** A fresh collection on the harness's FerretDB (MongoDB wire protocol): dates as dates, tags as arrays. */
-export const mongodbFixture: SearchConnectorFixture = {
+export const fixture: SearchConnectorFixture = {
   name: 'mongodb',
   typeId: 'mongodb',
   async setup(engines, corpus: CorpusDocument[]) {

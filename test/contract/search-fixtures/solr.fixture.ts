@@ -7,7 +7,7 @@ async function solrCall(url: string, body: unknown): Promise<void> {
 }
 
 /** The harness's Solr core `gateway` (managed schema in test/engines/java/solr), emptied and loaded with the corpus. */
-export const solrFixture: SearchConnectorFixture = {
+export const fixture: SearchConnectorFixture = {
   name: 'solr',
   typeId: 'solr',
   async setup(engines, corpus: CorpusDocument[]) {

@@ -1,38 +1,32 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBasicAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { CurrentUser, Roles, type AuthenticatedUser } from '../auth/auth.decorators';
+import { Body, Delete, Get, Param, Post } from '@nestjs/common';
+import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import { UsersService } from '../auth/users.service';
-import { ApiEnvelope, ApiErrors } from '../common/openapi';
+import { Route, RouteFamily } from '../common/routes';
 import { CreateUserDto, UserDto } from './users.dto';
 
-@ApiTags('Administration')
-@ApiBasicAuth()
-@ApiErrors(401, 403)
-@Roles('admin')
-@Controller('admin/users')
+@RouteFamily('admin/users', { tag: 'Administration', access: 'basic', roles: ['admin'] })
 export class UsersController {
   constructor(private readonly users: UsersService) {}
 
   @Post()
-  @HttpCode(201)
-  @ApiOperation({ summary: 'Create a user' })
-  @ApiEnvelope(UserDto, { status: 201 })
-  @ApiErrors(400, 409)
+  @Route({ summary: 'Create a user', results: UserDto, status: 201, errors: [400, 409] })
   create(@Body() body: CreateUserDto): Promise<UserDto> {
     return this.users.create(body.username, body.password, body.roles);
   }
 
   @Get()
-  @ApiOperation({ summary: 'List users' })
-  @ApiEnvelope(UserDto, { isArray: true })
+  @Route({ summary: 'List users', results: UserDto, isArray: true })
   list(): Promise<UserDto[]> {
     return this.users.list();
   }
 
   @Delete(':username')
-  @ApiOperation({ summary: 'Delete a user', description: 'Returns the deleted user. An administrator cannot delete their own account.' })
-  @ApiEnvelope(UserDto)
-  @ApiErrors(400, 404)
+  @Route({
+    summary: 'Delete a user',
+    description: 'Returns the deleted user. An administrator cannot delete their own account.',
+    results: UserDto,
+    errors: [400, 404],
+  })
   delete(@Param('username') username: string, @CurrentUser() user: AuthenticatedUser): Promise<UserDto> {
     return this.users.delete(username, user.username);
   }

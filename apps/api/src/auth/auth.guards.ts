@@ -1,7 +1,7 @@
 import { ExecutionContext, Inject, Injectable, type CanActivate } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
-import { InvalidArgumentError, PermissionDeniedError, UnauthenticatedError } from '@gateway/connector-api';
+import { InvalidArgumentError, PermissionDeniedError, UnauthenticatedError } from '@gateway/errors';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import type { GatewayConfig } from '../config/gateway-config';
 import type { Role } from '../config/config.schema';

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { InvalidArgumentError, PayloadTooLargeError, UnsupportedMediaTypeError } from '@gateway/connector-api';
+import { InvalidArgumentError, PayloadTooLargeError, UnsupportedMediaTypeError } from '@gateway/errors';
 
 /**
  * Express error middleware placed right after the body parsers: turns their

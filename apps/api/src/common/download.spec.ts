@@ -1,14 +1,18 @@
+import { Logger, type ArgumentsHost } from '@nestjs/common';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import request from 'supertest';
-import { NotFoundError } from '@gateway/connector-api';
-import { sendDownload, strongEtag, type DownloadSource } from './download';
+import { NotFoundError } from '@gateway/errors';
+import { sendDownload, strongEtag, type DownloadOptions, type DownloadSource } from './download';
+import { GatewayExceptionFilter } from './exception.filter';
 
 const CONTENT = Buffer.from('0123456789abcdefghij'); // 20 bytes, every offset distinct
 const MODIFIED = new Date('2024-05-06T07:08:09.000Z');
 
+/** `opened` records each call of open(): 'whole' or the range asked for, so an empty list means none. */
 function source(overrides: Partial<DownloadSource> = {}): DownloadSource & { opened: unknown[] } {
   const opened: unknown[] = [];
   return {
@@ -18,7 +22,7 @@ function source(overrides: Partial<DownloadSource> = {}): DownloadSource & { ope
     etag: 'v1',
     lastModified: MODIFIED,
     open: (range) => {
-      opened.push(range);
+      opened.push(range ?? 'whole');
       return Readable.from([range ? CONTENT.subarray(range.start, range.end + 1) : CONTENT]);
     },
     opened,
@@ -26,20 +30,26 @@ function source(overrides: Partial<DownloadSource> = {}): DownloadSource & { ope
   };
 }
 
-/** An app that serves `current` the way the controllers do, with an error handler shaped like the gateway's filter. */
-function appFor(get: () => DownloadSource, errors: unknown[] = []) {
+/**
+ * An app that serves `current` the way the controllers do, its errors going to the gateway's own
+ * exception filter. `errors` collects every error; `served` settles once sendDownload has, so a test
+ * can tell that nothing failed after the last byte went out.
+ */
+function appFor(get: () => DownloadSource, errors: unknown[] = [], options: () => DownloadOptions = () => ({})) {
   const app = express();
   // Express would tag the JSON error bodies itself; the test looks for the download's ETag only.
   app.set('etag', false);
-  app.get('/file', (req, res, next) => {
-    sendDownload(req, res, get()).catch(next);
+  const filter = new GatewayExceptionFilter();
+  const state = { served: Promise.resolve() };
+  app.all('/file', (req, res, next) => {
+    state.served = sendDownload(req, res, get(), options()).catch(next);
   });
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     errors.push(err);
-    if (res.headersSent) return void res.destroy(err as Error);
-    res.status(err instanceof NotFoundError ? 404 : 500).json({ success: false, message: (err as Error).message });
+    const host = { switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }) } as unknown as ArgumentsHost;
+    filter.catch(err, host);
   });
-  return app;
+  return { app, state };
 }
 
 const binary = (res: NodeJS.ReadableStream, cb: (e: Error | null, b: Buffer) => void) => {
@@ -48,19 +58,30 @@ const binary = (res: NodeJS.ReadableStream, cb: (e: Error | null, b: Buffer) => 
   res.on('end', () => cb(null, Buffer.concat(chunks)));
 };
 
+// The filter logs unexpected errors; the tests below cause some on purpose.
+beforeAll(() => Logger.overrideLogger(false));
+
 describe('sendDownload', () => {
   let current = source();
+  let options: DownloadOptions = {};
   const errors: unknown[] = [];
-  const app = appFor(() => current, errors);
+  const { app, state } = appFor(() => current, errors, () => options);
   beforeEach(() => {
     current = source();
+    options = {};
     errors.length = 0;
   });
-  const get = (headers: Record<string, string> = {}) => {
-    let r = request(app).get('/file');
-    for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
-    return r.buffer(true).parse(binary as never);
+  /** The server side finished without an error, after the last byte as well as before. */
+  const expectServedCleanly = async () => {
+    await state.served;
+    expect(errors).toEqual([]);
   };
+  const send = (method: 'get' | 'head' | 'post', headers: Record<string, string> = {}) => {
+    let r = request(app)[method]('/file');
+    for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
+    return method === 'head' ? r : r.buffer(true).parse(binary as never);
+  };
+  const get = (headers: Record<string, string> = {}) => send('get', headers);
 
   it('streams the whole content with its headers', async () => {
     const res = await get().expect(200);
@@ -75,7 +96,9 @@ describe('sendDownload', () => {
       'x-content-type-options': 'nosniff',
       'content-disposition': 'attachment; filename=notes.txt',
     });
-    expect(current.opened).toEqual([undefined]);
+    expect(res.headers['content-range']).toBeUndefined();
+    expect(current.opened).toEqual(['whole']);
+    await expectServedCleanly();
   });
 
   it('adds an RFC 8187 filename* with an ASCII fallback for other names', async () => {
@@ -84,9 +107,32 @@ describe('sendDownload', () => {
     expect(res.headers['content-disposition']).toBe(`attachment; filename="Gr??e ?.txt"; filename*=UTF-8''Gr%C3%BC%C3%9Fe%20%E2%82%AC.txt`);
   });
 
+  it('names a nameless document "download"', async () => {
+    current = source({ fileName: '' });
+    expect((await get().expect(200)).headers['content-disposition']).toBe('attachment; filename=download');
+  });
+
+  it('takes the disposition and Cache-Control it is given', async () => {
+    options = { disposition: 'inline', cacheControl: 'private, max-age=60' };
+    const res = await get().expect(200);
+    expect(res.headers['content-disposition']).toBe('inline; filename=notes.txt');
+    expect(res.headers['cache-control']).toBe('private, max-age=60');
+  });
+
   it('defaults the media type and never appends a charset of its own', async () => {
     current = source({ mimeType: undefined });
     expect((await get().expect(200)).headers['content-type']).toBe('application/octet-stream');
+  });
+
+  it.each([
+    ['no validators', { etag: undefined, lastModified: undefined }],
+    ['an empty ETag and an invalid date', { etag: '', lastModified: new Date(Number.NaN) }],
+  ])('sends no ETag or Last-Modified for %s', async (_what, overrides) => {
+    current = source(overrides);
+    const res = await get({ 'If-Modified-Since': MODIFIED.toUTCString() }).expect(200);
+    expect(res.headers.etag).toBeUndefined();
+    expect(res.headers['last-modified']).toBeUndefined();
+    expect(res.body).toEqual(CONTENT);
   });
 
   describe('conditional requests', () => {
@@ -95,7 +141,9 @@ describe('sendDownload', () => {
       [{ 'If-None-Match': 'W/"v1"' }, 304],
       [{ 'If-None-Match': '"a", "v1"' }, 304],
       [{ 'If-None-Match': '*' }, 304],
+      [{ 'If-None-Match': ' * ' }, 304],
       [{ 'If-None-Match': '"v2"' }, 200],
+      [{ 'If-None-Match': 'v1' }, 200],
       [{ 'If-Modified-Since': MODIFIED.toUTCString() }, 304],
       [{ 'If-Modified-Since': new Date(MODIFIED.getTime() + 1000).toUTCString() }, 304],
       [{ 'If-Modified-Since': new Date(MODIFIED.getTime() - 1000).toUTCString() }, 200],
@@ -106,21 +154,44 @@ describe('sendDownload', () => {
       const res = await get(headers).expect(status);
       if (status === 304) {
         expect(res.headers.etag).toBe('"v1"');
+        expect(res.headers['last-modified']).toBe(MODIFIED.toUTCString());
+        expect(res.headers['cache-control']).toBe('private, no-cache');
         expect(res.headers['content-length']).toBeUndefined();
-        // Nothing is opened for a 304.
+        expect(res.headers['content-disposition']).toBeUndefined();
+        expect(res.body).toEqual(Buffer.alloc(0));
         expect(current.opened).toEqual([]);
+      } else {
+        expect(res.body).toEqual(CONTENT);
+        expect(current.opened).toEqual(['whole']);
       }
+    });
+
+    it('answers a HEAD with 304 too', async () => {
+      await send('head', { 'If-None-Match': '"v1"' }).expect(304);
+      expect(current.opened).toEqual([]);
+    });
+
+    it('leaves methods other than GET and HEAD unconditional', async () => {
+      const res = await send('post', { 'If-None-Match': '*' }).expect(200);
+      expect(res.body).toEqual(CONTENT);
     });
 
     it('compares Last-Modified at one-second resolution', async () => {
       current = source({ lastModified: new Date(MODIFIED.getTime() + 999) });
       await get({ 'If-Modified-Since': MODIFIED.toUTCString() }).expect(304);
+      current = source({ lastModified: new Date(MODIFIED.getTime() + 1000) });
+      await get({ 'If-Modified-Since': MODIFIED.toUTCString() }).expect(200);
     });
 
     it('never answers 304 on If-None-Match without an ETag to compare', async () => {
       current = source({ etag: undefined });
       const res = await get({ 'If-None-Match': '"v1"', 'If-Modified-Since': MODIFIED.toUTCString() }).expect(200);
       expect(res.headers.etag).toBeUndefined();
+    });
+
+    it('compares the quoted form of an ETag the source gave already quoted', async () => {
+      current = source({ etag: '"abc"' });
+      await get({ 'If-None-Match': '"abc"' }).expect(304);
     });
   });
 
@@ -130,24 +201,36 @@ describe('sendDownload', () => {
       ['bytes=15-', 15, 19],
       ['bytes=-3', 17, 19],
       ['bytes=18-1000', 18, 19],
+      ['bytes=5-9', 5, 9],
     ])('%s answers 206 with bytes %i-%i', async (range, start, end) => {
       const res = await get({ Range: range }).expect(206);
       expect(res.body).toEqual(CONTENT.subarray(start, end + 1));
       expect(res.headers['content-range']).toBe(`bytes ${start}-${end}/20`);
       expect(res.headers['content-length']).toBe(String(end - start + 1));
+      expect(res.headers['accept-ranges']).toBe('bytes');
       expect(current.opened).toEqual([{ start, end }]);
+      await expectServedCleanly();
     });
 
-    it('answers 416 with the size for an unsatisfiable range, opening nothing', async () => {
+    it('throws a range error the exception filter answers with 416 and the size, opening nothing', async () => {
       const res = await request(app).get('/file').set('Range', 'bytes=20-30').expect(416);
       expect(res.headers['content-range']).toBe('bytes */20');
-      expect(res.body).toMatchObject({ success: false, error: { code: 'RANGE_NOT_SATISFIABLE' } });
+      expect(res.headers['accept-ranges']).toBe('bytes');
+      expect(res.headers['content-disposition']).toBeUndefined();
+      expect(res.headers.etag).toBeUndefined();
+      expect(res.body).toEqual({
+        success: false,
+        message: 'The requested range cannot be served from 20 bytes',
+        error: { code: 'RANGE_NOT_SATISFIABLE', parameter: 'Range', size: 20 },
+      });
       expect(current.opened).toEqual([]);
     });
 
     it.each(['bytes=0-1,5-6', 'bytes=x-y', 'lines=0-1', 'bytes'])('serves the whole content for %s', async (range) => {
       const res = await get({ Range: range }).expect(200);
       expect(res.body).toEqual(CONTENT);
+      expect(res.headers['content-range']).toBeUndefined();
+      expect(current.opened).toEqual(['whole']);
     });
 
     it('merges overlapping ranges into one', async () => {
@@ -157,28 +240,44 @@ describe('sendDownload', () => {
 
     it.each([
       ['"v1"', 206],
+      [' "v1" ', 206],
       ['W/"v1"', 200],
       ['"v0"', 200],
       [MODIFIED.toUTCString(), 206],
       [new Date(MODIFIED.getTime() - 1000).toUTCString(), 200],
+      ['not a date', 200],
     ])('with If-Range %s answers %i', async (ifRange, status) => {
       await get({ Range: 'bytes=0-0', 'If-Range': ifRange }).expect(status);
     });
 
-    it('offers no ranges when the size is unknown', async () => {
+    it.each([
+      ['ETag', { etag: undefined }, '"v1"'],
+      ['Last-Modified', { lastModified: undefined }, MODIFIED.toUTCString()],
+    ])('serves the whole content when If-Range names a %s the source lacks', async (_what, overrides, ifRange) => {
+      current = source(overrides);
+      const res = await get({ Range: 'bytes=0-0', 'If-Range': ifRange }).expect(200);
+      expect(res.body).toEqual(CONTENT);
+    });
+
+    it('offers no ranges when the size is unknown, and streams chunked', async () => {
       current = source({ size: undefined });
       const res = await get({ Range: 'bytes=0-0' }).expect(200);
       expect(res.body).toEqual(CONTENT);
       expect(res.headers['accept-ranges']).toBe('none');
       expect(res.headers['content-length']).toBeUndefined();
+      expect(current.opened).toEqual(['whole']);
+      await expectServedCleanly();
     });
   });
 
   it('answers HEAD with the headers and without opening the content', async () => {
-    const res = await request(app).head('/file').expect(200);
+    const res = await send('head', { Range: 'bytes=0-4' }).expect(200);
     expect(res.headers['content-length']).toBe('20');
+    expect(res.headers['content-range']).toBeUndefined();
     expect(res.headers.etag).toBe('"v1"');
+    expect(res.headers['content-disposition']).toBe('attachment; filename=notes.txt');
     expect(current.opened).toEqual([]);
+    await expectServedCleanly();
   });
 
   it('lets an error of open() reach the error handler, with no download header set', async () => {
@@ -190,7 +289,7 @@ describe('sendDownload', () => {
     const res = await request(app).get('/file').expect(404);
     expect(res.headers['content-disposition']).toBeUndefined();
     expect(res.headers.etag).toBeUndefined();
-    expect(res.body.success).toBe(false);
+    expect(res.body).toMatchObject({ success: false, error: { code: 'ITEM_NOT_FOUND' } });
   });
 
   describe('on a real socket', () => {
@@ -221,6 +320,8 @@ describe('sendDownload', () => {
         failing.write(CONTENT.subarray(0, 5));
       });
       expect(outcome).toBe('cut');
+      await state.served;
+      expect(errors).toEqual([expect.objectContaining({ message: 'disk gone' })]);
     });
 
     it.each([
@@ -240,11 +341,28 @@ describe('sendDownload', () => {
       });
       expect(outcome).toBe('cut');
       // Reported as a server-side failure, not left to the client's parser to notice.
+      await state.served;
       expect(errors).toHaveLength(1);
       expect((errors[0] as Error).message).toMatch(what === 'longer' ? /longer than the 20 bytes/ : /ended after 10 of the 20 bytes/);
     });
 
-    it('destroys the source when the client goes away', async () => {
+    it('checks the length of a range against the range, not the whole', async () => {
+      current = source({ open: () => Readable.from([CONTENT.subarray(5, 11)]) });
+      const outcome = await new Promise<string>((resolve) => {
+        const req = http.get({ port, host: '127.0.0.1', path: '/file', agent: false, headers: { Range: 'bytes=5-9' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve('ended normally'));
+          res.on('error', () => resolve('cut'));
+          res.on('aborted', () => resolve('cut'));
+        });
+        req.on('error', () => resolve('cut'));
+      });
+      expect(outcome).toBe('cut');
+      await state.served;
+      expect((errors[0] as Error).message).toMatch(/longer than the 5 bytes/);
+    });
+
+    it('destroys the source when the client goes away, and reports nothing', async () => {
       const endless = new Readable({
         read() {
           setTimeout(() => this.push(Buffer.alloc(64 * 1024, 1)), 1);
@@ -266,6 +384,7 @@ describe('sendDownload', () => {
         check();
       });
       expect(endless.destroyed).toBe(true);
+      await expectServedCleanly();
     });
   });
 });
@@ -274,7 +393,11 @@ describe('strongEtag', () => {
   it('quotes plain validators, keeps quoted ones, and hashes values a header cannot carry', () => {
     expect(strongEtag('abc-123')).toBe('"abc-123"');
     expect(strongEtag('"abc"')).toBe('"abc"');
+    expect(strongEtag('""')).toBe('""');
+    expect(strongEtag('a"b')).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+    expect(strongEtag('"a"b"')).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
     expect(strongEtag('has space"quote')).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+    expect(strongEtag('has space')).toBe(`"${createHash('sha256').update('has space').digest('base64url')}"`);
     expect(strongEtag('ümlaut')).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
   });
 });

@@ -5,6 +5,7 @@ import { create as contentDisposition } from 'content-disposition';
 import type { Request, Response } from 'express';
 import rangeParser from 'range-parser';
 import type { ByteRange } from '@gateway/connector-api';
+import { RangeNotSatisfiableError } from '@gateway/errors';
 
 /**
  * Everything the download helper needs to answer for one stored byte sequence,
@@ -43,7 +44,7 @@ const ETAG_CHARACTERS = /^[\x21\x23-\x7e]+$/;
  * - Conditional GET: If-None-Match (weak comparison, `*` matches) answers 304;
  *   If-Modified-Since is only looked at when If-None-Match is absent (RFC 9110 13.2.2).
  * - Range: one `bytes` range answers 206 with Content-Range; an unsatisfiable
- *   one answers 416 whose Content-Range carries only the size. A Range header that is
+ *   one throws RangeNotSatisfiableError (the filter answers 416, Content-Range carrying only the size). A Range header that is
  *   malformed, of another unit, or asks for several ranges is ignored and the
  *   whole content is served with 200 (RFC 9110 14.2 allows ignoring Range; it
  *   spares a multipart/byteranges encoder nobody here needs). Range is only
@@ -76,16 +77,6 @@ export async function sendDownload(req: Request, res: Response, source: Download
 
   const size = source.size;
   const range = isHead || size === undefined ? undefined : requestedRange(req, size, etag, lastModified);
-  if (range === 'unsatisfiable') {
-    res.status(416);
-    setHeaders(res, { 'Content-Range': `bytes */${size}`, 'Accept-Ranges': 'bytes' });
-    res.json({
-      success: false,
-      message: `The requested range cannot be served from ${size} bytes`,
-      error: { code: 'RANGE_NOT_SATISFIABLE', parameter: 'Range', size },
-    });
-    return;
-  }
 
   const stream = isHead ? undefined : await source.open(range);
 
@@ -97,18 +88,14 @@ export async function sendDownload(req: Request, res: Response, source: Download
     'Accept-Ranges': size === undefined ? 'none' : 'bytes',
     'X-Content-Type-Options': 'nosniff',
   });
-  if (range) {
-    res.setHeader('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
-    res.setHeader('Content-Length', String(range.end - range.start + 1));
-  } else if (size !== undefined) {
-    res.setHeader('Content-Length', String(size));
-  }
+  if (range) res.setHeader('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
+  const length = range ? range.end - range.start + 1 : size;
+  if (length !== undefined) res.setHeader('Content-Length', String(length));
 
   if (!stream) {
     res.end();
     return;
   }
-  const length = range ? range.end - range.start + 1 : size;
   try {
     await (length === undefined ? pipeline(stream, res) : pipeline(stream, exactly(length), res));
   } catch (e) {
@@ -171,14 +158,15 @@ function isNotModified(req: Request, etag: string | undefined, lastModified: Dat
   return false;
 }
 
-function requestedRange(req: Request, size: number, etag: string | undefined, lastModified: Date | undefined): ByteRange | 'unsatisfiable' | undefined {
+/** The one byte range to serve, undefined for the whole content; throws when the range lies beyond it. */
+function requestedRange(req: Request, size: number, etag: string | undefined, lastModified: Date | undefined): ByteRange | undefined {
   const header = req.headers.range;
   if (header === undefined) return undefined;
   const ifRange = req.get('If-Range');
   if (ifRange !== undefined && !ifRangeMatches(ifRange.trim(), etag, lastModified)) return undefined;
   const ranges = rangeParser(size, header, { combine: true });
   if (ranges === -2) return undefined;
-  if (ranges === -1) return 'unsatisfiable';
+  if (ranges === -1) throw new RangeNotSatisfiableError(size);
   if (ranges.type !== 'bytes' || ranges.length !== 1) return undefined;
   return { start: ranges[0].start, end: ranges[0].end };
 }

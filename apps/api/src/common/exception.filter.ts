@@ -1,8 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { GatewayError, TooManyRequestsError, type GatewayErrorKind } from '@gateway/connector-api';
-
-
+import { GatewayError, RangeNotSatisfiableError, TooManyRequestsError, type GatewayErrorKind } from '@gateway/errors';
 const STATUS_BY_KIND: Record<GatewayErrorKind, number> = {
   invalid_argument: 400,
   unauthenticated: 401,
@@ -13,6 +11,7 @@ const STATUS_BY_KIND: Record<GatewayErrorKind, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   too_many_requests: 429,
+  range_not_satisfiable: 416,
   not_supported: 501,
   upstream_error: 502,
   upstream_unavailable: 503,
@@ -62,6 +61,11 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     }
     if (status === 401) res.setHeader('WWW-Authenticate', BASIC_CHALLENGE);
     if (exception instanceof TooManyRequestsError) res.setHeader('Retry-After', String(exception.retryAfterSeconds));
+    if (exception instanceof RangeNotSatisfiableError) {
+      // RFC 9110 15.5.17: the size goes in Content-Range so the client can ask again.
+      res.setHeader('Content-Range', `bytes */${exception.size}`);
+      res.setHeader('Accept-Ranges', 'bytes');
+    }
     res.status(status).json(body);
   }
 

@@ -2,7 +2,7 @@ import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import multer, { MulterError, type StorageEngine } from 'multer';
 import type { Readable } from 'node:stream';
-import { InvalidArgumentError, PayloadTooLargeError, UnsupportedMediaTypeError } from '@gateway/connector-api';
+import { InvalidArgumentError, PayloadTooLargeError, UnsupportedMediaTypeError } from '@gateway/errors';
 
 /** One file part as it streams in; `stream` must be consumed (or abandoned by throwing). */
 export interface IncomingFilePart {

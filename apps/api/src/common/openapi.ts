@@ -47,13 +47,20 @@ export function ApiErrors(...statuses: number[]): MethodDecorator & ClassDecorat
   );
 }
 
-type Schema = SchemaObject;
+export type Schema = SchemaObject;
+
+export interface EnvelopeOptions {
+  isArray?: boolean;
+  /** Default 200. */
+  status?: number;
+  description?: string;
+  /** The job envelope's `message` beside `results`. */
+  message?: boolean;
+  headers?: HeadersObject;
+}
 
 /** Documents a `{ success, results }` answer whose results follow `results`. */
-export function ApiEnvelope(
-  results: Type<unknown> | Schema,
-  options: { isArray?: boolean; status?: number; description?: string; message?: boolean; headers?: HeadersObject } = {},
-) {
+export function ApiEnvelope(results: Type<unknown> | Schema, options: EnvelopeOptions = {}) {
   const isModel = typeof results === 'function';
   let resultsSchema: SchemaObject | ReferenceObject = isModel ? { $ref: getSchemaPath(results as Type<unknown>) } : (results as Schema);
   if (options.isArray) resultsSchema = { type: 'array', items: resultsSchema };

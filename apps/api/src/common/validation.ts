@@ -1,5 +1,5 @@
 import { ValidationPipe, type ValidationError } from '@nestjs/common';
-import { InvalidArgumentError } from '@gateway/connector-api';
+import { InvalidArgumentError } from '@gateway/errors';
 
 /**
  * One pipe for every DTO: transforms query strings to their declared types and

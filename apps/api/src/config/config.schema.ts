@@ -12,13 +12,12 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { CONNECTOR_ID_PATTERN } from '../connectors/connector-id';
 import { JobDefinitionDto } from '../jobs/job-definition.dto';
 
 export const ROLES = ['admin', 'user'] as const;
 export type Role = (typeof ROLES)[number];
 
-/** Connector ids become URL path segments: keep them plain. */
-export const CONNECTOR_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 export const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/;
 
 export class ConnectorFileEntry {

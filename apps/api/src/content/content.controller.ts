@@ -1,10 +1,12 @@
-import { Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res, UseInterceptors } from '@nestjs/common';
-import { ApiBasicAuth, ApiBody, ApiConsumes, ApiExtraModels, ApiOperation, ApiParam, ApiQuery, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { Delete, Get, Param, Post, Put, Query, Req, Res, UseInterceptors } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiExtraModels, ApiParam, ApiQuery, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import { sendDownload } from '../common/download';
+import { RawBody } from '../common/raw-body';
+import { Route, RouteFamily } from '../common/routes';
 import { IncomingContent, RequestContent } from '../common/incoming-content';
-import { ApiEnvelope, ApiErrors, ApiFileDownload } from '../common/openapi';
+import { ApiFileDownload } from '../common/openapi';
 import { NEXT_CURSOR_HEADER, PagingHeadersInterceptor } from '../common/paging';
 import {
   CheckInQuery,
@@ -43,51 +45,56 @@ const RAW_BODY = ApiBody({
   schema: { type: 'string', format: 'binary' },
 });
 
-@ApiTags('Content service')
-@ApiBasicAuth()
+/** Errors of any call that reaches the repository; writes add 409 and 501 (a capability the connector lacks). */
+const READ_ERRORS = [400, 502, 503, 504];
+const WRITE_ERRORS = [400, 409, 501, 502, 503, 504];
+
+@RouteFamily('repo/:connectorId', { tag: 'Content service', access: 'basic', errors: [404] })
 @ApiParam({ name: 'connectorId', description: 'Connector id (see Get connections)', example: 'fs' })
-@ApiErrors(401, 404)
 @ApiExtraModels(FolderItemEntryDto, PropertyEntryDto)
-@Controller('repo/:connectorId')
 export class ContentController {
   constructor(private readonly content: ContentService) {}
 
   @Get('file')
-  @ApiOperation({
+  @ApiFileDownload('The document content')
+  @Route({
     summary: 'Get file',
     description:
       'Streams the document (or the version whose id listversions gave). Conditional GET with If-None-Match / If-Modified-Since, ' +
       'one byte range with Range (and If-Range); several ranges get the whole content. HEAD gives the headers alone.',
+    errors: READ_ERRORS,
   })
-  @ApiFileDownload('The document content')
-  @ApiErrors(400, 502, 503, 504)
   async file(@Param('connectorId') connectorId: string, @Query() query: ItemIdQuery, @Req() req: Request, @Res() res: Response): Promise<void> {
     return sendDownload(req, res, await this.content.fileDownload(connectorId, query.id));
   }
 
   @Get('idbypath')
-  @ApiOperation({ summary: 'Get object id by path', description: 'The id of the item `fileName` inside the folder `folderPath`' })
-  @ApiEnvelope(IdResultDto)
-  @ApiErrors(400, 502, 503, 504)
+  @Route({
+    summary: 'Get object id by path',
+    description: 'The id of the item `fileName` inside the folder `folderPath`',
+    results: IdResultDto,
+    errors: READ_ERRORS,
+  })
   idByPath(@Param('connectorId') connectorId: string, @Query() query: IdByPathQuery): Promise<IdResult> {
     return this.content.idByPath(connectorId, query);
   }
 
   @Post('file')
-  @HttpCode(201)
-  @ApiOperation({
-    summary: 'Post file',
-    description:
-      'Creates a document from the multipart/form-data part named `file` (exactly one file part; a boundary is required). ' +
-      'The part is streamed to the repository as it arrives. `fileName` wins over the part\'s own filename.',
-  })
   @ApiConsumes('multipart/form-data')
   @ApiBody({
     required: true,
     schema: { type: 'object', required: [FILE_PART], properties: { [FILE_PART]: { type: 'string', format: 'binary', description: 'The file' } } },
   })
-  @ApiEnvelope(IdResultDto, { status: 201, description: 'Created; the id of the new document' })
-  @ApiErrors(400, 409, 413, 415, 501, 502, 503, 504)
+  @Route({
+    summary: 'Post file',
+    description:
+      'Creates a document from the multipart/form-data part named `file` (exactly one file part; a boundary is required). ' +
+      'The part is streamed to the repository as it arrives. `fileName` wins over the part\'s own filename.',
+    results: IdResultDto,
+    status: 201,
+    answer: 'Created; the id of the new document',
+    errors: [...WRITE_ERRORS, 413, 415],
+  })
   createFile(
     @Param('connectorId') connectorId: string,
     @Query() query: PostFileQuery,
@@ -98,18 +105,19 @@ export class ContentController {
   }
 
   @Put('update')
-  @ApiOperation({
+  @RawBody()
+  @ApiConsumes('application/octet-stream')
+  @RAW_BODY
+  @PROPERTIES_QUERY
+  @Route({
     summary: 'Update file',
     description:
       'Names the document by `fileId`, or by `fileName` with `folderId`. With a non-empty body, the body becomes the new content ' +
       '(capability updateFile) and any `<property>=<value>` parameters are then set too; without a body, the properties are updated ' +
       '(capability updateProperties). A request with neither is refused (400, parameter `body`).',
+    results: IdResultDto,
+    errors: WRITE_ERRORS,
   })
-  @ApiConsumes('application/octet-stream')
-  @RAW_BODY
-  @PROPERTIES_QUERY
-  @ApiEnvelope(IdResultDto)
-  @ApiErrors(400, 409, 501, 502, 503, 504)
   update(
     @Param('connectorId') connectorId: string,
     @Query() query: UpdateQuery,
@@ -121,14 +129,15 @@ export class ContentController {
   }
 
   @Put('updateContent')
-  @ApiOperation({
-    summary: 'Update file content',
-    description: 'The raw body (streamed; an empty body makes an empty document) becomes the new content. Capability updateFile.',
-  })
+  @RawBody()
   @ApiConsumes('application/octet-stream')
   @RAW_BODY
-  @ApiEnvelope(IdResultDto)
-  @ApiErrors(400, 409, 501, 502, 503, 504)
+  @Route({
+    summary: 'Update file content',
+    description: 'The raw body (streamed; an empty body makes an empty document) becomes the new content. Capability updateFile.',
+    results: IdResultDto,
+    errors: WRITE_ERRORS,
+  })
   updateContent(
     @Param('connectorId') connectorId: string,
     @Query() query: FileIdQuery,
@@ -139,10 +148,13 @@ export class ContentController {
   }
 
   @Put('updateProperties')
-  @ApiOperation({ summary: 'Update file properties', description: 'Sets each `<property>=<value>` query parameter (at least one). Capability updateProperties.' })
   @PROPERTIES_QUERY
-  @ApiEnvelope(IdResultDto)
-  @ApiErrors(400, 409, 501, 502, 503, 504)
+  @Route({
+    summary: 'Update file properties',
+    description: 'Sets each `<property>=<value>` query parameter (at least one). Capability updateProperties.',
+    results: IdResultDto,
+    errors: WRITE_ERRORS,
+  })
   updateProperties(
     @Param('connectorId') connectorId: string,
     @Query() query: FileIdQuery,
@@ -153,89 +165,94 @@ export class ContentController {
   }
 
   @Post('checkin')
-  @HttpCode(200)
-  @ApiOperation({ summary: 'Check in', description: 'Makes a new version from the checked-out document, with an optional comment. Capability checkIn.' })
-  @ApiEnvelope(IdResultDto)
-  @ApiErrors(400, 409, 501, 502, 503, 504)
+  @Route({
+    summary: 'Check in',
+    description: 'Makes a new version from the checked-out document, with an optional comment. Capability checkIn.',
+    results: IdResultDto,
+    errors: WRITE_ERRORS,
+  })
   checkIn(@Param('connectorId') connectorId: string, @Query() query: CheckInQuery, @CurrentUser() user: AuthenticatedUser): Promise<IdResult> {
     return this.content.checkIn(connectorId, query, user);
   }
 
   @Post('checkout')
-  @HttpCode(200)
-  @ApiOperation({
+  @Route({
     summary: 'Check out',
     description: 'Reserves the document for the caller: other users get 409 (naming the holder) on updates until it is checked in. Capability checkOut.',
+    results: IdResultDto,
+    errors: WRITE_ERRORS,
   })
-  @ApiEnvelope(IdResultDto)
-  @ApiErrors(400, 409, 501, 502, 503, 504)
   checkOut(@Param('connectorId') connectorId: string, @Query() query: ItemIdQuery, @CurrentUser() user: AuthenticatedUser): Promise<IdResult> {
     return this.content.checkOut(connectorId, query.id, user);
   }
 
   @Get('listversions')
-  @ApiOperation({ summary: 'List versions', description: 'Each docId reads that version with Get file. Capability listVersions.' })
-  @ApiEnvelope(VersionEntryDto, { isArray: true })
-  @ApiErrors(400, 501, 502, 503, 504)
+  @Route({
+    summary: 'List versions',
+    description: 'Each docId reads that version with Get file. Capability listVersions.',
+    results: VersionEntryDto,
+    isArray: true,
+    errors: [...READ_ERRORS, 501],
+  })
   listVersions(@Param('connectorId') connectorId: string, @Query() query: ItemIdQuery): Promise<VersionEntry[]> {
     return this.content.listVersions(connectorId, query.id);
   }
 
   @Delete('delete')
-  @ApiOperation({
+  @Route({
     summary: 'Delete file or folder',
     description:
       'With `id`: deletes the document, every version (allversions=true, the default) or only the latest (false). ' +
       'With `path`: deletes the folder and its content (capability deleteFolder, filesystem-style connectors only). Exactly one of id and path.',
+    results: IdResultDto,
+    errors: WRITE_ERRORS,
   })
-  @ApiEnvelope(IdResultDto)
-  @ApiErrors(400, 409, 501, 502, 503, 504)
   delete(@Param('connectorId') connectorId: string, @Query() query: DeleteQuery, @CurrentUser() user: AuthenticatedUser): Promise<IdResult> {
     return this.content.delete(connectorId, query, user);
   }
 
   @Get('folderitems')
   @UseInterceptors(PagingHeadersInterceptor)
-  @ApiOperation({
+  @Route({
     summary: 'List folder items',
     description:
       'An object keyed by item path (spec 2.3). Beyond the spec, `limit` pages the listing: while more items follow, the answer carries ' +
       `${NEXT_CURSOR_HEADER} (pass it back as \`cursor\`) and Link rel="next"; the last page has neither. \`results\` keeps the spec shape.`,
-  })
-  @ApiEnvelope(
-    { type: 'object', additionalProperties: { $ref: getSchemaPath(FolderItemEntryDto) } },
-    {
-      description: 'Items keyed by ItemPath',
-      headers: {
-        [NEXT_CURSOR_HEADER]: { description: 'Cursor of the next page; absent on the last page', schema: { type: 'string' } },
-        Link: { description: '<this URL with cursor=...>; rel="next"; absent on the last page', schema: { type: 'string' } },
-      },
+    results: { type: 'object', additionalProperties: { $ref: getSchemaPath(FolderItemEntryDto) } },
+    answer: 'Items keyed by ItemPath',
+    headers: {
+      [NEXT_CURSOR_HEADER]: { description: 'Cursor of the next page; absent on the last page', schema: { type: 'string' } },
+      Link: { description: '<this URL with cursor=...>; rel="next"; absent on the last page', schema: { type: 'string' } },
     },
-  )
-  @ApiErrors(400, 502, 503, 504)
+    errors: READ_ERRORS,
+  })
   folderItems(@Param('connectorId') connectorId: string, @Query() query: FolderItemsQuery): Promise<unknown> {
     return this.content.folderItems(connectorId, query);
   }
 
   @Post('folder')
-  @HttpCode(201)
-  @ApiOperation({ summary: 'Create folder', description: 'Creates the folder at an absolute path, with any missing parents. Capability createFolder.' })
-  @ApiEnvelope(IdResultDto, { status: 201, description: 'Created; the id of the folder' })
-  @ApiErrors(400, 409, 501, 502, 503, 504)
+  @Route({
+    summary: 'Create folder',
+    description: 'Creates the folder at an absolute path, with any missing parents. Capability createFolder.',
+    results: IdResultDto,
+    status: 201,
+    answer: 'Created; the id of the folder',
+    errors: WRITE_ERRORS,
+  })
   createFolder(@Param('connectorId') connectorId: string, @Query() query: FolderPathQuery, @CurrentUser() user: AuthenticatedUser): Promise<IdResult> {
     return this.content.createFolder(connectorId, query.path, user);
   }
 
   @Get('properties')
-  @ApiOperation({
+  @Route({
     summary: 'Get item properties',
     description:
       'Spec 2.5 map: svc_created, svc_last_modified (epoch milliseconds), svc_filename, svc_content_type, svc_length, then custom properties. ' +
       "Each value is { DisplayName: '[<value>]' (the value inside square brackets, '[]' when absent), QueryName: <label> } " +
       '(labels Created, Last Modified, File Name, Mime Type, Content Length; a custom property is labelled with its own name).',
+    results: { type: 'object', additionalProperties: { $ref: getSchemaPath(PropertyEntryDto) } },
+    errors: READ_ERRORS,
   })
-  @ApiEnvelope({ type: 'object', additionalProperties: { $ref: getSchemaPath(PropertyEntryDto) } })
-  @ApiErrors(400, 502, 503, 504)
   properties(@Param('connectorId') connectorId: string, @Query() query: ItemIdQuery): Promise<PropertyMap> {
     return this.content.properties(connectorId, query.id);
   }

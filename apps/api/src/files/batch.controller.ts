@@ -1,9 +1,9 @@
-import { Body, Controller, createParamDecorator, Get, HttpCode, Post, Req, Res, type ExecutionContext } from '@nestjs/common';
-import { ApiBasicAuth, ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Body, createParamDecorator, Get, Post, Req, Res, type ExecutionContext } from '@nestjs/common';
+import { ApiProduces, ApiQuery, ApiResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import { sendDownload } from '../common/download';
-import { ApiEnvelope, ApiErrors } from '../common/openapi';
+import { Route, RouteFamily } from '../common/routes';
 import { BatchRequestDto, DownloadLinkDto } from './files.dto';
 import { ExportsService } from './exports.service';
 
@@ -17,16 +17,12 @@ const BatchQuery = createParamDecorator((_data: unknown, ctx: ExecutionContext):
  * `repo/:connectorId/...` routes; FilesModule is imported before
  * ContentModule so these literal routes are registered (and matched) first.
  */
-@ApiTags('Content service')
-@ApiBasicAuth()
-@ApiErrors(401)
-@Controller('repo')
+@RouteFamily('repo', { tag: 'Content service', access: 'basic' })
 export class BatchController {
   constructor(private readonly exports: ExportsService) {}
 
   @Post('batch')
-  @HttpCode(202)
-  @ApiOperation({
+  @Route({
     summary: 'Batch (current form)',
     description:
       'Starts an export: a user file (type `batch`, ready=false) filled in the background by streaming each document into a zip, ' +
@@ -34,21 +30,24 @@ export class BatchController {
       'and public download), `docId` the file id (for download, delete and stop). Entries keep their order; names are sanitised and made ' +
       'unique. A failing entry never fails the batch: its error is a line of errors.txt inside the zip. Entries are stored uncompressed ' +
       'unless GATEWAY_BATCH_ZIP_LEVEL says otherwise.',
+    results: DownloadLinkDto,
+    status: 202,
+    answer: 'The export started; the link to its zip',
+    errors: [400, 503],
   })
-  @ApiEnvelope(DownloadLinkDto, { status: 202, description: 'The export started; the link to its zip' })
-  @ApiErrors(400, 503)
   startBatch(@Body() body: BatchRequestDto, @CurrentUser() user: AuthenticatedUser): Promise<DownloadLinkDto> {
     return this.exports.startBatch(user, body);
   }
 
   @Get('__BATCH__/file')
-  @ApiOperation({
+  @Route({
     summary: 'Batch (older form)',
     description:
       'Streams a zip of the documents straight into the answer (chunked: no Content-Length, no Range), in ascending x. For each integer x: ' +
       '`id<x>` (document id), `conn<x>` (connector id), optional `fname<x>` (name in the zip; default the document name). The bracketed ' +
       '`id[x]`, `conn[x]`, `fname[x]` work too. Missing or malformed parameters are 400 before anything is sent; failing entries go to ' +
       'errors.txt inside the zip.',
+    errors: [400],
   })
   @ApiQuery({
     name: 'parameters',
@@ -60,7 +59,6 @@ export class BatchController {
   })
   @ApiProduces('application/zip', 'application/json')
   @ApiResponse({ status: 200, description: 'The zip', content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } } })
-  @ApiErrors(400)
   async legacyBatch(@BatchQuery() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<void> {
     return sendDownload(req, res, this.exports.streamBatch(query));
   }

@@ -1,17 +1,14 @@
-import { Controller, Delete, Get, Query, Req, Res } from '@nestjs/common';
-import { ApiBasicAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Delete, Get, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import { sendDownload } from '../common/download';
-import { ApiEnvelope, ApiErrors, ApiFileDownload } from '../common/openapi';
+import { ApiFileDownload } from '../common/openapi';
+import { Route, RouteFamily } from '../common/routes';
 import { CreateLinkQuery, DownloadLinkKeyDto, LinkKeyQuery, UserFileDto, UserFileIdQuery, UserFilesListDto, INTERNAL_CONNECTOR_ID } from './files.dto';
 import { LinksService } from './links.service';
 import { UserFilesService } from './user-files.service';
 
-@ApiTags('File service')
-@ApiBasicAuth()
-@ApiErrors(401)
-@Controller('files')
+@RouteFamily('files', { tag: 'File service', access: 'basic' })
 export class FilesController {
   constructor(
     private readonly userFiles: UserFilesService,
@@ -19,76 +16,82 @@ export class FilesController {
   ) {}
 
   @Get('user')
-  @ApiOperation({
+  @Route({
     summary: 'List user files',
     description: "The caller's files (export outputs) and download links. Other users' files and links are never shown.",
+    results: UserFilesListDto,
   })
-  @ApiEnvelope(UserFilesListDto)
   list(@CurrentUser() user: AuthenticatedUser): Promise<UserFilesListDto> {
     return this.userFiles.list(user);
   }
 
   @Get('user/download')
-  @ApiOperation({
+  @ApiFileDownload('The file content')
+  @Route({
     summary: 'Download user file',
     description:
       'Streams a complete user file, with Range, ETag/If-None-Match, Last-Modified and Content-Disposition as for repository files. ' +
       'An export still running answers 409 EXPORT_NOT_READY; a failed or stopped one 409 EXPORT_FAILED / EXPORT_STOPPED. ' +
       "Another user's file is 404.",
+    errors: [400, 404, 409],
   })
-  @ApiFileDownload('The file content')
-  @ApiErrors(400, 404, 409)
   async download(@Query() query: UserFileIdQuery, @CurrentUser() user: AuthenticatedUser, @Req() req: Request, @Res() res: Response): Promise<void> {
     return sendDownload(req, res, await this.userFiles.download(user, query.id));
   }
 
   @Delete('user/delete')
-  @ApiOperation({
+  @Route({
     summary: 'Delete user file',
     description:
       'Removes the handle, its bytes and the internal links to it, and returns the handle as it was. A running export is stopped first. ' +
       'A download already under way finishes; later ones get 404.',
+    results: UserFileDto,
+    answer: 'The deleted file handle',
+    errors: [400, 404],
   })
-  @ApiEnvelope(UserFileDto, { description: 'The deleted file handle' })
-  @ApiErrors(400, 404)
   delete(@Query() query: UserFileIdQuery, @CurrentUser() user: AuthenticatedUser): Promise<UserFileDto> {
     return this.userFiles.delete(user, query.id);
   }
 
   @Delete('user/stop')
-  @ApiOperation({
+  @Route({
     summary: 'Stop user file',
     description:
       'Stops a running export (parameter `id`: the file handle id): the work ends, the partial zip is removed, the handle stays with ' +
       'state `stopped`, and `results` is 0 (also when it had already stopped or failed; two stops at once both get 0). When the export ' +
       'completes before the stop takes effect, `results` is the size of the completed file. On an export that was already complete: ' +
       '409 EXPORT_COMPLETE, and nothing changes.',
+    results: { type: 'integer', example: 0, description: 'The completed size, or 0 when the export was stopped' },
+    errors: [400, 404, 409],
   })
-  @ApiEnvelope({ type: 'integer', example: 0, description: 'The completed size, or 0 when the export was stopped' })
-  @ApiErrors(400, 404, 409)
   stop(@Query() query: UserFileIdQuery, @CurrentUser() user: AuthenticatedUser): Promise<number> {
     return this.userFiles.stop(user, query.id);
   }
 
   @Get('external/link')
-  @ApiOperation({
+  @Route({
     summary: 'Create external link',
     description:
       'A time-limited public download link. internal=true: `docId` is one of your user files (connectorId absent or ' +
       `'${INTERNAL_CONNECTOR_ID}'; fileName required when connectorId is absent), and the file is kept at least as long as the link. ` +
       'internal=false: `docId` is a document on `connectorId` (checked now, read at download time). `lifeSpan` in days, default 3. ' +
       'A link to a failed or stopped export is refused (409).',
+    results: DownloadLinkKeyDto,
+    answer: 'The link, identified by `key`',
+    errors: [400, 404, 409, 502, 503, 504],
   })
-  @ApiEnvelope(DownloadLinkKeyDto, { description: 'The link, identified by `key`' })
-  @ApiErrors(400, 404, 409, 502, 503, 504)
   createLink(@Query() query: CreateLinkQuery, @CurrentUser() user: AuthenticatedUser): Promise<DownloadLinkKeyDto> {
     return this.links.create(user, query);
   }
 
   @Delete('external/link')
-  @ApiOperation({ summary: 'Delete external link', description: "Deletes one of your links and returns it (with `key`). Another user's link is 404." })
-  @ApiEnvelope(DownloadLinkKeyDto, { description: 'The deleted link' })
-  @ApiErrors(400, 404)
+  @Route({
+    summary: 'Delete external link',
+    description: "Deletes one of your links and returns it (with `key`). Another user's link is 404.",
+    results: DownloadLinkKeyDto,
+    answer: 'The deleted link',
+    errors: [400, 404],
+  })
   deleteLink(@Query() query: LinkKeyQuery, @CurrentUser() user: AuthenticatedUser): Promise<DownloadLinkKeyDto> {
     return this.links.delete(user, query.key);
   }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { ConflictError, InvalidArgumentError, NotFoundError, NotSupportedError, deriveCapabilities } from '@gateway/connector-api';
+import { ConflictError, InvalidArgumentError, NotFoundError } from '@gateway/connector-api';
 import { JobsRepository, type JobRecord, type JobRunRecord } from '@gateway/persistence';
 import { MessageResult } from '../common/envelope';
 import { GATEWAY_CONFIG } from '../config/config.module';
@@ -101,9 +101,9 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
   async runErrors(jobId: number, username: string): Promise<MessageResult<JobStatusDto>> {
     const job = await this.job(jobId);
     const def = JSON.parse(job.definition) as JobDefinition;
-    const source = this.registry.get(def.source.connectorId);
+    // Every connector fetches by id (getItem is a core operation), so run-errors works over any source.
+    this.registry.get(def.source.connectorId);
     this.registry.get(def.target.connectorId);
-    if (!deriveCapabilities(source).getFileItem) throw new NotSupportedError('getFileItem', source.typeId);
     const keys: string[] = [];
     const run = await this.repo.createRun(jobId, { kind: 'runerrors', startedBy: username, now: Date.now(), status: 'RUNNING' }, async (previous, trx) => {
       this.assertAllowed(jobId, previous, 'runerrors');

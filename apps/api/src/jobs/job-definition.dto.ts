@@ -14,7 +14,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
-import { CONNECTOR_ID_PATTERN } from '../config/config.schema';
+import { CONNECTOR_ID_PATTERN } from '../connectors/connector-id';
 
 export const ON_EXISTING = ['version', 'overwrite', 'skip'] as const;
 export type OnExisting = (typeof ON_EXISTING)[number];

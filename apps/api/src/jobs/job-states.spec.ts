@@ -3,8 +3,8 @@ import * as path from 'node:path';
 import { JOB_STATES, JOB_STATUSES, allows, flagsOf, stateTableMarkdown } from './job-states';
 
 describe('job state table', () => {
-  it('is the table the README shows', () => {
-    const readme = fs.readFileSync(path.resolve(__dirname, '../../../../README.md'), 'utf8');
+  it('is the table the jobs README shows', () => {
+    const readme = fs.readFileSync(path.resolve(__dirname, 'README.md'), 'utf8');
     expect(readme).toContain(stateTableMarkdown());
   });
 

@@ -1,5 +1,29 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { JOB_STATUSES, stateTableMarkdown } from './job-states';
+
+/** The audit record types of spec 4.5 (the job service's RECORD_TYPES spells them out). */
+const RECORD_TYPE_CODES = ['p', 'r', 'e', 'd', 's'] as const;
+
+export class JobGroupQuery {
+  @ApiPropertyOptional({ description: 'Only jobs of this group' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  jobGroup?: string;
+}
+
+export class RecordStatusQuery {
+  @ApiProperty({ description: 'Source id of the document' })
+  @IsString({ message: 'required, the source id of the document' })
+  @IsNotEmpty({ message: 'required, the source id of the document' })
+  @MaxLength(4096)
+  docId!: string;
+
+  @ApiProperty({ enum: [...RECORD_TYPE_CODES], description: 'p Processed, r Read, e Error, d Duplicate, s Skipped' })
+  @IsIn([...RECORD_TYPE_CODES], { message: `required, one of ${RECORD_TYPE_CODES.join(', ')}` })
+  recordType!: (typeof RECORD_TYPE_CODES)[number];
+}
 
 export class JobStatusDto {
   @ApiProperty({ example: 1 }) jobId!: number;

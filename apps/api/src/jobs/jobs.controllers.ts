@@ -1,14 +1,14 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, type PipeTransform } from '@nestjs/common';
-import { ApiBasicAuth, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { InvalidArgumentError } from '@gateway/connector-api';
-import { CurrentUser, Roles, type AuthenticatedUser } from '../auth/auth.decorators';
+import { applyDecorators, Body, Delete, Get, Param, Post, Put, Query, type PipeTransform } from '@nestjs/common';
+import { ApiParam } from '@nestjs/swagger';
+import { InvalidArgumentError } from '@gateway/errors';
+import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import type { MessageResult } from '../common/envelope';
-import { ApiEnvelope, ApiErrors } from '../common/openapi';
+import { Route, RouteFamily } from '../common/routes';
 import { JobDefinitionDto, JobDto } from './job-definition.dto';
 import { JobControlService } from './job-control.service';
 import { JobDefinitionsService } from './job-definitions.service';
-import { ACTIONS, stateTableMarkdown } from './job-states';
-import { JobStatusDto } from './job-status.dto';
+import { ACTIONS, stateTableMarkdown, type JobAction } from './job-states';
+import { JobGroupQuery, JobStatusDto, RecordStatusQuery } from './job-status.dto';
 
 /** Path job ids: positive integers, anything else is a 400 naming the parameter. */
 class JobIdPipe implements PipeTransform<string, number> {
@@ -21,197 +21,170 @@ class JobIdPipe implements PipeTransform<string, number> {
   }
 }
 
-const STATE_TABLE = `\n\nState table (status → allowed actions):\n\n${stateTableMarkdown()}`;
-const describe = (a: keyof typeof ACTIONS) => `${ACTIONS[a].effect}. Next status: ${ACTIONS[a].next}. 409 when the current status does not allow it.`;
+/** The job id of the path, as a number (the admin routes name it jobId, the job service jobid, as the spec does). */
+const JobId = (name: 'jobId' | 'jobid') => Param(name, new JobIdPipe(name));
+const JobIdParam = (name: 'jobId' | 'jobid') => ApiParam({ name, type: Number, description: 'Integer job id' });
 
-@ApiTags('Job definitions (administration)')
-@ApiBasicAuth()
-@ApiErrors(401, 403)
-@Roles('admin')
-@Controller('admin/jobs')
+const STATE_TABLE = `\n\nState table (status → allowed actions):\n\n${stateTableMarkdown()}`;
+
+/** A control call (admin only) answered with the job's status record; 409 when the state table does not allow it. */
+function JobControl(action: JobAction, summary: string): MethodDecorator {
+  return applyDecorators(
+    JobIdParam('jobid'),
+    Route({
+      summary,
+      description: `${ACTIONS[action].effect}. Next status: ${ACTIONS[action].next}. 409 when the current status does not allow it.`,
+      results: JobStatusDto,
+      message: true,
+      errors: [400, 404, 409],
+      roles: ['admin'],
+    }),
+  );
+}
+
+@RouteFamily('admin/jobs', { tag: 'Job definitions (administration)', access: 'basic', roles: ['admin'] })
 export class JobDefinitionsController {
   constructor(private readonly definitions: JobDefinitionsService) {}
 
   @Post()
-  @HttpCode(201)
-  @ApiOperation({ summary: 'Define a job', description: 'Answers the definition with its new integer `jobId`.' })
-  @ApiEnvelope(JobDto, { status: 201 })
-  @ApiErrors(400, 409)
+  @Route({ summary: 'Define a job', description: 'Answers the definition with its new integer `jobId`.', results: JobDto, status: 201, errors: [400, 409] })
   create(@Body() body: JobDefinitionDto): Promise<JobDto> {
     return this.definitions.create(body);
   }
 
   @Get()
-  @ApiOperation({ summary: 'List job definitions' })
-  @ApiEnvelope(JobDto, { isArray: true })
+  @Route({ summary: 'List job definitions', results: JobDto, isArray: true })
   list(): Promise<JobDto[]> {
     return this.definitions.list();
   }
 
   @Get(':jobId')
-  @ApiOperation({ summary: 'Get a job definition' })
-  @ApiParam({ name: 'jobId', type: Number })
-  @ApiEnvelope(JobDto)
-  @ApiErrors(400, 404)
-  get(@Param('jobId', new JobIdPipe('jobId')) jobId: number): Promise<JobDto> {
+  @JobIdParam('jobId')
+  @Route({ summary: 'Get a job definition', results: JobDto, errors: [400, 404] })
+  get(@JobId('jobId') jobId: number): Promise<JobDto> {
     return this.definitions.get(jobId);
   }
 
   @Put(':jobId')
-  @ApiOperation({ summary: 'Replace a job definition', description: '409 while a run is active, or for a job of the configuration file.' })
-  @ApiParam({ name: 'jobId', type: Number })
-  @ApiEnvelope(JobDto)
-  @ApiErrors(400, 404, 409)
-  update(@Param('jobId', new JobIdPipe('jobId')) jobId: number, @Body() body: JobDefinitionDto): Promise<JobDto> {
+  @JobIdParam('jobId')
+  @Route({
+    summary: 'Replace a job definition',
+    description: '409 while a run is active, or for a job of the configuration file.',
+    results: JobDto,
+    errors: [400, 404, 409],
+  })
+  update(@JobId('jobId') jobId: number, @Body() body: JobDefinitionDto): Promise<JobDto> {
     return this.definitions.update(jobId, body);
   }
 
   @Delete(':jobId')
-  @ApiOperation({ summary: 'Delete a job', description: 'With its runs and audit records; returns the deleted definition. 409 while a run is active, or for a job of the configuration file.' })
-  @ApiParam({ name: 'jobId', type: Number })
-  @ApiEnvelope(JobDto)
-  @ApiErrors(400, 404, 409)
-  delete(@Param('jobId', new JobIdPipe('jobId')) jobId: number): Promise<JobDto> {
+  @JobIdParam('jobId')
+  @Route({
+    summary: 'Delete a job',
+    description: 'With its runs and audit records; returns the deleted definition. 409 while a run is active, or for a job of the configuration file.',
+    results: JobDto,
+    errors: [400, 404, 409],
+  })
+  delete(@JobId('jobId') jobId: number): Promise<JobDto> {
     return this.definitions.delete(jobId);
   }
 }
 
-const jobIdParam = ApiParam({ name: 'jobid', type: Number, description: 'Integer job id' });
-
-@ApiTags('Job service')
-@ApiBasicAuth()
-@ApiErrors(401)
-@Controller('job/service')
+/** Spec 4.5. Pause, abort and kill take GET (as the spec's calls do) and POST (for clients that will not change state with GET). */
+@RouteFamily('job/service', { tag: 'Job service', access: 'basic' })
 export class JobServiceController {
   constructor(private readonly jobs: JobControlService) {}
 
   @Get('statuslist')
-  @ApiOperation({ summary: 'Job status list', description: `One status record per job.${STATE_TABLE}` })
-  @ApiQuery({ name: 'jobGroup', required: false, description: 'Only jobs of this group' })
-  @ApiEnvelope(JobStatusDto, { isArray: true, message: true })
-  statusList(@Query('jobGroup') jobGroup?: string): Promise<MessageResult<JobStatusDto[]>> {
-    return this.jobs.statusList(typeof jobGroup === 'string' ? jobGroup : undefined);
+  @Route({
+    summary: 'Job status list',
+    description: `One status record per job.${STATE_TABLE}`,
+    results: JobStatusDto,
+    isArray: true,
+    message: true,
+  })
+  statusList(@Query() query: JobGroupQuery): Promise<MessageResult<JobStatusDto[]>> {
+    return this.jobs.statusList(query.jobGroup);
   }
 
   @Get(':jobid/status')
-  @ApiOperation({ summary: 'Job status', description: `The status record of the job's latest run; \`message\` is the reason of a failed run (also while a RUNNING run that has to fail lets its in-flight documents finish).${STATE_TABLE}` })
-  @jobIdParam
-  @ApiEnvelope(JobStatusDto, { message: true })
-  @ApiErrors(400, 404)
-  status(@Param('jobid', new JobIdPipe('jobid')) jobId: number): Promise<MessageResult<JobStatusDto>> {
+  @JobIdParam('jobid')
+  @Route({
+    summary: 'Job status',
+    description: `The status record of the job's latest run; \`message\` is the reason of a failed run (also while a RUNNING run that has to fail lets its in-flight documents finish).${STATE_TABLE}`,
+    results: JobStatusDto,
+    message: true,
+    errors: [400, 404],
+  })
+  status(@JobId('jobid') jobId: number): Promise<MessageResult<JobStatusDto>> {
     return this.jobs.status(jobId);
   }
 
   @Get(':jobid/start')
-  @Roles('admin')
-  @ApiOperation({ summary: 'Start job', description: describe('start') })
-  @jobIdParam
-  @ApiEnvelope(JobStatusDto, { message: true })
-  @ApiErrors(400, 403, 404, 409)
-  start(@Param('jobid', new JobIdPipe('jobid')) jobId: number, @CurrentUser() user: AuthenticatedUser): Promise<MessageResult<JobStatusDto>> {
+  @JobControl('start', 'Start job')
+  start(@JobId('jobid') jobId: number, @CurrentUser() user: AuthenticatedUser): Promise<MessageResult<JobStatusDto>> {
     return this.jobs.start(jobId, user.username);
   }
 
-  @Get(':jobid/abort')
-  @Roles('admin')
-  @ApiOperation({ summary: 'Abort job', description: describe('abort') })
-  @jobIdParam
-  @ApiEnvelope(JobStatusDto, { message: true })
-  @ApiErrors(400, 403, 404, 409)
-  abort(@Param('jobid', new JobIdPipe('jobid')) jobId: number): Promise<MessageResult<JobStatusDto>> {
-    return this.jobs.abort(jobId);
-  }
-
-  @Post(':jobid/abort')
-  @HttpCode(200)
-  @Roles('admin')
-  @ApiOperation({ summary: 'Abort job (POST form)', description: describe('abort') })
-  @jobIdParam
-  @ApiEnvelope(JobStatusDto, { message: true })
-  @ApiErrors(400, 403, 404, 409)
-  abortPost(@Param('jobid', new JobIdPipe('jobid')) jobId: number): Promise<MessageResult<JobStatusDto>> {
-    return this.jobs.abort(jobId);
-  }
-
   @Get(':jobid/resume')
-  @Roles('admin')
-  @ApiOperation({ summary: 'Resume job', description: describe('resume') })
-  @jobIdParam
-  @ApiEnvelope(JobStatusDto, { message: true })
-  @ApiErrors(400, 403, 404, 409)
-  resume(@Param('jobid', new JobIdPipe('jobid')) jobId: number): Promise<MessageResult<JobStatusDto>> {
+  @JobControl('resume', 'Resume job')
+  resume(@JobId('jobid') jobId: number): Promise<MessageResult<JobStatusDto>> {
     return this.jobs.resume(jobId);
   }
 
   @Get(':jobid/runerrors')
-  @Roles('admin')
-  @ApiOperation({ summary: 'Run errors', description: `${describe('runerrors')} 501 when the source connector cannot fetch documents by id.` })
-  @jobIdParam
-  @ApiEnvelope(JobStatusDto, { message: true })
-  @ApiErrors(400, 403, 404, 409, 501)
-  runErrors(@Param('jobid', new JobIdPipe('jobid')) jobId: number, @CurrentUser() user: AuthenticatedUser): Promise<MessageResult<JobStatusDto>> {
+  @JobControl('runerrors', 'Run errors')
+  runErrors(@JobId('jobid') jobId: number, @CurrentUser() user: AuthenticatedUser): Promise<MessageResult<JobStatusDto>> {
     return this.jobs.runErrors(jobId, user.username);
   }
 
+  @Get(':jobid/abort')
+  @JobControl('abort', 'Abort job')
+  abort(@JobId('jobid') jobId: number): Promise<MessageResult<JobStatusDto>> {
+    return this.jobs.abort(jobId);
+  }
+
+  @Post(':jobid/abort')
+  @JobControl('abort', 'Abort job (POST form)')
+  abortPost(@JobId('jobid') jobId: number): Promise<MessageResult<JobStatusDto>> {
+    return this.jobs.abort(jobId);
+  }
+
   @Get(':jobid/pause')
-  @Roles('admin')
-  @ApiOperation({ summary: 'Pause job (beyond the spec; backs canPauseJob)', description: describe('pause') })
-  @jobIdParam
-  @ApiEnvelope(JobStatusDto, { message: true })
-  @ApiErrors(400, 403, 404, 409)
-  pause(@Param('jobid', new JobIdPipe('jobid')) jobId: number): Promise<MessageResult<JobStatusDto>> {
+  @JobControl('pause', 'Pause job (beyond the spec; backs canPauseJob)')
+  pause(@JobId('jobid') jobId: number): Promise<MessageResult<JobStatusDto>> {
     return this.jobs.pause(jobId);
   }
 
   @Post(':jobid/pause')
-  @HttpCode(200)
-  @Roles('admin')
-  @ApiOperation({ summary: 'Pause job (POST form)', description: describe('pause') })
-  @jobIdParam
-  @ApiEnvelope(JobStatusDto, { message: true })
-  @ApiErrors(400, 403, 404, 409)
-  pausePost(@Param('jobid', new JobIdPipe('jobid')) jobId: number): Promise<MessageResult<JobStatusDto>> {
+  @JobControl('pause', 'Pause job (POST form)')
+  pausePost(@JobId('jobid') jobId: number): Promise<MessageResult<JobStatusDto>> {
     return this.jobs.pause(jobId);
   }
 
   @Get(':jobid/kill')
-  @Roles('admin')
-  @ApiOperation({ summary: 'Kill job (beyond the spec; backs canKillJob)', description: describe('kill') })
-  @jobIdParam
-  @ApiEnvelope(JobStatusDto, { message: true })
-  @ApiErrors(400, 403, 404, 409)
-  kill(@Param('jobid', new JobIdPipe('jobid')) jobId: number): Promise<MessageResult<JobStatusDto>> {
+  @JobControl('kill', 'Kill job (beyond the spec; backs canKillJob)')
+  kill(@JobId('jobid') jobId: number): Promise<MessageResult<JobStatusDto>> {
     return this.jobs.kill(jobId);
   }
 
   @Post(':jobid/kill')
-  @HttpCode(200)
-  @Roles('admin')
-  @ApiOperation({ summary: 'Kill job (POST form)', description: describe('kill') })
-  @jobIdParam
-  @ApiEnvelope(JobStatusDto, { message: true })
-  @ApiErrors(400, 403, 404, 409)
-  killPost(@Param('jobid', new JobIdPipe('jobid')) jobId: number): Promise<MessageResult<JobStatusDto>> {
+  @JobControl('kill', 'Kill job (POST form)')
+  killPost(@JobId('jobid') jobId: number): Promise<MessageResult<JobStatusDto>> {
     return this.jobs.kill(jobId);
   }
 
   @Get(':jobid/recordstatus')
-  @ApiOperation({
+  @JobIdParam('jobid')
+  @Route({
     summary: 'Get document status',
-    description: 'The text of the most recent audit record of that type for the source document: p Processed, r Read, e Error, d Duplicate, s Skipped. 404 when there is none.',
+    description:
+      'The text of the most recent audit record of that type for the source document: p Processed, r Read, e Error, d Duplicate, s Skipped. 404 when there is none.',
+    results: { type: 'string', example: '2025-03-01T14:05:10 run 1_2 PROCESSED source=L2luL2EudHh0 path=/in/a.txt target=L291dC9hLnR4dA' },
+    message: true,
+    errors: [400, 404],
   })
-  @jobIdParam
-  @ApiQuery({ name: 'docId', description: 'Source id of the document' })
-  @ApiQuery({ name: 'recordType', enum: ['p', 'r', 'e', 'd', 's'] })
-  @ApiEnvelope({ type: 'string', example: '2025-03-01T14:05:10 run 1_2 PROCESSED source=L2luL2EudHh0 path=/in/a.txt target=L291dC9hLnR4dA' }, { message: true })
-  @ApiErrors(400, 404)
-  recordStatus(
-    @Param('jobid', new JobIdPipe('jobid')) jobId: number,
-    @Query('docId') docId: unknown,
-    @Query('recordType') recordType: unknown,
-  ): Promise<MessageResult<string>> {
-    if (typeof docId !== 'string' || docId === '') throw new InvalidArgumentError('docId', "Invalid parameter 'docId': required, the source id of the document");
-    if (typeof recordType !== 'string') throw new InvalidArgumentError('recordType', "Invalid parameter 'recordType': required, one of p, r, e, d, s");
-    return this.jobs.recordStatus(jobId, docId, recordType);
+  recordStatus(@JobId('jobid') jobId: number, @Query() query: RecordStatusQuery): Promise<MessageResult<string>> {
+    return this.jobs.recordStatus(jobId, query.docId, query.recordType);
   }
 }

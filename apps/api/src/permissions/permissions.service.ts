@@ -2,12 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InvalidArgumentError, NotSupportedError, type AclCapability, type Actor, type ContentConnector } from '@gateway/connector-api';
 import type { AuthenticatedUser } from '../auth/auth.decorators';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
-import type { AclDeleteQuery } from './permissions.dto';
-
-/** Principal ids end at the first ':' of an entry and are listed with ',' on delete, so they may contain neither. */
-const PRINCIPAL = /^[^\s:,][^:,\u0000-\u001f\u007f]{0,255}$/;
-const PERMISSION = /^[^\s,\u0000-\u001f\u007f]{1,256}$/;
-const MAX_ENTRIES = 256;
+import { PRINCIPAL, type AclDeleteQuery, type AclEntries } from './permissions.dto';
 
 /**
  * Spec 4.3 over the `acls` capability group. Entries are
@@ -24,10 +19,8 @@ export class PermissionsService {
   }
 
   /** Adds each principal with the given permissions, replacing the ones it had; answers the resulting entries. */
-  async post(connectorId: string, id: string, body: unknown, user: AuthenticatedUser): Promise<string[]> {
-    const connector = this.registry.get(connectorId);
-    const entries = parseAclBody(body);
-    return acls(connector).applyAcl(id, entries, toActor(user));
+  async post(connectorId: string, id: string, entries: AclEntries, user: AuthenticatedUser): Promise<string[]> {
+    return acls(this.registry.get(connectorId)).applyAcl(id, entries, toActor(user));
   }
 
   /** Removes the principals' entries; answers the removed principals, comma-delimited. */
@@ -46,32 +39,6 @@ function acls(connector: ContentConnector): AclCapability {
 
 function toActor(user: AuthenticatedUser): Actor {
   return { username: user.username };
-}
-
-/** The Post ACLs body: a JSON object mapping principal ids to comma-separated permission lists. */
-export function parseAclBody(body: unknown): Record<string, string[]> {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new InvalidArgumentError('body', "Invalid parameter 'body': must be a JSON object mapping principal ids to comma-separated permissions", 'INVALID_ACL');
-  }
-  const pairs = Object.entries(body as Record<string, unknown>);
-  if (pairs.length === 0) throw new InvalidArgumentError('body', "Invalid parameter 'body': give at least one principal", 'INVALID_ACL');
-  if (pairs.length > MAX_ENTRIES) throw new InvalidArgumentError('body', `Invalid parameter 'body': at most ${MAX_ENTRIES} principals`, 'INVALID_ACL');
-  const entries: Record<string, string[]> = {};
-  for (const [principal, value] of pairs) {
-    const parameter = principal.slice(0, 256) || 'body';
-    if (!PRINCIPAL.test(principal)) {
-      throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': a principal id is 1 to 256 characters without ':', ',' or control characters`, 'INVALID_ACL');
-    }
-    if (typeof value !== 'string') {
-      throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': the permissions are a comma-separated string, e.g. "cmis:read,cmis:write"`, 'INVALID_ACL');
-    }
-    const permissions = [...new Set(value.split(',').map((p) => p.trim()))];
-    if (permissions.some((p) => !PERMISSION.test(p))) {
-      throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': give one or more permission names separated by commas`, 'INVALID_ACL');
-    }
-    entries[principal] = permissions;
-  }
-  return entries;
 }
 
 /** `aclId` (or its alias `acls`): comma-delimited principal ids. */

@@ -4,10 +4,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Actor } from '@gateway/connector-api';
-import type { FilesystemConnector } from './filesystem.connector';
-import { FilesystemConnectorType } from './filesystem.connector-type';
+import type { FilesystemConnector } from '../src/filesystem.connector';
+import { FilesystemConnectorType } from '../src/filesystem.connector-type';
 
-/** Shared by the spec files: a connector on a fresh temporary folder. */
+/** Shared by the connector's spec files (kept out of src, so never built): a connector on a fresh temporary folder. */
 
 export const alice: Actor = { username: 'alice' };
 export const bob: Actor = { username: 'bob' };

@@ -13,6 +13,7 @@ export type GatewayErrorKind =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'too_many_requests'
+  | 'range_not_satisfiable'
   | 'not_supported'
   | 'upstream_error'
   | 'upstream_unavailable'
@@ -31,6 +32,19 @@ export abstract class GatewayError extends Error {
     this.code = code;
     this.details = details;
   }
+}
+
+/**
+ * The base of the kinds whose code never varies: `new X(message, details?, cause?)`. Each kind is
+ * still its own class, so `instanceof` and the error's name tell them apart.
+ */
+function fixedCode<K extends GatewayErrorKind>(kind: K, code: string) {
+  return class extends GatewayError {
+    readonly kind: K = kind;
+    constructor(message: string, details: Record<string, unknown> = {}, cause?: unknown) {
+      super(code, message, details, cause);
+    }
+  };
 }
 
 /** A request parameter or body member is missing or malformed. */
@@ -52,12 +66,7 @@ export class UnauthenticatedError extends GatewayError {
   }
 }
 
-export class PermissionDeniedError extends GatewayError {
-  readonly kind = 'permission_denied' as const;
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super('PERMISSION_DENIED', message, details);
-  }
-}
+export class PermissionDeniedError extends fixedCode('permission_denied', 'PERMISSION_DENIED') {}
 
 /** `resource` names what was missing: connector, item, file, link, user, job... */
 export class NotFoundError extends GatewayError {
@@ -88,19 +97,9 @@ export class GoneError extends GatewayError {
   }
 }
 
-export class PayloadTooLargeError extends GatewayError {
-  readonly kind = 'payload_too_large' as const;
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super('PAYLOAD_TOO_LARGE', message, details);
-  }
-}
+export class PayloadTooLargeError extends fixedCode('payload_too_large', 'PAYLOAD_TOO_LARGE') {}
 
-export class UnsupportedMediaTypeError extends GatewayError {
-  readonly kind = 'unsupported_media_type' as const;
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super('UNSUPPORTED_MEDIA_TYPE', message, details);
-  }
-}
+export class UnsupportedMediaTypeError extends fixedCode('unsupported_media_type', 'UNSUPPORTED_MEDIA_TYPE') {}
 
 export class TooManyRequestsError extends GatewayError {
   readonly kind = 'too_many_requests' as const;
@@ -109,6 +108,14 @@ export class TooManyRequestsError extends GatewayError {
     readonly retryAfterSeconds: number,
   ) {
     super('TOO_MANY_REQUESTS', message, { retryAfterSeconds });
+  }
+}
+
+/** A download's Range lies wholly beyond the content; `size` is what there is to ask for. */
+export class RangeNotSatisfiableError extends GatewayError {
+  readonly kind = 'range_not_satisfiable' as const;
+  constructor(readonly size: number) {
+    super('RANGE_NOT_SATISFIABLE', `The requested range cannot be served from ${size} bytes`, { parameter: 'Range', size });
   }
 }
 
@@ -127,26 +134,11 @@ export class NotSupportedError extends GatewayError {
 }
 
 /** The repository or engine answered with an error; its message is passed on. */
-export class UpstreamError extends GatewayError {
-  readonly kind = 'upstream_error' as const;
-  constructor(message: string, details: Record<string, unknown> = {}, cause?: unknown) {
-    super('UPSTREAM_ERROR', message, details, cause);
-  }
-}
+export class UpstreamError extends fixedCode('upstream_error', 'UPSTREAM_ERROR') {}
 
-export class UpstreamUnavailableError extends GatewayError {
-  readonly kind = 'upstream_unavailable' as const;
-  constructor(message: string, details: Record<string, unknown> = {}, cause?: unknown) {
-    super('UPSTREAM_UNAVAILABLE', message, details, cause);
-  }
-}
+export class UpstreamUnavailableError extends fixedCode('upstream_unavailable', 'UPSTREAM_UNAVAILABLE') {}
 
-export class UpstreamTimeoutError extends GatewayError {
-  readonly kind = 'upstream_timeout' as const;
-  constructor(message: string, details: Record<string, unknown> = {}, cause?: unknown) {
-    super('UPSTREAM_TIMEOUT', message, details, cause);
-  }
-}
+export class UpstreamTimeoutError extends fixedCode('upstream_timeout', 'UPSTREAM_TIMEOUT') {}
 
 function capitalize(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);

@@ -1,0 +1,38 @@
+import { GatewayError, NotFoundError, PayloadTooLargeError, RangeNotSatisfiableError, UnsupportedMediaTypeError, UpstreamError, UpstreamTimeoutError } from './errors';
+
+describe('typed errors', () => {
+  it('keep their own class, name, kind and code when they share a constructor', () => {
+    const cause = new Error('socket hang up');
+    const e = new UpstreamError('The repository failed', { status: 500 }, cause);
+    expect(e).toBeInstanceOf(UpstreamError);
+    expect(e).toBeInstanceOf(GatewayError);
+    expect(e).not.toBeInstanceOf(UpstreamTimeoutError);
+    expect({ name: e.name, kind: e.kind, code: e.code, message: e.message, details: e.details, cause: e.cause }).toEqual({
+      name: 'UpstreamError',
+      kind: 'upstream_error',
+      code: 'UPSTREAM_ERROR',
+      message: 'The repository failed',
+      details: { status: 500 },
+      cause,
+    });
+    const big = new PayloadTooLargeError('Too big');
+    expect(big).not.toBeInstanceOf(UnsupportedMediaTypeError);
+    expect({ name: big.name, kind: big.kind, code: big.code, details: big.details, cause: big.cause }).toEqual({
+      name: 'PayloadTooLargeError',
+      kind: 'payload_too_large',
+      code: 'PAYLOAD_TOO_LARGE',
+      details: {},
+      cause: undefined,
+    });
+  });
+
+  it('name what was not found, and the size a range must fit', () => {
+    expect(new NotFoundError('item', 'x1')).toMatchObject({ code: 'ITEM_NOT_FOUND', message: "Item 'x1' not found", details: { resource: 'item', id: 'x1' } });
+    expect(new RangeNotSatisfiableError(20)).toMatchObject({
+      kind: 'range_not_satisfiable',
+      code: 'RANGE_NOT_SATISFIABLE',
+      size: 20,
+      details: { parameter: 'Range', size: 20 },
+    });
+  });
+});
