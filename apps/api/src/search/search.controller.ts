@@ -1,7 +1,7 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBasicAuth, ApiBody, ApiExtraModels, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Body, Get, Param, Post, applyDecorators } from '@nestjs/common';
+import { ApiBody, ApiExtraModels, ApiParam, ApiQuery } from '@nestjs/swagger';
 import type { SearchResults } from '@gateway/connector-api';
-import { ApiEnvelope, ApiErrors } from '../common/openapi';
+import { Route, RouteFamily } from '../common/routes';
 import { FacetBucketDto, SelectResultsDto } from './search.dto';
 import { SearchParams } from './search-params';
 import { SearchService } from './search.service';
@@ -22,9 +22,7 @@ function SelectParameters(): MethodDecorator {
     ApiQuery({ name: 'rows', required: false, description: 'Page size (default 10, at most the connection\'s maxRows)' }),
     ApiQuery({ name: 'sort', required: false, description: 'Comma list of `field asc|desc` (not on text fields); default relevance; ties by id', example: 'created desc' }),
   ];
-  return (target, key, descriptor) => {
-    for (const d of decorators) d(target, key, descriptor);
-  };
+  return applyDecorators(...decorators);
 }
 
 const RAW_BODY = ApiBody({
@@ -36,50 +34,43 @@ const RAW_BODY = ApiBody({
   schema: { type: 'object', additionalProperties: true, example: { query: { match: { content: 'report' } }, size: 5 } },
 });
 
-@ApiTags('Content search')
-@ApiBasicAuth()
-@ApiErrors(400, 401, 404, 501, 502, 503, 504)
+const RAW_RESULTS = { type: 'object' as const, additionalProperties: true, description: 'The engine\'s own result (MongoDB: the array of documents)' };
+
+@RouteFamily('search/:connectorId', { tag: 'Content search', access: 'basic', errors: [400, 404, 501, 502, 503, 504] })
 @ApiExtraModels(FacetBucketDto)
-@Controller('search/:connectorId')
 export class SearchController {
   constructor(private readonly search: SearchService) {}
 
   @Get(':collection/select')
-  @ApiOperation({ summary: 'Select (collection in the path)' })
   @CONNECTOR
   @COLLECTION
   @SelectParameters()
-  @ApiEnvelope(SelectResultsDto)
+  @Route({ summary: 'Select (collection in the path)', results: SelectResultsDto })
   selectIn(@Param('connectorId') connectorId: string, @Param('collection') collection: string, @SearchParams() params: URLSearchParams): Promise<SearchResults> {
     return this.search.select(connectorId, collection, params);
   }
 
   @Get('select')
-  @ApiOperation({ summary: 'Select (the connection\'s collection)' })
   @CONNECTOR
   @SelectParameters()
-  @ApiEnvelope(SelectResultsDto)
+  @Route({ summary: 'Select (the connection\'s collection)', results: SelectResultsDto })
   select(@Param('connectorId') connectorId: string, @SearchParams() params: URLSearchParams): Promise<SearchResults> {
     return this.search.select(connectorId, undefined, params);
   }
 
   @Post(':collection/query')
-  @HttpCode(200)
-  @ApiOperation({ summary: 'Raw query (collection in the path)', description: 'The engine\'s own answer inside the envelope' })
   @CONNECTOR
   @COLLECTION
   @RAW_BODY
-  @ApiEnvelope({ type: 'object', additionalProperties: true, description: 'The engine\'s own result (MongoDB: the array of documents)' })
+  @Route({ summary: 'Raw query (collection in the path)', description: 'The engine\'s own answer inside the envelope', results: RAW_RESULTS })
   queryIn(@Param('connectorId') connectorId: string, @Param('collection') collection: string, @Body() body: unknown): Promise<unknown> {
     return this.search.query(connectorId, collection, body);
   }
 
   @Post('query')
-  @HttpCode(200)
-  @ApiOperation({ summary: 'Raw query (the connection\'s collection)', description: 'The engine\'s own answer inside the envelope' })
   @CONNECTOR
   @RAW_BODY
-  @ApiEnvelope({ type: 'object', additionalProperties: true, description: 'The engine\'s own result (MongoDB: the array of documents)' })
+  @Route({ summary: 'Raw query (the connection\'s collection)', description: 'The engine\'s own answer inside the envelope', results: RAW_RESULTS })
   query(@Param('connectorId') connectorId: string, @Body() body: unknown): Promise<unknown> {
     return this.search.query(connectorId, undefined, body);
   }
