@@ -6,6 +6,7 @@ import { parse as parseDisposition } from 'content-disposition';
 import type { Response } from 'supertest';
 import { CONNECTOR_TYPES, type ConnectorType } from '@gateway/connector-api';
 import { adminAuth, basic, startGateway, type TestGateway } from '../support/gateway';
+import { SEARCH_FIXTURES } from './search-fixtures';
 import { CONNECTOR_FIXTURES, type ContractEnvironment } from './fixtures';
 import { abortedUpload, chunkedRequest, errorOf, patterned, rawBody, sha256 } from './support';
 
@@ -27,11 +28,12 @@ const UNICODE_NAME = 'rapport été ✓ 日本.txt';
 type Entry = Record<string, string | null>;
 
 describe('Contract fixtures', () => {
-  it('cover every connector kind the gateway registers', async () => {
+  it('cover every connector kind the gateway registers (content kinds here, search kinds in search-fixtures)', async () => {
     const gw = await startGateway();
     try {
       const registered = gw.app.get<ConnectorType[]>(CONNECTOR_TYPES).map((t) => t.typeId);
-      expect(Object.keys(CONNECTOR_FIXTURES).sort()).toEqual(registered.sort());
+      const covered = [...Object.keys(CONNECTOR_FIXTURES), ...SEARCH_FIXTURES.map((f) => f.typeId)];
+      expect(covered.sort()).toEqual(registered.sort());
     } finally {
       await gw.close();
     }

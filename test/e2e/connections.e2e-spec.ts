@@ -1,4 +1,4 @@
-import { CAPABILITY_NAMES } from '@gateway/connector-api';
+import { CAPABILITY_NAMES, EXTENSION_CAPABILITY_NAMES } from '@gateway/connector-api';
 import { adminAuth, startGateway, type TestGateway } from '../support/gateway';
 
 describe('Connections and repository calls (spec 4.4) on the embedded default', () => {
@@ -16,11 +16,12 @@ describe('Connections and repository calls (spec 4.4) on the embedded default', 
     });
   });
 
-  it('reports every spec capability as a boolean and the root folder id', async () => {
+  it('reports every spec capability (and the search/index extensions) as a boolean and the root folder id', async () => {
     const res = await gw.http().get(`${gw.api}/repo/fs/repositoryInfo`).set('Authorization', adminAuth()).expect(200);
     const info = res.body.results;
-    expect(Object.keys(info.capabilities).sort()).toEqual([...CAPABILITY_NAMES].sort());
+    expect(Object.keys(info.capabilities).sort()).toEqual([...CAPABILITY_NAMES, ...EXTENSION_CAPABILITY_NAMES].sort());
     for (const name of CAPABILITY_NAMES) expect(typeof info.capabilities[name]).toBe('boolean');
+    expect(info.capabilities.search).toBe(false);
     expect(info.capabilities.getContent).toBe(true);
     expect(info.capabilities.getAllSites).toBe(false);
     const root = await gw.http().get(`${gw.api}/repo/fs/rootfolderid`).set('Authorization', adminAuth()).expect(200);

@@ -16,6 +16,7 @@ import { HealthModule } from './health/health.module';
 import { JobsModule } from './jobs/jobs.module';
 import { LoggingModule } from './logging/logging.module';
 import { PermissionsModule } from './permissions/permissions.module';
+import { SearchModule } from './search/search.module';
 
 @Module({})
 export class AppModule {
@@ -36,6 +37,7 @@ export class AppModule {
         FilesModule, // before ContentModule: its literal repo/ routes must win over repo/:connectorId
         ContentModule,
         PermissionsModule,
+        SearchModule,
         HealthModule,
         JobsModule.register(config),
       ],

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
-import { CAPABILITY_NAMES, deriveCapabilities } from './capabilities';
-import type { ContentConnector } from './connector';
+import { CAPABILITY_NAMES, EXTENSION_CAPABILITY_NAMES, deriveCapabilities } from './capabilities';
+import type { Connector, ContentConnector } from './connector';
 
 function coreOnly(): ContentConnector {
   const fail = async (): Promise<never> => {
@@ -25,8 +25,8 @@ function coreOnly(): ContentConnector {
 }
 
 describe('deriveCapabilities', () => {
-  it('answers every spec capability name, and only those', () => {
-    expect(Object.keys(deriveCapabilities(coreOnly())).sort()).toEqual([...CAPABILITY_NAMES].sort());
+  it('answers every spec capability name and the gateway extensions, and only those', () => {
+    expect(Object.keys(deriveCapabilities(coreOnly())).sort()).toEqual([...CAPABILITY_NAMES, ...EXTENSION_CAPABILITY_NAMES].sort());
   });
 
   it('marks only the core operations for a driver without capability groups', () => {
@@ -52,5 +52,21 @@ describe('deriveCapabilities', () => {
     expect(caps.deleteFolder).toBe(false);
     expect(caps.updateFile).toBe(false);
     expect(deriveCapabilities({ ...coreOnly(), folders: { createFolder: fail, deleteFolder: fail } }).deleteFolder).toBe(true);
+  });
+
+  it('reports only search for a search-only connector, none of the content operations', () => {
+    const fail = async (): Promise<never> => {
+      throw new Error('not called');
+    };
+    const searchOnly: Connector = {
+      id: 's',
+      typeId: 'solr',
+      description: '',
+      publicParams: {},
+      checkHealth: fail,
+      search: { settings: { defaultFilters: [], timeoutMs: 1, maxRows: 1 }, select: fail, rawQuery: fail },
+    };
+    const on = Object.entries(deriveCapabilities(searchOnly)).filter(([, v]) => v).map(([k]) => k);
+    expect(on).toEqual(['search']);
   });
 });

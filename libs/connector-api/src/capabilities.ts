@@ -1,4 +1,4 @@
-import type { ContentConnector } from './connector';
+import { isContentConnector, type Connector, type ContentConnector } from './connector';
 
 /** The capability names of spec 2.7, in the order the spec lists them. */
 export const CAPABILITY_NAMES = [
@@ -28,15 +28,20 @@ export const CAPABILITY_NAMES = [
   'getFileContent',
 ] as const;
 
-export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
+/** The gateway's own capability groups beyond the spec's list (reported beside them). */
+export const EXTENSION_CAPABILITY_NAMES = ['search', 'index'] as const;
+
+export type CapabilityName = (typeof CAPABILITY_NAMES)[number] | (typeof EXTENSION_CAPABILITY_NAMES)[number];
 export type Capabilities = Record<CapabilityName, boolean>;
 
 /**
  * Derives the spec's capability booleans from what the driver actually
  * implements, so the answer can never drift from the code.
  */
-export function deriveCapabilities(connector: ContentConnector): Capabilities {
-  const core = true;
+export function deriveCapabilities(subject: Connector | ContentConnector): Capabilities {
+  const core = isContentConnector(subject);
+  // A search-only connector has none of the content groups either.
+  const connector: Partial<ContentConnector> = core ? subject : {};
   const caps: Capabilities = {
     deleteFolder: typeof connector.folders?.deleteFolder === 'function',
     createFileFromItem: connector.copy !== undefined,
@@ -62,6 +67,8 @@ export function deriveCapabilities(connector: ContentConnector): Capabilities {
     getFileItem: core,
     checkOut: connector.checkInOut !== undefined,
     getFileContent: core,
+    search: subject.search !== undefined,
+    index: subject.index !== undefined,
   };
   return caps;
 }

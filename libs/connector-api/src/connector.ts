@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { IndexCapability, SearchCapability } from './search';
 
 /** Who is acting; drivers record it as creator/modifier and check-out holder. */
 export interface Actor {
@@ -141,22 +142,38 @@ export interface CopyCapability {
 }
 
 /**
- * The one interface every content connector implements. The core operations
- * are mandatory; everything a repository kind may lack is an optional group.
+ * What every connector is, whatever it connects to: identity, configuration
+ * safe to show, a health probe, and the capability groups it implements.
+ * Content operations and search are groups of this one interface: a search
+ * engine does not fake createFile, and a repository does not fake search.
  */
-export interface ContentConnector {
+export interface Connector {
   readonly id: string;
   readonly typeId: string;
   readonly description: string;
   /** Connection parameters safe to show to clients (never secrets). */
   readonly publicParams: Record<string, unknown>;
 
+  /** Throws an upstream error when the repository or engine cannot be reached. */
+  checkHealth(): Promise<void>;
+
+  /** Select, raw query and collection health over a search engine (spec 4.6). */
+  readonly search?: SearchCapability;
+  /** Writes and deletes of search documents (indexing jobs; reserved, no connector implements it yet). */
+  readonly index?: IndexCapability;
+
+  close?(): Promise<void>;
+}
+
+/**
+ * The one interface every content connector implements. The core operations
+ * are mandatory; everything a repository kind may lack is an optional group.
+ */
+export interface ContentConnector extends Connector {
   describeRepository(): Promise<RepositoryDescription>;
   rootFolder(): Promise<FolderInfo>;
   /** Document types: key usable as `type`, value a display name. */
   types(): Promise<Record<string, string>>;
-  /** Throws an upstream error when the repository cannot be reached. */
-  checkHealth(): Promise<void>;
 
   getItem(id: string): Promise<ItemInfo>;
   openContent(id: string, range?: ByteRange): Promise<Readable>;
@@ -174,8 +191,14 @@ export interface ContentConnector {
   readonly relationships?: RelationshipCapability;
   readonly sites?: SiteCapability;
   readonly copy?: CopyCapability;
+}
 
-  close?(): Promise<void>;
+/** A connector that implements the search group. */
+export type SearchConnector = Connector & { readonly search: SearchCapability };
+
+/** Whether a connector has the content operations (content connectors are recognised by their core operations). */
+export function isContentConnector(connector: Connector): connector is ContentConnector {
+  return typeof (connector as Partial<ContentConnector>).getItem === 'function';
 }
 
 /** A connector definition as declared in configuration. */
@@ -195,7 +218,7 @@ export interface ConnectorContext {
 export interface ConnectorType {
   readonly typeId: string;
   /** Validates params (throwing InvalidArgumentError naming the param) and builds the driver. */
-  create(definition: ConnectorDefinition, context: ConnectorContext): Promise<ContentConnector>;
+  create(definition: ConnectorDefinition, context: ConnectorContext): Promise<Connector>;
 }
 
 /** Injection token for the array of every registered ConnectorType. */

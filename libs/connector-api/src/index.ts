@@ -4,3 +4,4 @@ export * from '@gateway/errors';
 export * from './connector';
 export * from './capabilities';
 export * from './file-reads';
+export * from './search';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { deriveCapabilities } from '@gateway/connector-api';
+import { deriveCapabilities, isContentConnector, type Connector, type RepositoryDescription } from '@gateway/connector-api';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import type { ConnectionDto, RepositoryInfoDto, RootFolderDto } from './connections.dto';
 
@@ -12,8 +12,8 @@ export class ConnectionsService {
   }
 
   async repositoryInfo(connectorId: string): Promise<RepositoryInfoDto> {
-    const connector = this.registry.get(connectorId);
-    const repo = await connector.describeRepository();
+    const connector = this.registry.any(connectorId);
+    const repo = isContentConnector(connector) ? await connector.describeRepository() : describeWithoutContent(connector);
     return {
       capabilities: deriveCapabilities(connector),
       repositoryId: repo.repositoryId,
@@ -31,4 +31,9 @@ export class ConnectionsService {
   types(connectorId: string): Promise<Record<string, string>> {
     return this.registry.get(connectorId).types();
   }
+}
+
+/** A search engine has no repository of its own to describe: its connection stands for it (no root folder). */
+function describeWithoutContent(connector: Connector): RepositoryDescription {
+  return { repositoryId: connector.id, repositoryName: connector.description || connector.id, repositoryDescription: connector.description, rootFolderId: '' };
 }

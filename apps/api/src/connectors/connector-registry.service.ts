@@ -3,8 +3,12 @@ import {
   CONNECTOR_TYPES,
   GatewayError,
   NotFoundError,
+  NotSupportedError,
+  isContentConnector,
+  type Connector,
   type ContentConnector,
   type ConnectorType,
+  type SearchConnector,
 } from '@gateway/connector-api';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import { ConfigError, type GatewayConfig } from '../config/gateway-config';
@@ -13,7 +17,7 @@ import { ConfigError, type GatewayConfig } from '../config/gateway-config';
 @Injectable()
 export class ConnectorRegistry implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(ConnectorRegistry.name);
-  private readonly connectors = new Map<string, ContentConnector>();
+  private readonly connectors = new Map<string, Connector>();
 
   constructor(
     @Inject(CONNECTOR_TYPES) private readonly types: ConnectorType[],
@@ -41,13 +45,28 @@ export class ConnectorRegistry implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
+  /** A content connector (spec 4.2-4.4 routes); 501 naming `content` for a search-only one. */
   get(id: string): ContentConnector {
+    const connector = this.any(id);
+    if (!isContentConnector(connector)) throw new NotSupportedError('content', connector.typeId);
+    return connector;
+  }
+
+  /** A connector with the search group (spec 4.6 routes); 501 naming `search` for a content-only one. */
+  searchConnector(id: string): SearchConnector {
+    const connector = this.any(id);
+    if (!connector.search) throw new NotSupportedError('search', connector.typeId);
+    return connector as SearchConnector;
+  }
+
+  /** Whatever the connector is (identity, health, capability groups). */
+  any(id: string): Connector {
     const connector = this.connectors.get(id);
     if (!connector) throw new NotFoundError('connector', id);
     return connector;
   }
 
-  list(): ContentConnector[] {
+  list(): Connector[] {
     return [...this.connectors.values()];
   }
 

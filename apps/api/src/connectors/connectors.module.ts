@@ -1,11 +1,20 @@
 import { Global, Module } from '@nestjs/common';
 import { CONNECTOR_TYPES } from '@gateway/connector-api';
 import { CmisConnectorType } from '@gateway/connector-cmis';
+import { ElasticsearchConnectorType } from '@gateway/connector-elasticsearch';
 import { FilesystemConnectorType } from '@gateway/connector-filesystem';
+import { MongoConnectorType } from '@gateway/connector-mongodb';
+import { SolrConnectorType } from '@gateway/connector-solr';
 import { ConnectorRegistry } from './connector-registry.service';
 
 /** Every connector kind the gateway knows. Adding a connector is one line here. */
-const CONNECTOR_TYPE_PROVIDERS = [FilesystemConnectorType, CmisConnectorType];
+const CONNECTOR_TYPE_PROVIDERS = [
+  FilesystemConnectorType,
+  CmisConnectorType,
+  SolrConnectorType,
+  ElasticsearchConnectorType,
+  MongoConnectorType,
+];
 
 @Global()
 @Module({

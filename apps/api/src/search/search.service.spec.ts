@@ -1,0 +1,75 @@
+import { InvalidArgumentError, type SearchConnector, type SearchResults } from '@gateway/connector-api';
+import type { SearchRequest } from '@gateway/search-query';
+import type { ConnectorRegistry } from '../connectors/connector-registry.service';
+import { SearchService } from './search.service';
+
+/** A search connector that records what the service hands it (the engines are tested in the e2e contract). */
+function recordingConnector(settings: Partial<SearchConnector['search']['settings']> = {}) {
+  const seen: { collection: string; request: SearchRequest }[] = [];
+  const connector: SearchConnector = {
+    id: 'rec',
+    typeId: 'recording',
+    description: '',
+    publicParams: {},
+    checkHealth: async () => undefined,
+    search: {
+      settings: { defaultFilters: [], timeoutMs: 1000, maxRows: 100, ...settings },
+      select: async (collection, request): Promise<SearchResults> => {
+        seen.push({ collection, request });
+        return { numFound: 0, start: request.start, rows: request.rows, docs: [] };
+      },
+      rawQuery: async () => ({}),
+    },
+  };
+  const registry = { searchConnector: () => connector, list: () => [connector] } as unknown as ConnectorRegistry;
+  const service = new SearchService(registry);
+  service.onModuleInit();
+  return { service, seen };
+}
+
+const params = (query: string) => new URLSearchParams(query);
+
+describe('SearchService select parameters', () => {
+  it('builds one request: defaults, default filters first, id always in fl', async () => {
+    const { service, seen } = recordingConnector({ collection: 'main', defaultFilters: ['author:alice'] });
+    await service.select('rec', undefined, params('q=title:report&fl=title&facet=true&facet.field=tags&fq=tags:x&sort=size desc'));
+    const { collection, request } = seen[0];
+    expect(collection).toBe('main');
+    expect(request).toMatchObject({ start: 0, rows: 10, facetFields: ['tags'], fields: ['id', 'title'], sort: [{ field: 'size', direction: 'desc' }] });
+    expect(request.filters).toHaveLength(2);
+    expect(request.filters[0]).toEqual({ kind: 'term', field: 'author', value: 'alice' });
+  });
+
+  it.each([
+    ['', 'q'],
+    ['q=a&q=b', 'q'],
+    ['q=title:(', 'q'],
+    ['q=*:*&fq=author:x', 'fq'],
+    ['q=*:*&facet.field=tags&fq=author:x', 'fq'],
+    ['q=*:*&rows=101', 'rows'],
+    ['q=*:*&start=-1', 'start'],
+    ['q=*:*&sort=title asc', 'sort'],
+    ['q=*:*&fl=$where', 'fl'],
+    ['q=*:*&facet=yes', 'facet'],
+    ['q=*:*&qt=/update', 'qt'],
+    ['q=*:*&rows=1&rows=2', 'rows'],
+  ])('refuses %s naming %s', async (query, parameter) => {
+    const { service } = recordingConnector({ collection: 'main' });
+    await expect(service.select('rec', undefined, params(query))).rejects.toMatchObject({ parameter });
+  });
+
+  it('names the position of a syntax error', async () => {
+    const { service } = recordingConnector({ collection: 'main' });
+    const error = await service.select('rec', undefined, params('q=title:report AND (')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as InvalidArgumentError).details).toMatchObject({ parameter: 'q', position: expect.any(Number) });
+  });
+
+  it('needs a collection from the path or the connection, and a plain name', async () => {
+    const { service } = recordingConnector();
+    await expect(service.select('rec', undefined, params('q=*:*'))).rejects.toMatchObject({ parameter: 'collection' });
+    for (const bad of ['_all', 'a,b', 'logs-*', 'system.users', '.hidden']) {
+      await expect(service.select('rec', bad, params('q=*:*'))).rejects.toMatchObject({ parameter: 'collection' });
+    }
+  });
+});

@@ -1,0 +1,168 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import {
+  COLLECTION_NAME,
+  InvalidArgumentError,
+  type SearchConnector,
+  type SearchResults,
+} from '@gateway/connector-api';
+import {
+  DEFAULT_FIELD_SCHEMA,
+  InvalidQueryNodeError,
+  SearchSyntaxError,
+  fieldsOf,
+  isValidFieldName,
+  parseQuery,
+  parseSort,
+  type QueryNode,
+  type SearchRequest,
+} from '@gateway/search-query';
+import { ConfigError } from '../config/gateway-config';
+import { ConnectorRegistry } from '../connectors/connector-registry.service';
+
+/** Select parameters this service reads; anything else is refused so a typo is not silently ignored. */
+const SELECT_PARAMETERS = new Set(['q', 'fq', 'fl', 'facet', 'facet.field', 'facet.limit', 'start', 'rows', 'sort']);
+const DEFAULT_ROWS = 10;
+const DEFAULT_FACET_LIMIT = 100;
+const MAX_FACET_LIMIT = 1000;
+const MAX_START = 1_000_000;
+
+/**
+ * Spec 4.6 over the search group of a connector: validates select
+ * parameters into one engine-neutral SearchRequest (the gateway language,
+ * libs/search-query), and hands raw queries to the connector, whose guard
+ * refuses engine constructs before anything leaves.
+ */
+@Injectable()
+export class SearchService implements OnModuleInit {
+  /** Each search connection's defaultFilters, parsed once at start-up. */
+  private readonly defaultFilters = new Map<string, QueryNode[]>();
+
+  constructor(private readonly registry: ConnectorRegistry) {}
+
+  onModuleInit(): void {
+    for (const connector of this.registry.list()) {
+      if (!connector.search) continue;
+      const filters = connector.search.settings.defaultFilters.map((text, i) => {
+        try {
+          return parseQuery(text, 'fq', DEFAULT_FIELD_SCHEMA);
+        } catch (e) {
+          if (e instanceof SearchSyntaxError) {
+            throw new ConfigError(`connector '${connector.id}': params.defaultFilters[${i}]: ${e.reason} at position ${e.position}`);
+          }
+          throw e;
+        }
+      });
+      this.defaultFilters.set(connector.id, filters);
+    }
+  }
+
+  async select(connectorId: string, collectionInPath: string | undefined, params: URLSearchParams): Promise<SearchResults> {
+    const connector = this.registry.searchConnector(connectorId);
+    const collection = this.collection(connector, collectionInPath);
+    const request = this.selectRequest(connector, params);
+    try {
+      return await connector.search.select(collection, request);
+    } catch (e) {
+      // The parser already checks fields against the schema; this is the translators' own safety net.
+      if (e instanceof InvalidQueryNodeError) throw new InvalidArgumentError('q', e.message);
+      throw e;
+    }
+  }
+
+  query(connectorId: string, collectionInPath: string | undefined, body: unknown): Promise<unknown> {
+    const connector = this.registry.searchConnector(connectorId);
+    return connector.search.rawQuery(this.collection(connector, collectionInPath), body);
+  }
+
+  /** From the path, else the connection's `collection`, else 400 naming `collection`. */
+  private collection(connector: SearchConnector, inPath: string | undefined): string {
+    const collection = inPath ?? connector.search.settings.collection;
+    if (collection === undefined) {
+      throw new InvalidArgumentError('collection', `No collection in the path and connection '${connector.id}' has no default collection`);
+    }
+    if (!COLLECTION_NAME.test(collection) || collection.startsWith('system.')) {
+      throw new InvalidArgumentError('collection', `Invalid collection name '${collection}': letters, digits, . _ - (not starting with . or _)`);
+    }
+    return collection;
+  }
+
+  private selectRequest(connector: SearchConnector, params: URLSearchParams): SearchRequest {
+    for (const name of new Set(params.keys())) {
+      if (!SELECT_PARAMETERS.has(name)) {
+        throw new InvalidArgumentError(name, `Unknown parameter '${name}' (known: ${[...SELECT_PARAMETERS].join(', ')})`);
+      }
+    }
+    for (const name of SELECT_PARAMETERS) {
+      if (name !== 'fq' && params.getAll(name).length > 1) throw new InvalidArgumentError(name, `Parameter '${name}' must be given once`);
+    }
+    const qs = params.getAll('q');
+    if (qs.length !== 1) throw new InvalidArgumentError('q', 'Exactly one q is required');
+    const settings = connector.search.settings;
+    const schema = DEFAULT_FIELD_SCHEMA;
+
+    const facetFields = fieldList(params.get('facet.field'), 'facet.field');
+    const facet = params.get('facet');
+    if (facet !== null && facet !== 'true' && facet !== 'false') throw new InvalidArgumentError('facet', "facet must be 'true' or 'false'");
+
+    const query = syntax(() => parseQuery(qs[0], 'q', schema));
+    const filters = params.getAll('fq').map((text) => {
+      const node = syntax(() => parseQuery(text, 'fq', schema));
+      for (const field of fieldsOf(node)) {
+        if (!facetFields?.includes(field)) {
+          throw new InvalidArgumentError('fq', `fq field '${field}' must also be in facet.field`);
+        }
+      }
+      return node;
+    });
+
+    const rows = integer(params.get('rows'), 'rows', DEFAULT_ROWS, 0, settings.maxRows);
+    const requested = fieldList(params.get('fl'), 'fl') ?? settings.defaultFields;
+    // The id is always answered, whatever fl says.
+    const fields = requested && !requested.includes('id') ? ['id', ...requested] : requested;
+    return {
+      query,
+      filters: [...(this.defaultFilters.get(connector.id) ?? []), ...filters],
+      fields,
+      facetFields: facet === 'true' ? facetFields : undefined,
+      facetLimit: integer(params.get('facet.limit'), 'facet.limit', DEFAULT_FACET_LIMIT, 1, MAX_FACET_LIMIT),
+      start: integer(params.get('start'), 'start', 0, 0, MAX_START),
+      rows,
+      sort: syntax(() => parseSort(params.get('sort') ?? '', schema)),
+      schema,
+    };
+  }
+}
+
+/** A syntax error as 400 naming the parameter and the position. */
+function syntax<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    if (e instanceof SearchSyntaxError) throw new InvalidQueryError(e);
+    throw e;
+  }
+}
+
+/** 400 naming the parameter, with the 0-based `position` of the fault in its value. */
+class InvalidQueryError extends InvalidArgumentError {
+  constructor(error: SearchSyntaxError) {
+    super(error.parameter, `Invalid ${error.parameter}: ${error.reason} at position ${error.position}`, 'INVALID_QUERY');
+    this.details.position = error.position;
+  }
+}
+
+function fieldList(value: string | null, parameter: string): string[] | undefined {
+  if (value === null) return undefined;
+  const fields = value.split(',').map((f) => f.trim());
+  for (const field of fields) {
+    if (!isValidFieldName(field) || /^_.*_$/.test(field)) throw new InvalidArgumentError(parameter, `Invalid field name '${field}' in ${parameter}`);
+  }
+  return [...new Set(fields)];
+}
+
+function integer(value: string | null, parameter: string, fallback: number, min: number, max: number): number {
+  if (value === null) return fallback;
+  const n = /^\d{1,9}$/.test(value.trim()) ? Number(value) : NaN;
+  if (!(n >= min && n <= max)) throw new InvalidArgumentError(parameter, `${parameter} must be an integer from ${min} to ${max}`);
+  return n;
+}

@@ -1,0 +1,205 @@
+'use strict';
+// Content search: the same mix of 20 select requests sent through the gateway
+// (GET /api/search/<connector>/select) and sent directly to each engine in its
+// own syntax (the body the connector's translator writes for the same request:
+// Solr JSON request API, Elasticsearch _search, MongoDB find + count + one
+// aggregation per facet field), at concurrency 1 and 16, on the search
+// contract's 520-document corpus. HTTP load: autocannon (Solr, Elasticsearch,
+// the gateway); MongoDB has no HTTP, so its direct side is the driver in a
+// closed loop with the same concurrency. A warm-up run on both sides comes first. Targets per engine: p50 latency
+// gateway <= 1.15 x direct, throughput gateway >= 0.85 x direct.
+const fs = require('node:fs');
+const path = require('node:path');
+const { performance } = require('node:perf_hooks');
+const autocannon = require('autocannon');
+const { ROOT, startGateway, median, printResult, workDir } = require('./lib/harness');
+
+const DURATION_S = Number(process.env.BENCH_DURATION_S || 8);
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S || 3);
+const CONCURRENCIES = [1, 16];
+const LATENCY_TARGET = 1.15;
+const THROUGHPUT_TARGET = 0.85;
+
+/** The mix: the gateway's query strings (values unencoded). */
+const MIX = [
+  'q=*:*&rows=10&sort=id asc',
+  'q=author:carol&rows=20&sort=id asc',
+  'q=mime_type:application/pdf&rows=10&sort=size desc',
+  'q=tags:urgent&rows=10&sort=id asc',
+  'q=size:[1000 TO 20000]&rows=10&sort=id asc',
+  'q=created:[2022-01-01T00:00:00Z TO *]&rows=10&sort=created desc',
+  'q=*:*&facet=true&facet.field=mime_type,author&rows=0',
+  'q=*:*&facet=true&facet.field=tags&fq=tags:final&rows=5&sort=id asc',
+  'q=author:dave&fl=id,title,size&rows=10&sort=id asc',
+  'q=*:* -tags:*&rows=10&sort=id asc',
+  'q=author:gr*&rows=10&sort=id asc',
+  'q=*:*&facet=true&facet.field=author&fq=author:((alice) OR (bob))&rows=10&sort=id asc',
+  'q=*:*&rows=10&start=100&sort=id asc',
+  'q=author:erin AND mime_type:text/plain&rows=10&sort=id asc',
+  'q=*:*&facet=true&facet.field=mime_type&fq=mime_type:text/html&fq=mime_type:text/html&rows=10&sort=size asc',
+  'q=size:[50000 TO *] AND author:bob&rows=10&sort=id asc',
+  'q=report&rows=10&sort=id asc',
+  'q=title:alpha&rows=10&sort=id asc',
+  'q=content:"alpha bravo"&rows=10&sort=id asc',
+  'q=title:winter OR title:summer&rows=10&sort=id asc',
+];
+
+function encode(query) {
+  return query
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      return `${encodeURIComponent(pair.slice(0, eq))}=${encodeURIComponent(pair.slice(eq + 1))}`;
+    })
+    .join('&');
+}
+
+/** The SearchRequest the gateway builds for a query string (same defaults as SearchService). */
+function searchRequest(query, sq) {
+  const p = new URLSearchParams(encode(query));
+  const facetFields = p.get('facet.field') ? p.get('facet.field').split(',') : undefined;
+  const fl = p.get('fl') ? p.get('fl').split(',') : undefined;
+  return {
+    query: sq.parseQuery(p.get('q'), 'q'),
+    filters: p.getAll('fq').map((fq) => sq.parseQuery(fq, 'fq')),
+    fields: fl && !fl.includes('id') ? ['id', ...fl] : fl,
+    facetFields: p.get('facet') === 'true' ? facetFields : undefined,
+    facetLimit: 100,
+    start: Number(p.get('start') || 0),
+    rows: Number(p.get('rows') || 10),
+    sort: sq.parseSort(p.get('sort') || ''),
+    schema: sq.DEFAULT_FIELD_SCHEMA,
+  };
+}
+
+function cannon(options) {
+  return new Promise((resolve, reject) => {
+    autocannon(options, (err, result) => {
+      if (err) return reject(err);
+      if (result.non2xx > 0 || result.errors > 0) return reject(new Error(`${options.url}: ${result.non2xx} non-2xx, ${result.errors} errors`));
+      resolve({ p50: result.latency.p50, rps: result.requests.average });
+    });
+  });
+}
+
+/** A closed loop of `concurrency` workers calling `call` round-robin over the mix for DURATION_S. */
+async function loop(calls, concurrency, duration) {
+  const latencies = [];
+  const end = performance.now() + duration * 1000;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const call = calls[next++ % calls.length];
+        const started = performance.now();
+        await call();
+        latencies.push(performance.now() - started);
+      }
+    }),
+  );
+  return { p50: median(latencies), rps: latencies.length / duration };
+}
+
+async function main() {
+  require('ts-node').register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
+  require('tsconfig-paths').register({ baseUrl: ROOT, paths: JSON.parse(fs.readFileSync(path.join(ROOT, 'tsconfig.json'), 'utf8')).compilerOptions.paths });
+  const sq = require(path.join(ROOT, 'libs/search-query/src/index.ts'));
+  const { SEARCH_FIXTURES, generateCorpus, useSearchEngines } = require(path.join(ROOT, 'test/contract/search-fixtures/index.ts'));
+  const { MongoClient } = require('mongodb');
+
+  const dir = workDir('search-vs-direct');
+  const used = await useSearchEngines();
+  const envs = {};
+  let gateway;
+  let mongo;
+  let ok = true;
+  try {
+    const corpus = generateCorpus();
+    for (const fixture of SEARCH_FIXTURES) envs[fixture.name] = { typeId: fixture.typeId, env: await fixture.setup(used.engines, corpus) };
+    const connectors = Object.entries(envs).map(([name, { typeId, env }]) => ({ id: name, typeId, description: name, params: env.params }));
+    const configFile = path.join(dir, 'gateway.yaml');
+    fs.writeFileSync(configFile, JSON.stringify({ connectors }));
+    gateway = await startGateway({ GATEWAY_CONFIG: configFile, GATEWAY_AUTH_CACHE_SECONDS: '600' });
+    const requests = MIX.map((q) => searchRequest(q, sq));
+
+    const direct = {
+      solr: (concurrency, duration) =>
+        cannon({
+          url: used.engines.solr.coreUrl,
+          connections: concurrency,
+          duration,
+          requests: requests.map((r) => ({ method: 'POST', path: '/solr/gateway/select', headers: { 'content-type': 'application/json' }, body: JSON.stringify(sq.toSolrRequest(r)) })),
+        }),
+      elasticsearch: (concurrency, duration) =>
+        cannon({
+          url: used.engines.elasticsearch.url,
+          connections: concurrency,
+          duration,
+          requests: requests.map((r) => ({ method: 'POST', path: `/${envs.elasticsearch.env.collection}/_search`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(sq.toElasticsearchRequest(r)) })),
+        }),
+      mongodb: async (concurrency, duration) => {
+        mongo ??= new MongoClient(envs.mongodb.env.params.uri, { maxPoolSize: 32 });
+        const collection = mongo.db(envs.mongodb.env.params.database).collection(envs.mongodb.env.collection);
+        const calls = requests.map((r) => async () => {
+          const m = sq.toMongoRequest(r);
+          await Promise.all([
+            (async () => {
+              // As the connector reads a page (libs/connector-mongodb findPage): missing values last.
+              if (m.limit === 0) return [];
+              const options = { projection: m.projection, sort: m.sort };
+              if (!m.missingLast) return collection.find(m.filter, { ...options, skip: m.skip, limit: m.limit }).toArray();
+              const withValue = await collection.countDocuments(m.missingLast.withValue);
+              const finds = sq.missingLastFinds(m.missingLast, m.skip, m.limit, withValue);
+              return (await Promise.all(finds.map((f) => collection.find(f.filter, { ...options, skip: f.skip, limit: f.limit }).toArray()))).flat();
+            })(),
+            collection.countDocuments(m.filter),
+            ...(r.facetFields ?? []).map((f) => collection.aggregate(m.facetPipelines[f]).toArray()),
+          ]);
+        });
+        return loop(calls, concurrency, duration);
+      },
+    };
+    const only = (process.env.BENCH_SEARCH_ENGINES || 'solr,elasticsearch,mongodb').split(',');
+    for (const name of only) {
+      for (const concurrency of CONCURRENCIES) {
+        const throughGateway = (duration) =>
+          cannon({
+            url: gateway.baseUrl,
+            connections: concurrency,
+            duration,
+            requests: MIX.map((q) => ({ method: 'GET', path: `/api/search/${name}/select?${encode(q)}`, headers: { authorization: gateway.auth } })),
+          });
+        if (concurrency === CONCURRENCIES[0]) {
+          // Warm-up (JIT, connection pools, engine caches) on both sides, not measured.
+          await throughGateway(WARMUP_S);
+          await direct[name](concurrency, WARMUP_S);
+        }
+        const through = await throughGateway(DURATION_S);
+        const straight = await direct[name](concurrency, DURATION_S);
+        const latency = through.p50 / straight.p50;
+        const throughput = through.rps / straight.rps;
+        const pass = latency <= LATENCY_TARGET && throughput >= THROUGHPUT_TARGET;
+        ok = ok && pass;
+        printResult(`search-vs-direct ${name} c=${concurrency}`, {
+          gateway_p50_ms: through.p50,
+          direct_p50_ms: straight.p50,
+          p50_ratio: latency,
+          gateway_rps: through.rps,
+          direct_rps: straight.rps,
+          rps_ratio: throughput,
+          target: `p50<=${LATENCY_TARGET} rps>=${THROUGHPUT_TARGET}`,
+          verdict: pass ? 'PASS' : 'FAIL',
+        });
+      }
+    }
+    return ok;
+  } finally {
+    await gateway?.stop();
+    await mongo?.close();
+    for (const { env } of Object.values(envs)) await env.teardown().catch(() => undefined);
+    await used.release();
+  }
+}
+
+module.exports = main;
+if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));

@@ -1,0 +1,181 @@
+import type { FieldSchema, SearchRequest } from '@gateway/search-query';
+import { InvalidArgumentError } from '@gateway/errors';
+
+/** One facet bucket: a distinct value and how many matching documents have it. */
+export interface FacetBucket {
+  value: string;
+  count: number;
+}
+
+/**
+ * The engine-neutral answer of a select (spec 4.6). Every search connector
+ * answers exactly this: dates as ISO 8601 UTC strings, numbers as numbers,
+ * multi-valued fields as arrays, the document id as `id`; facet buckets
+ * ordered by count descending, then value ascending.
+ */
+export interface SearchResults {
+  numFound: number;
+  start: number;
+  rows: number;
+  docs: Record<string, unknown>[];
+  /** Only when facets were asked for. */
+  facets?: Record<string, FacetBucket[]>;
+}
+
+/** The settings every search connection shares (params beside the engine's own). */
+export interface SearchSettings {
+  /** The collection (core, index) used when the path names none. */
+  collection?: string;
+  /** Filter queries (gateway language, fq syntax) applied to every select. */
+  defaultFilters: string[];
+  /** Fields returned when the request has no fl. */
+  defaultFields?: string[];
+  /** Engine time-out per call; past it the call fails with 504. */
+  timeoutMs: number;
+  /** Largest page (select rows, raw query size/limit). */
+  maxRows: number;
+}
+
+/**
+ * The search group: a select in the gateway's language, the engine's own
+ * raw query (checked by the search-query guards before it leaves), and a
+ * health probe. Collections are already validated names.
+ */
+export interface SearchCapability {
+  readonly settings: SearchSettings;
+  select(collection: string, request: SearchRequest): Promise<SearchResults>;
+  /** The engine's own answer. Throws InvalidArgumentError for refused constructs, NotFoundError('collection') for an unknown one. */
+  rawQuery(collection: string, body: unknown): Promise<unknown>;
+}
+
+/** A document as the indexing jobs will write it: `id` plus the schema's fields. */
+export type SearchDocument = { id: string } & Record<string, unknown>;
+
+/**
+ * Reserved for the indexing jobs (next step): writes and deletes of search
+ * documents. No connector implements it yet; deriveCapabilities reports it.
+ */
+export interface IndexCapability {
+  upsert(collection: string, documents: SearchDocument[]): Promise<void>;
+  delete(collection: string, ids: string[]): Promise<void>;
+}
+
+const COMMON_KEYS = ['collection', 'defaultFilters', 'defaultFields', 'timeoutMs', 'maxRows'] as const;
+export const SEARCH_DEFAULTS = { timeoutMs: 10_000, maxRows: 1000 };
+
+/** Collection, core and index names a path may carry: no wildcards, lists, leading '_' or '.', or path characters. */
+export const COLLECTION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
+
+/**
+ * Validates the params every search connector shares and refuses keys that
+ * are neither these nor the engine's own (`engineKeys`); errors name the key.
+ */
+export function parseSearchSettings(params: Record<string, unknown>, engineKeys: readonly string[]): SearchSettings {
+  const known = [...engineKeys, ...COMMON_KEYS];
+  for (const key of Object.keys(params)) {
+    if (!known.includes(key)) throw new InvalidArgumentError(key, `unknown parameter (known: ${known.join(', ')})`);
+  }
+  const collection = params.collection;
+  if (collection !== undefined && (typeof collection !== 'string' || !COLLECTION_NAME.test(collection))) {
+    throw new InvalidArgumentError('collection', 'must be a collection name (letters, digits, . _ -; not starting with . or _)');
+  }
+  return {
+    collection,
+    defaultFilters: stringList(params, 'defaultFilters', false) ?? [],
+    defaultFields: stringList(params, 'defaultFields', true),
+    timeoutMs: integer(params, 'timeoutMs', SEARCH_DEFAULTS.timeoutMs, 1, 600_000),
+    maxRows: integer(params, 'maxRows', SEARCH_DEFAULTS.maxRows, 1, 100_000),
+  };
+}
+
+/** A required non-empty string param. */
+export function requiredParam(params: Record<string, unknown>, name: string): string {
+  const value = params[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new InvalidArgumentError(name, 'must be a non-empty string');
+  return value.trim();
+}
+
+/** An optional string param (secrets may be empty only when absent). */
+export function optionalParam(params: Record<string, unknown>, name: string): string | undefined {
+  const value = params[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value === '') throw new InvalidArgumentError(name, 'must be a non-empty string');
+  return value;
+}
+
+/** An http(s) base URL without credentials, query or fragment, trailing slashes removed. */
+export function httpUrlParam(params: Record<string, unknown>, name: string, example: string): string {
+  const url = requiredParam(params, name);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new InvalidArgumentError(name, `must be an absolute http(s) URL, e.g. ${example}`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidArgumentError(name, 'must be an http or https URL');
+  if (parsed.username || parsed.password) throw new InvalidArgumentError(name, 'must not carry credentials; use user and password');
+  if (parsed.search || parsed.hash) throw new InvalidArgumentError(name, 'must not have a query or fragment');
+  return url.replace(/\/+$/, '');
+}
+
+/** Filters may hold commas, so only fields also take the comma-list form. */
+function stringList(params: Record<string, unknown>, name: string, commaList: boolean): string[] | undefined {
+  const raw = params[name];
+  if (raw === undefined) return undefined;
+  const list = commaList && typeof raw === 'string' ? raw.split(',').map((s) => s.trim()) : raw;
+  if (!Array.isArray(list) || list.some((v) => typeof v !== 'string' || v.trim() === '')) {
+    throw new InvalidArgumentError(name, 'must be a list of non-empty strings');
+  }
+  return list.map((v: string) => v.trim());
+}
+
+function integer(params: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
+  const raw = params[name];
+  if (raw === undefined) return fallback;
+  const value = typeof raw === 'string' && /^\d+$/.test(raw.trim()) ? Number(raw) : raw;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new InvalidArgumentError(name, `must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+/**
+ * One engine document in the answer's form: `id` first, engine-internal
+ * members (`_id`, `_version_`, anything starting with `_`) left out, dates
+ * (by the schema, or Date objects) as ISO 8601 UTC strings. With `fields`
+ * only those are kept (and `id`, always).
+ */
+export function resultDocument(
+  id: unknown,
+  source: Record<string, unknown>,
+  schema: FieldSchema,
+  fields?: readonly string[],
+): Record<string, unknown> {
+  const doc: Record<string, unknown> = { id: String(id) };
+  for (const [key, value] of Object.entries(source)) {
+    if (key === 'id' || key.startsWith('_') || value === undefined || value === null) continue;
+    if (fields && !fields.includes(key)) continue;
+    doc[key] = Array.isArray(value) ? value.map((v) => fieldValue(v, schema[key])) : fieldValue(value, schema[key]);
+  }
+  return doc;
+}
+
+/** A facet value as a string: dates as ISO 8601 UTC, the rest as their text. */
+export function facetValue(value: unknown, type: string | undefined): string {
+  const normalised = fieldValue(value, type);
+  return typeof normalised === 'string' ? normalised : String(normalised);
+}
+
+/** Count descending, then value ascending (code point order: what Solr's index order gives for equal counts). */
+export function sortBuckets(buckets: FacetBucket[]): FacetBucket[] {
+  return buckets.sort((a, b) => b.count - a.count || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+}
+
+function fieldValue(value: unknown, type: string | undefined): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (type === 'date' && (typeof value === 'string' || typeof value === 'number')) {
+    const date = new Date(value);
+    return Number.isNaN(date.getTime()) ? value : date.toISOString();
+  }
+  return value;
+}

@@ -1,0 +1,4 @@
+export * from './elasticsearch.connector';
+export * from './elasticsearch.connector-type';
+export { mapElasticsearchError } from './elasticsearch-errors';
+export { parseElasticsearchParams, type ElasticsearchParams } from './params';

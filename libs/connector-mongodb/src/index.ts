@@ -1,0 +1,4 @@
+export * from './mongodb.connector';
+export * from './mongodb.connector-type';
+export { mapMongoError } from './mongo-errors';
+export { parseMongoParams, redactUri, type MongoParams } from './params';

@@ -1,0 +1,174 @@
+import { MongoClient, type Collection, type Db, type Document } from 'mongodb';
+import {
+  InvalidArgumentError,
+  NotFoundError,
+  facetValue,
+  resultDocument,
+  sortBuckets,
+  type ConnectorDefinition,
+  type SearchCapability,
+  type SearchConnector,
+  type SearchResults,
+} from '@gateway/connector-api';
+import { checkMongoRawQuery, missingLastFinds, toMongoRequest, type SearchRequest } from '@gateway/search-query';
+import { mapMongoError } from './mongo-errors';
+import { redactUri, type MongoParams } from './params';
+
+/** How long a collection seen to exist is believed to (a select on a missing collection would just find nothing). */
+const COLLECTION_TTL_MS = 60_000;
+const RAW_QUERY_KEYS = ['filter', 'projection', 'sort', 'skip', 'limit'];
+
+/** typeId `mongodb`: search only, a find (and facet aggregations) over one collection, through the official driver. */
+export class MongoConnector implements SearchConnector {
+  readonly typeId = 'mongodb';
+  readonly id: string;
+  readonly description: string;
+  readonly publicParams: Record<string, unknown>;
+  readonly search: SearchCapability;
+  private readonly client: MongoClient;
+  private readonly db: Db;
+  private readonly knownCollections = new Map<string, number>();
+
+  constructor(definition: ConnectorDefinition, private readonly params: MongoParams) {
+    this.id = definition.id;
+    this.description = definition.description;
+    const { settings } = params;
+    this.publicParams = {
+      uri: redactUri(params.uri),
+      database: params.database,
+      ...(settings.collection ? { collection: settings.collection } : {}),
+      defaultFilters: settings.defaultFilters,
+      ...(settings.defaultFields ? { defaultFields: settings.defaultFields } : {}),
+      timeoutMs: settings.timeoutMs,
+      maxRows: settings.maxRows,
+    };
+    this.client = new MongoClient(params.uri, {
+      connectTimeoutMS: settings.timeoutMs,
+      socketTimeoutMS: settings.timeoutMs,
+      // Past connectTimeoutMS, so a connection that hangs is seen as timed out (504), not merely unselectable.
+      serverSelectionTimeoutMS: settings.timeoutMs + 1000,
+      maxPoolSize: 32,
+    });
+    this.db = this.client.db(params.database);
+    this.search = {
+      settings,
+      select: (collection, request) => this.select(collection, request),
+      rawQuery: (collection, body) => this.rawQuery(collection, body),
+    };
+  }
+
+  async checkHealth(): Promise<void> {
+    try {
+      await this.db.command({ ping: 1 });
+      const collection = this.params.settings.collection;
+      if (collection) await this.requireCollection(collection);
+    } catch (e) {
+      throw mapMongoError(e, this.params.settings.timeoutMs);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+
+  private async select(collection: string, request: SearchRequest): Promise<SearchResults> {
+    const maxTimeMS = this.params.settings.timeoutMs;
+    const mongo = toMongoRequest(request);
+    try {
+      await this.requireCollection(collection);
+      const target = this.db.collection(collection);
+      const facetFields = request.facetFields ?? [];
+      const [docs, numFound, ...facetLists] = await Promise.all([
+        this.findPage(target, mongo, maxTimeMS),
+        target.countDocuments(mongo.filter, { maxTimeMS }),
+        ...facetFields.map((field) => target.aggregate(mongo.facetPipelines[field] ?? [], { maxTimeMS }).toArray()),
+      ]);
+      const results: SearchResults = {
+        numFound,
+        start: request.start,
+        rows: request.rows,
+        docs: docs.map((doc) => resultDocument(doc.id ?? doc._id, doc, request.schema, request.fields)),
+      };
+      if (facetFields.length > 0) {
+        results.facets = Object.fromEntries(
+          facetFields.map((field, i) => [
+            field,
+            sortBuckets((facetLists[i] as Document[]).map((b) => ({ value: facetValue(b._id, request.schema[field]), count: Number(b.count) }))),
+          ]),
+        );
+      }
+      return results;
+    } catch (e) {
+      throw mapMongoError(e, maxTimeMS, collection);
+    }
+  }
+
+  /** `{filter, projection, sort, skip, limit}` as one find on the collection; limit capped at maxRows. Answers the documents. */
+  private async rawQuery(collection: string, body: unknown): Promise<unknown> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new InvalidArgumentError('body', 'must be an object {filter, projection, sort, skip, limit}');
+    }
+    const input = body as Record<string, unknown>;
+    for (const key of Object.keys(input)) {
+      if (!RAW_QUERY_KEYS.includes(key)) throw new InvalidArgumentError(key, `unknown member (known: ${RAW_QUERY_KEYS.join(', ')})`);
+    }
+    checkMongoRawQuery(body);
+    for (const key of ['filter', 'projection', 'sort']) {
+      const value = input[key];
+      if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+        throw new InvalidArgumentError(key, 'must be an object');
+      }
+    }
+    const max = this.params.settings.maxRows;
+    const skip = count(input.skip, 'skip', 0);
+    const limit = Math.min(count(input.limit, 'limit', max) || max, max);
+    const maxTimeMS = this.params.settings.timeoutMs;
+    try {
+      await this.requireCollection(collection);
+      return await this.db
+        .collection(collection)
+        .find((input.filter ?? {}) as Document, {
+          projection: input.projection as Document | undefined,
+          sort: input.sort as Document | undefined,
+          skip,
+          limit,
+          maxTimeMS,
+        })
+        .toArray();
+    } catch (e) {
+      throw mapMongoError(e, maxTimeMS, collection);
+    }
+  }
+
+  /**
+   * The page of documents. MongoDB sorts missing values first ascending, Solr and Elasticsearch last:
+   * with `missingLast` the page is read from the documents with a value, then those without.
+   */
+  private async findPage(target: Collection, mongo: ReturnType<typeof toMongoRequest>, maxTimeMS: number): Promise<Document[]> {
+    // limit 0 means "no limit" to MongoDB; rows=0 means no documents.
+    if (mongo.limit === 0) return [];
+    const options = { projection: mongo.projection, sort: mongo.sort, maxTimeMS };
+    if (!mongo.missingLast) return target.find(mongo.filter, { ...options, skip: mongo.skip, limit: mongo.limit }).toArray();
+    const withValue = await target.countDocuments(mongo.missingLast.withValue, { maxTimeMS });
+    const parts = await Promise.all(
+      missingLastFinds(mongo.missingLast, mongo.skip, mongo.limit, withValue).map((find) =>
+        target.find(find.filter, { ...options, skip: find.skip, limit: find.limit }).toArray(),
+      ),
+    );
+    return parts.flat();
+  }
+
+  private async requireCollection(collection: string): Promise<void> {
+    const seen = this.knownCollections.get(collection);
+    if (seen !== undefined && Date.now() - seen < COLLECTION_TTL_MS) return;
+    const found = await this.db.listCollections({ name: collection }, { nameOnly: true }).toArray();
+    if (found.length === 0) throw new NotFoundError('collection', collection);
+    this.knownCollections.set(collection, Date.now());
+  }
+}
+
+function count(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError(name, 'must be an integer >= 0');
+  return value;
+}
