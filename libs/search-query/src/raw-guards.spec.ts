@@ -77,6 +77,17 @@ describe('checkSolrRawQuery', () => {
     expect(refusal(checkSolrRawQuery, '{!lucene}a')).toContain('local params');
   });
 
+  it('refuses the JSON query DSL, which names query parsers as local params do', () => {
+    const message = 'JSON query DSL (a query that is not text) is not allowed in a raw Solr query';
+    expect(refusal(checkSolrRawQuery, { query: { join: { fromIndex: 'other', from: 'id', to: 'id', query: '*:*' } } })).toBe(message);
+    expect(refusal(checkSolrRawQuery, { filter: [{ frange: { l: 1, query: 'x' } }] })).toBe(message);
+    expect(refusal(checkSolrRawQuery, { facet: { a: { type: 'terms', field: 'tags', domain: { filter: { func: 'x' } } } } })).toBe(message);
+    expect(refusal(checkSolrRawQuery, { queries: { a: { lucene: { query: 'x' } } } })).toBe(message);
+    expect(refusal(checkSolrRawQuery, { queries: null })).toBe(message);
+    expect(refusal(checkSolrRawQuery, { query: 5 })).toBe(message);
+    expect(() => checkSolrRawQuery({ query: 'a', filter: ['b', 'c'], queries: { x: 'd', y: ['e'] }, facet: { t: { type: 'terms', field: 'tags', domain: { filter: 'x' } } } })).not.toThrow();
+  });
+
   it('refuses qt, shards, stream.* and a wt other than json', () => {
     expect(refusal(checkSolrRawQuery, { params: { qt: '/update' } })).toBe('qt is not allowed in a raw Solr query');
     expect(refusal(checkSolrRawQuery, { params: { shards: 'evil:8983/solr' } })).toContain('shards');

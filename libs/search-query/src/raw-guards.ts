@@ -62,12 +62,23 @@ function isStreamParameter(key: string): boolean {
   return key.startsWith('stream.');
 }
 
+/** A query given as text (or a list of texts), not as a JSON query DSL object. */
+function isQueryText(value: unknown): boolean {
+  return typeof value === 'string' || (Array.isArray(value) && value.every((item) => typeof item === 'string'));
+}
+
 /**
- * Refuses local params (`{!...}` in any name or value), `qt` (another handler),
- * `shards` (other hosts), `stream.*` (remote or local files) and `wt` other than json.
+ * Refuses local params (`{!...}` in any name or value), the JSON query DSL (an object as
+ * `query`, `filter` or a named query: it names query parsers — join with fromIndex, func,
+ * frange — as local params do), `qt` (another handler), `shards` (other hosts), `stream.*`
+ * (remote or local files) and `wt` other than json.
  */
 export function checkSolrRawQuery(body: unknown): void {
   walk(body, ({ key, value }) => {
+    if ((key === 'query' || key === 'filter') && !isQueryText(value)) refuse('JSON query DSL (a query that is not text)', 'Solr');
+    if (key === 'queries' && !(value !== null && typeof value === 'object' && Object.values(value).every(isQueryText))) {
+      refuse('JSON query DSL (a query that is not text)', 'Solr');
+    }
     if (typeof value === 'string' && value.includes('{!')) refuse('local params ({!...})', 'Solr');
     if (key === undefined) return;
     if (key.includes('{!')) refuse('local params ({!...})', 'Solr');
