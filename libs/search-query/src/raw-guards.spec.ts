@@ -55,6 +55,16 @@ describe('checkElasticsearchRawQuery', () => {
     expect(refusal(checkElasticsearchRawQuery, { aggs: { a: { bucket_selector: { Script: 'x' } } } })).toContain('Script');
   });
 
+  it('refuses queries that read documents of another index', () => {
+    expect(refusal(checkElasticsearchRawQuery, { query: { terms: { tags: { index: 'secrets', id: '1', path: 'tags' } } } })).toBe(
+      'index (a document of another index) is not allowed in a raw Elasticsearch query',
+    );
+    expect(refusal(checkElasticsearchRawQuery, { query: { more_like_this: { fields: ['content'], like: [{ _index: 'other', _id: '1' }] } } })).toContain(
+      '_index',
+    );
+    expect(() => checkElasticsearchRawQuery({ query: { term: { indexed: true } }, sort: [{ _id: 'asc' }] })).not.toThrow();
+  });
+
   it('refuses runtime mappings with a script, naming runtime_mappings', () => {
     expect(refusal(checkElasticsearchRawQuery, { runtime_mappings: { day: { type: 'keyword', script: { source: 'emit(1)' } } } })).toBe(
       'runtime_mappings with a script is not allowed in a raw Elasticsearch query',

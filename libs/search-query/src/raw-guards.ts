@@ -44,7 +44,8 @@ export function checkMongoRawQuery(body: unknown): void {
 /**
  * Refuses scripts: `script` (inline or stored by id), `script_fields`, `runtime_mappings`
  * with a script, and every other member whose name holds "script" (script_score,
- * scripted_metric, bucket_script, map_script, ...) — a field named so is refused too.
+ * scripted_metric, bucket_script, map_script, ...); and `index`/`_index` members, through
+ * which a query reads documents of another index. A field named so is refused too.
  */
 export function checkElasticsearchRawQuery(body: unknown): void {
   walk(body, ({ key, value }) => {
@@ -55,6 +56,8 @@ export function checkElasticsearchRawQuery(body: unknown): void {
       });
     }
     if (/script/i.test(key)) refuse(key, 'Elasticsearch');
+    // Terms lookup, more_like_this, percolate and indexed shapes read documents of another index.
+    if (key === 'index' || key === '_index') refuse(`${key} (a document of another index)`, 'Elasticsearch');
   });
 }
 
