@@ -108,12 +108,8 @@ class Parser {
   private parseAndGroup(field: string, depth: number): Clause {
     const operands = [this.parseClause(field, depth)];
     for (;;) {
-      const start = this.position;
       this.skipSpace();
-      if (this.keywordHere() !== 'AND') {
-        this.position = start;
-        break;
-      }
+      if (this.keywordHere() !== 'AND') break;
       this.position += 'AND'.length;
       this.skipSpace();
       const keyword = this.keywordHere();
