@@ -5,14 +5,20 @@ import { INVALID_NODES, q, request } from './translate.spec-helper';
 import { wordPattern } from './words';
 
 const mongo = (text: string) => toMongoFilter(q(text), DEFAULT_FIELD_SCHEMA);
-const word = (field: string, value: string) => ({ [field]: { $regex: wordPattern([value]), $options: 'i' } });
+const text = (field: string, words: string[], longest: string, prefix = false) => ({
+  $and: [{ [field]: { $regex: `(?i:${longest})` } }, { [field]: { $regex: wordPattern(words, prefix) } }],
+});
+const word = (field: string, value: string) => text(field, [value], value);
 
 describe('toMongoFilter', () => {
   it('writes every node kind with operators only it chooses', () => {
     expect(mongo('*:*')).toEqual({});
     expect(mongo('Fox')).toEqual(word('content', 'fox'));
-    expect(mongo('"Brown fox"')).toEqual({ content: { $regex: wordPattern(['brown', 'fox']), $options: 'i' } });
-    expect(mongo('Quick*')).toEqual({ content: { $regex: wordPattern(['quick'], true), $options: 'i' } });
+    expect(mongo('"Brown fox"')).toEqual(text('content', ['brown', 'fox'], 'brown'));
+    expect(mongo('"a quick fox"')).toEqual(text('content', ['a', 'quick', 'fox'], 'quick'));
+    expect(mongo('"fox dog"')).toEqual(text('content', ['fox', 'dog'], 'fox'));
+    expect(mongo('Quick*')).toEqual(text('content', ['quick'], 'quick', true));
+    expect(mongo('"example.com"')).toEqual(text('content', ['example.com'], 'example\\.com'));
     expect(mongo('author:A.n*')).toEqual({ author: { $regex: '^A\\.n' } });
     expect(mongo('author:"Ann Smith"')).toEqual({ author: { $eq: 'Ann Smith' } });
     expect(mongo('author:"$where"')).toEqual({ author: { $eq: '$where' } });

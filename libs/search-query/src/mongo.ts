@@ -36,6 +36,15 @@ function rangeBound(value: string, type: 'number' | 'date'): number | Date {
   return type === 'number' ? numberValue(value) : new Date(dateValue(value));
 }
 
+/**
+ * Words on a text field: a cheap test for the longest word first, so FerretDB (which compiles each
+ * pattern again for every document) runs the long word-boundary pattern only where the word occurs.
+ */
+function textMatch(field: string, words: string[], prefix: boolean): MongoFilter {
+  const longest = words.reduce((kept, word) => (word.length > kept.length ? word : kept));
+  return { $and: [{ [field]: { $regex: `(?i:${escapeRegex(longest)})` } }, { [field]: { $regex: wordPattern(words, prefix) } }] };
+}
+
 function allOf(filters: MongoFilter[]): MongoFilter {
   return filters.length === 1 ? filters[0] : { $and: filters };
 }
@@ -71,7 +80,7 @@ export function toMongoFilter(node: QueryNode, schema: FieldSchema): MongoFilter
     case 'prefix': {
       const field = checkedField(node.field);
       const type = fieldTypeOf(schema, field);
-      if (type === 'text') return { [field]: { $regex: wordPattern([textPrefix(node.value)], true), $options: 'i' } };
+      if (type === 'text') return textMatch(field, [textPrefix(node.value)], true);
       if (type === 'keyword') return { [field]: { $regex: `^${escapeRegex(keywordValue(node.value))}` } };
       throw new InvalidQueryNodeError(`prefix on ${type} field '${field}'`);
     }
@@ -80,14 +89,14 @@ export function toMongoFilter(node: QueryNode, schema: FieldSchema): MongoFilter
       const field = checkedField(node.field);
       const type = fieldTypeOf(schema, field);
       if (type !== 'text') return { [field]: { $eq: exactValue(node.value, type) } };
-      return { [field]: { $regex: wordPattern(textWords(node.value)), $options: 'i' } };
+      return textMatch(field, textWords(node.value), false);
     }
   }
 }
 
 /** The operators toMongoFilter and the facet pipelines write; nothing else starting with '$' leaves this file. */
 export const MONGO_OPERATORS: ReadonlySet<string> = new Set([
-  '$and', '$or', '$nor', '$eq', '$in', '$nin', '$exists', '$regex', '$options', '$gte', '$lte',
+  '$and', '$or', '$nor', '$eq', '$in', '$nin', '$exists', '$regex', '$gte', '$lte',
   '$ne', '$match', '$unwind', '$group', '$sum', '$sort', '$limit',
 ]);
 

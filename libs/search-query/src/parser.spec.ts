@@ -105,9 +105,9 @@ describe('parseQuery: terms and fields', () => {
 
 describe('parseQuery: ranges', () => {
   it('reads inclusive number and date ranges with open ends', () => {
-    expect(q('size:[1 TO 10]')).toEqual({ kind: 'range', field: 'size', low: '1', high: '10' });
-    expect(q('size:[ * TO 1e2 ]')).toEqual({ kind: 'range', field: 'size', high: '100' });
-    expect(q('created:[2024-01-01 TO *]')).toEqual({ kind: 'range', field: 'created', low: '2024-01-01T00:00:00.000Z' });
+    expect(q('size:[1 TO 10]')).toStrictEqual({ kind: 'range', field: 'size', low: '1', high: '10' });
+    expect(q('size:[ * TO 1e2 ]')).toStrictEqual({ kind: 'range', field: 'size', high: '100' });
+    expect(q('created:[2024-01-01 TO *]')).toStrictEqual({ kind: 'range', field: 'created', low: '2024-01-01T00:00:00.000Z' });
     expect(q('created:["2024-01-01T00:00:00Z" TO "2024-02-01T00:00:00Z"]')).toEqual({
       kind: 'range',
       field: 'created',
@@ -134,6 +134,7 @@ describe('parseQuery: ranges', () => {
     expectError('{1 TO 2]', 0, "has an exclusive range '{'");
     expectError('size:[1 2]', 8, "expects 'TO'");
     expectError('size:[1 TOO 2]', 8, "expects 'TO'");
+    expectError('size:[1 XY 2]', 8, "expects 'TO'");
     expectError('size:[1 TO 2', 12, "expects ']' to close the range");
     expectError('size:[1 TO 2 3]', 13, "expects ']'");
     expectError('size:[1 TO ]', 11, 'expects a range bound');
@@ -210,6 +211,7 @@ describe('parseQuery: boolean logic', () => {
 
   it('reads a phrase followed directly by a term as two clauses', () => {
     expect(q('"a"b')).toEqual(bool([], [a, b], []));
+    expect(q('a"b"')).toEqual(bool([], [a, b], []));
   });
 });
 
@@ -263,6 +265,9 @@ describe('parseQuery: errors name the parameter and the position', () => {
     expectError('"a b"~2', 5, "has '~'");
     expectError('a!', 1, "has '!'");
     expectError('a]', 1, "has ']'");
+    expectError('a[b', 1, "has '['");
+    expectError('a{b', 1, "has '{'");
+    expectError('a}b', 1, "has '}'");
     expectError('f*o', 1, "has '*' inside a term");
     expectError('fo**', 2, "has '*' inside a term");
     expectError('*fox', 0, "starts a term with '*'");
@@ -331,6 +336,10 @@ describe('parseSort', () => {
       { field: 'author', direction: 'asc' },
     ]);
     expect(parseSort('  ')).toEqual([]);
+    expect(parseSort(' size  desc ,author\tasc ')).toEqual([
+      { field: 'size', direction: 'desc' },
+      { field: 'author', direction: 'asc' },
+    ]);
     expect(parseSort('')).toEqual([]);
   });
 
@@ -345,6 +354,7 @@ describe('parseSort', () => {
       throw new Error('parsed');
     };
     expect(errorOf('size')).toEqual({ parameter: 'sort', position: 0, reason: "expects 'field asc' or 'field desc', found 'size'" });
+    expect(errorOf('size asc, bad ')).toEqual({ parameter: 'sort', position: 9, reason: "expects 'field asc' or 'field desc', found 'bad'" });
     expect(errorOf('size asc,')).toEqual({ parameter: 'sort', position: 9, reason: "expects 'field asc' or 'field desc', found ''" });
     expect(errorOf('size asc, author up')).toEqual({ parameter: 'sort', position: 16, reason: "expects asc or desc after 'author', found 'up'" });
     expect(errorOf('size asc,  $x asc')).toEqual({ parameter: 'sort', position: 11, reason: "names an invalid field '$x'" });

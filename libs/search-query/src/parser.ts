@@ -108,12 +108,8 @@ class Parser {
   private parseAndGroup(field: string, depth: number): Clause {
     const operands = [this.parseClause(field, depth)];
     for (;;) {
-      const start = this.position;
       this.skipSpace();
-      if (this.keywordHere() !== 'AND') {
-        this.position = start;
-        break;
-      }
+      if (this.keywordHere() !== 'AND') break;
       this.position += 'AND'.length;
       this.skipSpace();
       const keyword = this.keywordHere();
@@ -161,7 +157,7 @@ class Parser {
     const keyword = this.keywordHere();
     if (keyword) this.fail(start, `has '${keyword}' where a term should be`);
     const term = this.readTerm(true);
-    if (term.field === undefined) return this.valueNode(field, term.value, term.prefix, start);
+    if (!('field' in term)) return this.valueNode(field, term.value, term.prefix, start);
     if (!isValidFieldName(term.field)) {
       this.fail(start, `names an invalid field '${term.field}'`);
     }
@@ -193,7 +189,7 @@ class Parser {
     if (character === '"') return this.parseQuoted(field);
     if (character === '[') return this.parseRange(field);
     if (character === '{') this.fail(start, "has an exclusive range '{'; ranges are inclusive: [low TO high]");
-    const term = this.readTerm(false);
+    const term = this.readTerm(false) as { value: string; prefix: boolean };
     return this.valueNode(field, term.value, term.prefix, start);
   }
 
@@ -201,7 +197,7 @@ class Parser {
    * A bare term: up to a space, parenthesis or quote. A backslash makes the next character literal;
    * the first unescaped ':' ends a field name (only where `allowField`); one unescaped '*' may end it.
    */
-  private readTerm(allowField: boolean): { field?: string; value: string; prefix: boolean } {
+  private readTerm(allowField: boolean): { field: string } | { value: string; prefix: boolean } {
     const start = this.position;
     let value = '';
     let escaped = false;
@@ -222,7 +218,7 @@ class Parser {
       if (character === ':' && allowField) {
         if (escaped) this.fail(start, 'names a field with an escaped character');
         this.position++;
-        return { field: value, value: '', prefix: false };
+        return { field: value };
       }
       if (character === '*') {
         if (value === '' && !this.endsTermAt(this.position + 1)) {
@@ -250,7 +246,7 @@ class Parser {
       this.position++;
       if (character === '"') break;
       if (character === '\\') {
-        if (this.atEnd()) this.fail(open, "has a '\"' without a closing '\"'");
+        // A backslash at the very end leaves the quote open: the loop's next turn says so.
         value += this.peek();
         this.position++;
         continue;
@@ -299,7 +295,7 @@ class Parser {
     const start = this.position;
     if (this.peek() === '"') {
       const end = this.text.indexOf('"', start + 1);
-      if (end < 0) this.fail(start, "has a '\"' without a closing '\"'");
+      if (end === -1) this.fail(start, "has a '\"' without a closing '\"'");
       this.position = end + 1;
       return { position: start, value: this.text.slice(start + 1, end) };
     }

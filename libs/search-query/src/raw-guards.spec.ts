@@ -55,6 +55,16 @@ describe('checkElasticsearchRawQuery', () => {
     expect(refusal(checkElasticsearchRawQuery, { aggs: { a: { bucket_selector: { Script: 'x' } } } })).toContain('Script');
   });
 
+  it('refuses queries that read documents of another index', () => {
+    expect(refusal(checkElasticsearchRawQuery, { query: { terms: { tags: { index: 'secrets', id: '1', path: 'tags' } } } })).toBe(
+      'index (a document of another index) is not allowed in a raw Elasticsearch query',
+    );
+    expect(refusal(checkElasticsearchRawQuery, { query: { more_like_this: { fields: ['content'], like: [{ _index: 'other', _id: '1' }] } } })).toContain(
+      '_index',
+    );
+    expect(() => checkElasticsearchRawQuery({ query: { term: { indexed: true } }, sort: [{ _id: 'asc' }] })).not.toThrow();
+  });
+
   it('refuses runtime mappings with a script, naming runtime_mappings', () => {
     expect(refusal(checkElasticsearchRawQuery, { runtime_mappings: { day: { type: 'keyword', script: { source: 'emit(1)' } } } })).toBe(
       'runtime_mappings with a script is not allowed in a raw Elasticsearch query',
@@ -75,6 +85,17 @@ describe('checkSolrRawQuery', () => {
     expect(refusal(checkSolrRawQuery, { params: { fq: ['a', 'b _query_:"{!frange l=1}x"'] } })).toContain('local params');
     expect(refusal(checkSolrRawQuery, { params: { '{!x}': 1 } })).toContain('local params');
     expect(refusal(checkSolrRawQuery, '{!lucene}a')).toContain('local params');
+  });
+
+  it('refuses the JSON query DSL, which names query parsers as local params do', () => {
+    const message = 'JSON query DSL (a query that is not text) is not allowed in a raw Solr query';
+    expect(refusal(checkSolrRawQuery, { query: { join: { fromIndex: 'other', from: 'id', to: 'id', query: '*:*' } } })).toBe(message);
+    expect(refusal(checkSolrRawQuery, { filter: [{ frange: { l: 1, query: 'x' } }] })).toBe(message);
+    expect(refusal(checkSolrRawQuery, { facet: { a: { type: 'terms', field: 'tags', domain: { filter: { func: 'x' } } } } })).toBe(message);
+    expect(refusal(checkSolrRawQuery, { queries: { a: { lucene: { query: 'x' } } } })).toBe(message);
+    expect(refusal(checkSolrRawQuery, { queries: null })).toBe(message);
+    expect(refusal(checkSolrRawQuery, { query: 5 })).toBe(message);
+    expect(() => checkSolrRawQuery({ query: 'a', filter: ['b', 'c'], queries: { x: 'd', y: ['e'] }, facet: { t: { type: 'terms', field: 'tags', domain: { filter: 'x' } } } })).not.toThrow();
   });
 
   it('refuses qt, shards, stream.* and a wt other than json', () => {

@@ -44,7 +44,8 @@ export function checkMongoRawQuery(body: unknown): void {
 /**
  * Refuses scripts: `script` (inline or stored by id), `script_fields`, `runtime_mappings`
  * with a script, and every other member whose name holds "script" (script_score,
- * scripted_metric, bucket_script, map_script, ...) — a field named so is refused too.
+ * scripted_metric, bucket_script, map_script, ...); and `index`/`_index` members, through
+ * which a query reads documents of another index. A field named so is refused too.
  */
 export function checkElasticsearchRawQuery(body: unknown): void {
   walk(body, ({ key, value }) => {
@@ -55,6 +56,8 @@ export function checkElasticsearchRawQuery(body: unknown): void {
       });
     }
     if (/script/i.test(key)) refuse(key, 'Elasticsearch');
+    // Terms lookup, more_like_this, percolate and indexed shapes read documents of another index.
+    if (key === 'index' || key === '_index') refuse(`${key} (a document of another index)`, 'Elasticsearch');
   });
 }
 
@@ -62,12 +65,23 @@ function isStreamParameter(key: string): boolean {
   return key.startsWith('stream.');
 }
 
+/** A query given as text (or a list of texts), not as a JSON query DSL object. */
+function isQueryText(value: unknown): boolean {
+  return typeof value === 'string' || (Array.isArray(value) && value.every((item) => typeof item === 'string'));
+}
+
 /**
- * Refuses local params (`{!...}` in any name or value), `qt` (another handler),
- * `shards` (other hosts), `stream.*` (remote or local files) and `wt` other than json.
+ * Refuses local params (`{!...}` in any name or value), the JSON query DSL (an object as
+ * `query`, `filter` or a named query: it names query parsers — join with fromIndex, func,
+ * frange — as local params do), `qt` (another handler), `shards` (other hosts), `stream.*`
+ * (remote or local files) and `wt` other than json.
  */
 export function checkSolrRawQuery(body: unknown): void {
   walk(body, ({ key, value }) => {
+    if ((key === 'query' || key === 'filter') && !isQueryText(value)) refuse('JSON query DSL (a query that is not text)', 'Solr');
+    if (key === 'queries' && !(value !== null && typeof value === 'object' && Object.values(value).every(isQueryText))) {
+      refuse('JSON query DSL (a query that is not text)', 'Solr');
+    }
     if (typeof value === 'string' && value.includes('{!')) refuse('local params ({!...})', 'Solr');
     if (key === undefined) return;
     if (key.includes('{!')) refuse('local params ({!...})', 'Solr');

@@ -11,34 +11,32 @@ export function parseNumber(text: string): number | undefined {
 
 /** ISO 8601: a date, or a date and time with an optional fraction and a zone (Z or ±hh:mm; none = UTC). */
 const ISO_8601 =
-  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:Z|([+-])(\d{2}):(\d{2}))?)?$/;
+
+const field = (digits: string | undefined): number => (digits === undefined ? 0 : Number(digits));
 
 /** The instant as a UTC ISO 8601 string with milliseconds, or undefined when it is not a valid timestamp. */
 export function parseDate(text: string): string | undefined {
   const match = ISO_8601.exec(text);
   if (!match) return undefined;
-  const [, year, month, day, hour = '00', minute = '00', second = '00', fraction = '', zone = 'Z'] = match;
-  const millis = (fraction + '000').slice(0, 3);
+  const [, year, month, day, hour, minute, second, fraction, sign, offsetHours, offsetMinutes] = match;
+  const date = new Date(0);
   // setUTCFullYear, unlike Date.UTC, leaves years 0-99 alone.
-  const check = new Date(0);
-  check.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
-  check.setUTCHours(Number(hour), Number(minute), Number(second), Number(millis));
-  const utc = check.getTime();
-  // Date.UTC rolls 2024-02-30 over to March; a real date reads back the same fields.
-  if (
-    check.getUTCFullYear() !== Number(year) ||
-    check.getUTCMonth() !== Number(month) - 1 ||
-    check.getUTCDate() !== Number(day) ||
-    check.getUTCHours() !== Number(hour) ||
-    check.getUTCMinutes() !== Number(minute) ||
-    check.getUTCSeconds() !== Number(second)
-  ) {
-    return undefined;
-  }
-  const offsetMinutes =
-    zone === 'Z' ? 0 : (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)));
-  if (Math.abs(offsetMinutes) > 18 * 60 || Number(zone.slice(4, 6) || '0') > 59) return undefined;
-  return new Date(utc - offsetMinutes * 60_000).toISOString();
+  date.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
+  date.setUTCHours(field(hour), field(minute), field(second), Number(`${fraction ?? ''}000`.slice(0, 3)));
+  const local = date.toISOString();
+  // A date that does not exist (2023-02-29, 24:00) rolls over to another one: it must read back the same.
+  const written = `${year}-${month}-${day}T${pad(field(hour))}:${pad(field(minute))}:${pad(field(second))}`;
+  if (!local.startsWith(written)) return undefined;
+  if (sign === undefined) return local;
+  if (Number(offsetMinutes) > 59) return undefined;
+  const offset = (sign === '-' ? -1 : 1) * (Number(offsetHours) * 60 + Number(offsetMinutes));
+  if (Math.abs(offset) > 18 * 60) return undefined;
+  return new Date(date.getTime() - offset * 60_000).toISOString();
+}
+
+function pad(value: number): string {
+  return String(value).padStart(2, '0');
 }
 
 /** A number in the form every engine parses: integers without exponent, others as JavaScript prints them. */

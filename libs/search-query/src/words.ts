@@ -82,16 +82,18 @@ export function isOneWord(text: string): boolean {
 // ---- Regular expressions for engines without an analyzer (MongoDB / FerretDB) ----
 // Written for RE2 (FerretDB, Go) and PCRE (MongoDB): no look-around, \p{..} classes only.
 
-/** Characters that belong to a word (letters, digits, marks, connector punctuation such as _). */
-const WORD = '\\p{L}\\p{N}\\p{M}\\p{Pc}';
+// FerretDB 1.24 compiles a $regex again for every document it tests, and Go compiles a negated
+// Unicode class ([^\p{L}...]) some 50 times slower than positive categories, so the classes below are
+// positive: the characters between words are spaces, symbols, controls, private use and punctuation
+// other than connectors (_). Format characters (soft hyphen, zero-width joiners) and unassigned code
+// points are neither word nor separator here, as in UAX#29 (which attaches format characters).
+const BETWEEN_WORDS = '\\p{Z}\\p{S}\\p{Cc}\\p{Co}\\p{Pd}\\p{Ps}\\p{Pe}\\p{Pi}\\p{Pf}\\p{Po}';
 /** Joiners between two letters: UAX#29 MidLetter, MidNumLet and Single_Quote. */
-const LETTER_JOINERS = ":.'\\x{B7}\\x{387}\\x{55F}\\x{5F4}\\x{2018}\\x{2019}\\x{2024}\\x{2027}\\x{FE13}\\x{FE52}\\x{FE55}\\x{FF07}\\x{FF0E}\\x{FF1A}";
+const LETTER_JOINERS = ":.'\u00B7\u0387\u055F\u05F4\u2018\u2019\u2024\u2027\uFE13\uFE52\uFE55\uFF07\uFF0E\uFF1A";
 /** Joiners between two digits: UAX#29 MidNum, MidNumLet and Single_Quote. */
-const DIGIT_JOINERS = ",;.'\\x{37E}\\x{589}\\x{60C}\\x{60D}\\x{66C}\\x{7F8}\\x{2018}\\x{2019}\\x{2024}\\x{2044}\\x{FE10}\\x{FE14}\\x{FE50}\\x{FE52}\\x{FE54}\\x{FF07}\\x{FF0C}\\x{FF0E}\\x{FF1B}";
+const DIGIT_JOINERS = ",;.'\u037E\u0589\u060C\u060D\u066C\u07F8\u2018\u2019\u2024\u2044\uFE10\uFE14\uFE50\uFE52\uFE54\uFF07\uFF0C\uFF0E\uFF1B";
 const SINGLE = '\\p{Han}\\p{Hiragana}';
 const RUNS = '\\p{Thai}\\p{Lao}\\p{Khmer}\\p{Myanmar}';
-/** Characters that end a Latin (or other alphabetic) word however they stand: other scripts' tokens. */
-const OTHER_TOKENS = `[${SINGLE}${RUNS}]`;
 
 /** Han/Hiragana characters are single tokens, Southeast Asian scripts run tokens; the rest letters or digits. */
 type Edge = 'letter' | 'digit' | 'single' | 'run';
@@ -102,39 +104,77 @@ function edgeOf(character: string): Edge {
   return /\p{Nd}/u.test(character) ? 'digit' : 'letter';
 }
 
+/** Code points as a class body of \x{..} ranges. */
+function classRanges(codePoints: number[]): string {
+  let body = '';
+  for (let index = 0; index < codePoints.length; ) {
+    let end = index;
+    while (end + 1 < codePoints.length && codePoints[end + 1] === codePoints[end] + 1) end++;
+    body += `\\x{${codePoints[index].toString(16)}}`;
+    if (end > index) body += `-\\x{${codePoints[end].toString(16)}}`;
+    index = end + 1;
+  }
+  return body;
+}
+
+const QUOTES_AND_OTHER_PUNCTUATION = /[\p{Pi}\p{Pf}\p{Po}]/u;
+/** Assigned punctuation lies below U+20000 (plane 2 and up hold ideographs, tags and private use). */
+const LAST_PUNCTUATION_PLANE_END = 0x1ffff;
+
+/** Characters between words that are not these joiners, as a class body (computed once per joiner set). */
+const betweenWordsExcept = (() => {
+  const cache = new Map<string, string>();
+  return (joiners: string): string => {
+    let body = cache.get(joiners);
+    if (body === undefined) {
+      const punctuation: number[] = [];
+      for (let codePoint = 0; codePoint <= LAST_PUNCTUATION_PLANE_END; codePoint++) {
+        const character = String.fromCodePoint(codePoint);
+        if (QUOTES_AND_OTHER_PUNCTUATION.test(character) && !joiners.includes(character)) punctuation.push(codePoint);
+      }
+      body = `\\p{Z}\\p{S}\\p{Cc}\\p{Co}\\p{Pd}\\p{Ps}\\p{Pe}${classRanges(punctuation)}${SINGLE}${RUNS}`;
+      cache.set(joiners, body);
+    }
+    return body;
+  };
+})();
+
 function joinersOf(edge: 'letter' | 'digit'): string {
   return edge === 'letter' ? LETTER_JOINERS : DIGIT_JOINERS;
 }
 
-/** A character that cannot sit on this side of a joiner inside one word. */
+function joinerClass(edge: 'letter' | 'digit'): string {
+  return `[${classRanges([...joinersOf(edge)].map((character) => character.codePointAt(0) as number))}]`;
+}
+
+/** A character that cannot sit on this side of a joiner inside one word (a letter needs a letter, a digit a digit). */
 function notJoinable(edge: 'letter' | 'digit'): string {
-  return edge === 'letter' ? `[^\\p{L}\\p{M}]|${OTHER_TOKENS}` : '[^\\p{N}]';
+  return edge === 'letter' ? `[\\p{N}\\p{Pc}${BETWEEN_WORDS}${SINGLE}${RUNS}]` : '\\P{N}';
 }
 
 /** What may stand right before a word starting with `edge` for the word to begin there. */
 function startBoundary(edge: Edge): string {
   if (edge === 'single') return '';
+  // Script classes are small: negating them costs little.
   if (edge === 'run') return `(?:^|[^${RUNS}])`;
-  const joiners = joinersOf(edge);
-  return `(?:^|[^${WORD}${joiners}]|${OTHER_TOKENS}|(?:^|${notJoinable(edge)})[${joiners}])`;
+  return `(?:^|[${betweenWordsExcept(joinersOf(edge))}]|(?:^|${notJoinable(edge)})${joinerClass(edge)})`;
 }
 
 /** What may stand right after a word ending with `edge` for the word to end there. */
 function endBoundary(edge: Edge): string {
   if (edge === 'single') return '';
   if (edge === 'run') return `(?:$|[^${RUNS}])`;
-  const joiners = joinersOf(edge);
-  return `(?:$|[^${WORD}${joiners}]|${OTHER_TOKENS}|[${joiners}](?:$|${notJoinable(edge)}))`;
+  return `(?:$|[${betweenWordsExcept(joinersOf(edge))}]|${joinerClass(edge)}(?:$|${notJoinable(edge)}))`;
 }
 
 /** What may stand between two adjacent words of a phrase. */
 function separator(left: Edge, right: Edge): string {
-  if (left === 'single' || right === 'single') return `[^${WORD}]*`;
+  if (left === 'single' || right === 'single') return `[${BETWEEN_WORDS}]*`;
   // Two runs need something between them; a run and a word of another script may touch.
-  if (left === 'run' || right === 'run') return left === right ? `[^${WORD}]+` : `[^${WORD}]*`;
+  if (left === 'run' || right === 'run') return left === right ? `[${BETWEEN_WORDS}]+` : `[${BETWEEN_WORDS}]*`;
   // A lone joiner between two letters (or two digits) would glue them into one word.
-  if (left === right) return `(?:[^${WORD}]{2,}|[^${WORD}${joinersOf(left)}])`;
-  return `[^${WORD}]+`;
+  if (left === right) return `(?:[${BETWEEN_WORDS}]{2,}|[${betweenWordsExcept(joinersOf(left))}])`;
+  return `[${BETWEEN_WORDS}]+`;
 }
 
 /**
@@ -155,7 +195,7 @@ function lastCharacter(word: string): string {
 }
 
 /**
- * A regular expression (to be used case-insensitively) matching a text value
+ * A regular expression (case-insensitive where it needs to be) matching a text value
  * that contains these words adjacent and in order — as a phrase query on a
  * StandardTokenizer field would. With `prefix`, the last word may continue.
  */
@@ -163,7 +203,8 @@ export function wordPattern(words: readonly string[], prefix = false): string {
   let pattern = startBoundary(edgeOf(firstCharacter(words[0])));
   words.forEach((word, index) => {
     if (index > 0) pattern += separator(edgeOf(lastCharacter(words[index - 1])), edgeOf(firstCharacter(word)));
-    pattern += escapeRegex(word);
+    // Case-insensitive on the word only: folding the boundary classes too makes Go's compile slower.
+    pattern += `(?i:${escapeRegex(word)})`;
   });
   if (!prefix) pattern += endBoundary(edgeOf(lastCharacter(words[words.length - 1])));
   return pattern;
