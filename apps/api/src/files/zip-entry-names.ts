@@ -9,6 +9,7 @@ const MAX_SEGMENT = 200;
 const MAX_DEPTH = 32;
 // Control characters, and what Windows refuses in names.
 const UNSAFE = /[\u0000-\u001f\u007f<>:"|?*]/g;
+const TRAILING_DOTS_AND_SPACES = /[. ]+$/;
 const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[1-9]|lpt[1-9])(\..*)?$/i;
 
 /**
@@ -21,12 +22,19 @@ export function sanitizeEntryName(raw: string | undefined): string {
   if (!raw) return '';
   const segments: string[] = [];
   for (const part of raw.normalize('NFC').split(/[\\/]+/)) {
-    let segment = part.replace(UNSAFE, '_').replace(/[. ]+$/, '').trim();
-    if (segment === '' || /^\.+$/.test(segment)) continue;
-    if (WINDOWS_DEVICE.test(segment)) segment = `_${segment}`;
-    segments.push(truncate(segment));
+    const segment = safeSegment(part);
+    if (segment !== '') segments.push(segment);
   }
   return segments.slice(-MAX_DEPTH).join('/');
+}
+
+function safeSegment(part: string): string {
+  // Trimmed before the trailing dots and spaces go, so 'a.\u00a0' cannot end up as 'a.' (Windows drops that
+  // dot, and the name would clash with 'a'); '.' and '..' end up empty.
+  let segment = part.replace(UNSAFE, '_').trim().replace(TRAILING_DOTS_AND_SPACES, '');
+  if (WINDOWS_DEVICE.test(segment)) segment = `_${segment}`;
+  // Cutting a long name can leave a dot or a space at its end again.
+  return truncate(segment).replace(TRAILING_DOTS_AND_SPACES, '');
 }
 
 function truncate(segment: string): string {
