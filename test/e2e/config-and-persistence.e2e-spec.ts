@@ -78,7 +78,8 @@ describe('Persistence across restarts', () => {
       await second.http().get(`${second.api}/admin/users`).set('Authorization', adminAuth()).expect(200);
       const ready = await second.http().get(`${second.api}/health/ready`).expect(200);
       expect(ready.body.results.details.database.engine).toBe(databaseUrl ? 'postgres' : 'sqlite');
-      if (!databaseUrl) expect(fs.existsSync(path.join(dataDir, 'gateway.sqlite'))).toBe(true);
+      // The SQLite file exists exactly when no PostgreSQL URL was given.
+      expect(fs.existsSync(path.join(dataDir, 'gateway.sqlite'))).toBe(!databaseUrl);
     } finally {
       await second.close();
       if (databaseUrl) await dropTestDatabase(databaseUrl);
