@@ -23,17 +23,3 @@ export class KeyedMutex {
     }
   }
 }
-
-/** Like Promise.all over a map, but with at most `limit` calls in flight (libuv has few threads; a 10,000-entry folder must not queue 10,000 stats at once). */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index], index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}

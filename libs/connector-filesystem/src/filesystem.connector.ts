@@ -42,7 +42,8 @@ import {
   type VersionInfo,
   type VersioningCapability,
 } from '@gateway/connector-api';
-import { KeyedMutex, mapLimit } from './concurrency';
+import { mapBounded } from '@gateway/concurrency';
+import { KeyedMutex } from './concurrency';
 import { errnoCode, mapFsError } from './fs-errors';
 import { DOCUMENT_TYPE, documentItem, folderItem, versionList } from './item-info';
 import {
@@ -265,7 +266,7 @@ export class FilesystemConnector implements ContentConnector {
       throw mapFsError(e, folderId);
     });
     const stats = await lstatMany(page.map((name) => this.abs(joinRel(folder.rel, name))));
-    const items = await mapLimit(page, STAT_CONCURRENCY, (name, i) => this.describeEntry(folder.rel, name, keys, stats[i]));
+    const items = await mapBounded(page, STAT_CONCURRENCY, (name, i) => this.describeEntry(folder.rel, name, keys, stats[i]));
     return {
       items: items.filter((i): i is ItemInfo => i !== undefined),
       ...(end < names.length && page.length > 0 ? { nextCursor: encodeCursor(page[page.length - 1]) } : {}),
@@ -444,7 +445,7 @@ export class FilesystemConnector implements ContentConnector {
     const folder = await this.locate(rel, display);
     if (!folder.stat.isDirectory()) throw invalid('path', `'${display}' is a document; documents are deleted by id`);
     const folders = await this.subfolders(rel);
-    await mapLimit(folders, 8, (f) => this.assertNoForeignCheckOut(f, actor));
+    await mapBounded(folders, 8, (f) => this.assertNoForeignCheckOut(f, actor));
     try {
       // Renamed into the trash first, so the folder disappears at once rather
       // than emptying file by file while others list it.

@@ -1,18 +1,32 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction, type Updateable } from 'kysely';
 import { DATABASE } from './tokens';
 import type { Database } from './database';
 import type { DatabaseSchema } from './schema';
-import './jobs.schema';
+import type { JobRunsTable } from './jobs.schema';
 
 type Trx = Transaction<DatabaseSchema>;
 
-export interface JobRecord {
+/** A run's status; the job service's state table (job-states.ts) adds NEW for a job without a run. */
+export type RunStatus = 'RUNNING' | 'PAUSING' | 'PAUSED' | 'ABORTING' | 'ABORTED' | 'FAILED' | 'COMPLETED' | 'COMPLETED_WITH_ERRORS';
+/** 'start' (every document of the source folder) or 'runerrors' (the failed documents of the previous run). */
+export type RunKind = 'start' | 'runerrors';
+export type TaskState = 'pending' | 'active' | 'done';
+/** 'enum' lists one folder page; 'docs' copies a batch of documents. */
+export type TaskKind = 'enum' | 'docs';
+/** p (processed/written), e (error), d (duplicate), s (skipped). */
+export type DocOutcomeCode = 'p' | 'e' | 'd' | 's';
+/** An audit record's type: r (read) or an outcome. */
+export type AuditRecordType = 'r' | DocOutcomeCode;
+export type JobOrigin = 'api' | 'config';
+
+/** `D` is the definition's type: stored as JSON, handed back parsed. */
+export interface JobRecord<D = unknown> {
   id: number;
   name: string;
   group: string;
-  origin: string;
-  definition: string;
+  origin: JobOrigin;
+  definition: D;
   runCount: number;
   createdAt: number;
   updatedAt: number;
@@ -30,8 +44,8 @@ export interface JobRunRecord extends JobRunCounters {
   id: string;
   jobId: number;
   runNumber: number;
-  kind: string;
-  status: string;
+  kind: RunKind;
+  status: RunStatus;
   message: string | null;
   startedBy: string;
   attempt: number;
@@ -40,31 +54,46 @@ export interface JobRunRecord extends JobRunCounters {
   endTime: number | null;
   activeMs: number;
   segmentStart: number | null;
+  /** `failed` when the run was last resumed: options.maxErrors counts failures after it. */
   failedBase: number;
 }
 
-export interface JobTaskRecord {
-  runId: string;
+/** What a transition may change on a run. */
+export type RunChange = Partial<
+  Pick<JobRunRecord, 'status' | 'message' | 'attempt' | 'failedBase' | 'cancel' | 'endTime' | 'activeMs' | 'segmentStart'>
+>;
+
+/** A task as planned: its payload is the task plan's business (opaque text here). */
+export interface TaskSpec {
   key: string;
-  kind: string;
+  kind: TaskKind;
   payload: string;
-  state: string;
+}
+
+export interface JobTaskRecord extends TaskSpec {
+  runId: string;
+  state: TaskState;
 }
 
 export interface ClaimedDoc {
   docId: string;
   state: 'claimed' | 'done';
-  outcome: string | null;
+  outcome: DocOutcomeCode | null;
   claimedAt: number;
   /** Claimed by this call (read for the first time in this run). */
   fresh: boolean;
 }
 
+export interface DocToClaim {
+  docId: string;
+  relPath: string;
+  sourcePath: string;
+}
+
 /** A document's result; applied at most once per (run, document). */
 export interface DocOutcome {
   docId: string;
-  /** p (processed/written), e (error), d (duplicate), s (skipped). */
-  outcome: 'p' | 'e' | 'd' | 's';
+  outcome: DocOutcomeCode;
   sourcePath: string;
   targetId?: string;
   message?: string;
@@ -77,29 +106,89 @@ export interface AuditRecord {
   jobId: number;
   runId: string;
   docId: string;
-  recordType: string;
+  recordType: AuditRecordType;
   sourcePath: string | null;
   targetId: string | null;
   message: string | null;
   createdAt: number;
 }
 
-/** Everything the job service stores. Counters live on the run row and move with each flush. */
+export interface FailedDoc {
+  docId: string;
+  relPath: string;
+}
+
+/**
+ * A run under its lock (one transaction): what a transition sees and may do. `run` is the
+ * row as read when the lock was taken, with the changes made through `change` applied.
+ */
+export interface LockedRun {
+  readonly run: JobRunRecord;
+  change(patch: RunChange): Promise<void>;
+  countTasks(states: readonly TaskState[]): Promise<number>;
+  setTaskState(key: string, state: TaskState): Promise<void>;
+  /** Rows left active by a process that stopped go back to pending. */
+  resetActiveTasks(): Promise<void>;
+  /** Inserts tasks as pending; a key the run has already keeps its row. */
+  insertTasks(tasks: readonly TaskSpec[]): Promise<void>;
+}
+
+/** What createRun's plan may read under the job's lock. */
+export interface RunPlanReader {
+  failedDocs(runId: string, after: string | undefined, limit: number): Promise<FailedDoc[]>;
+}
+
+/** The job service's storage, as the services see it (the repository below, or a test's in-memory fake). */
+export interface JobsStore<D = unknown> {
+  insertJob(job: { name: string; group: string; origin: JobOrigin; definition: D; now: number }): Promise<number | undefined>;
+  updateJob(id: number, job: { name: string; group: string; definition: D; now: number }): Promise<boolean>;
+  setOrigin(id: number, origin: JobOrigin): Promise<void>;
+  deleteJob(id: number): Promise<void>;
+  findJob(id: number): Promise<JobRecord<D> | undefined>;
+  findJobByName(name: string): Promise<JobRecord<D> | undefined>;
+  listJobs(group?: string): Promise<Array<JobRecord<D>>>;
+  createRun(
+    jobId: number,
+    input: { kind: RunKind; startedBy: string; now: number },
+    plan: (previous: JobRunRecord | undefined, reader: RunPlanReader) => Promise<TaskSpec[]>,
+  ): Promise<JobRunRecord>;
+  findRun(runId: string): Promise<JobRunRecord | undefined>;
+  latestRun(jobId: number): Promise<JobRunRecord | undefined>;
+  latestRuns(jobIds: number[]): Promise<Map<number, JobRunRecord>>;
+  runsWithStatus(statuses: RunStatus[]): Promise<JobRunRecord[]>;
+  transition<T>(runId: string, fn: (locked: LockedRun) => Promise<T>): Promise<T>;
+  findTask(runId: string, key: string): Promise<JobTaskRecord | undefined>;
+  unfinishedTaskKeys(runId: string): Promise<string[]>;
+  claimDocs(jobId: number, runId: string, docs: readonly DocToClaim[], now: number): Promise<Map<string, ClaimedDoc>>;
+  finishDocs(jobId: number, runId: string, outcomes: readonly DocOutcome[], now: number): Promise<JobRunRecord>;
+  failedDocs(runId: string, after: string | undefined, limit: number): Promise<FailedDoc[]>;
+  latestAudit(jobId: number, docId: string, recordType: AuditRecordType): Promise<AuditRecord | undefined>;
+  pruneAudit(before: number): Promise<number>;
+}
+
+/** Rows per statement of the task inserts (well under every engine's bound-parameter limit). */
+const TASK_INSERT_CHUNK = 200;
+
+/**
+ * Everything the job service stores. Counters live on the run row and move with each batch.
+ * No Kysely transaction and no column name leaves this file: callers change runs through
+ * `transition` (camelCase changes under the run's lock).
+ */
 @Injectable()
-export class JobsRepository {
+export class JobsRepository<D = unknown> implements JobsStore<D> {
   constructor(@Inject(DATABASE) private readonly database: Database) {}
 
-  private get db() {
+  private get db(): Kysely<DatabaseSchema> {
     return this.database.db;
   }
 
   // ---- definitions --------------------------------------------------------
 
   /** Inserts; undefined when the name is taken. */
-  async insertJob(job: { name: string; group: string; origin: string; definition: string; now: number }): Promise<number | undefined> {
+  async insertJob(job: { name: string; group: string; origin: JobOrigin; definition: D; now: number }): Promise<number | undefined> {
     const row = await this.db
       .insertInto('jobs')
-      .values({ name: job.name, job_group: job.group, origin: job.origin, definition: job.definition, created_at: job.now, updated_at: job.now })
+      .values({ name: job.name, job_group: job.group, origin: job.origin, definition: JSON.stringify(job.definition), created_at: job.now, updated_at: job.now })
       .onConflict((oc) => oc.column('name').doNothing())
       .returning('id')
       .executeTakeFirst();
@@ -107,18 +196,18 @@ export class JobsRepository {
   }
 
   /** False when the new name belongs to another job. */
-  async updateJob(id: number, job: { name: string; group: string; definition: string; now: number }): Promise<boolean> {
+  async updateJob(id: number, job: { name: string; group: string; definition: D; now: number }): Promise<boolean> {
     const other = await this.db.selectFrom('jobs').select('id').where('name', '=', job.name).where('id', '!=', id).executeTakeFirst();
     if (other) return false;
     await this.db
       .updateTable('jobs')
-      .set({ name: job.name, job_group: job.group, definition: job.definition, updated_at: job.now })
+      .set({ name: job.name, job_group: job.group, definition: JSON.stringify(job.definition), updated_at: job.now })
       .where('id', '=', id)
       .execute();
     return true;
   }
 
-  async setOrigin(id: number, origin: string): Promise<void> {
+  async setOrigin(id: number, origin: JobOrigin): Promise<void> {
     await this.db.updateTable('jobs').set({ origin }).where('id', '=', id).execute();
   }
 
@@ -133,33 +222,34 @@ export class JobsRepository {
     });
   }
 
-  async findJob(id: number): Promise<JobRecord | undefined> {
+  async findJob(id: number): Promise<JobRecord<D> | undefined> {
     const row = await this.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
-    return row ? toJob(row) : undefined;
+    return row ? toJob<D>(row) : undefined;
   }
 
-  async findJobByName(name: string): Promise<JobRecord | undefined> {
+  async findJobByName(name: string): Promise<JobRecord<D> | undefined> {
     const row = await this.db.selectFrom('jobs').selectAll().where('name', '=', name).executeTakeFirst();
-    return row ? toJob(row) : undefined;
+    return row ? toJob<D>(row) : undefined;
   }
 
-  async listJobs(group?: string): Promise<JobRecord[]> {
+  async listJobs(group?: string): Promise<Array<JobRecord<D>>> {
     let q = this.db.selectFrom('jobs').selectAll().orderBy('id');
     if (group !== undefined) q = q.where('job_group', '=', group);
-    return (await q.execute()).map(toJob);
+    return (await q.execute()).map((r) => toJob<D>(r));
   }
 
   // ---- runs ---------------------------------------------------------------
 
   /**
-   * Creates run n+1 of the job with its first tasks, and forgets the per-document
-   * state of runs older than the previous one (run-errors needs only the previous).
-   * `guard` sees the latest run under the job's lock and may refuse by throwing.
+   * Creates run n+1 of the job (RUNNING, attempt 1) with the tasks `plan` returns, and
+   * forgets the per-document state of runs older than the previous one (run-errors needs
+   * only the previous). `plan` sees the latest run under the job's lock and may refuse by
+   * throwing: then nothing is written.
    */
   async createRun(
     jobId: number,
-    input: { kind: string; startedBy: string; now: number; status: string },
-    guard: (latest: JobRunRecord | undefined, trx: Trx) => Promise<Array<{ key: string; kind: string; payload: string }>>,
+    input: { kind: RunKind; startedBy: string; now: number },
+    plan: (previous: JobRunRecord | undefined, reader: RunPlanReader) => Promise<TaskSpec[]>,
   ): Promise<JobRunRecord> {
     return this.db.transaction().execute(async (trx) => {
       const job = await trx
@@ -169,7 +259,7 @@ export class JobsRepository {
         .returning('run_count')
         .executeTakeFirstOrThrow();
       const n = Number(job.run_count);
-      const previous = n > 1 ? await this.findRunIn(trx, `${jobId}_${n - 1}`) : undefined;
+      const previous = n > 1 ? await findRunIn(trx, `${jobId}_${n - 1}`) : undefined;
       const runId = `${jobId}_${n}`;
       await trx
         .insertInto('job_runs')
@@ -178,7 +268,7 @@ export class JobsRepository {
           job_id: jobId,
           run_number: n,
           kind: input.kind,
-          status: input.status,
+          status: 'RUNNING' satisfies RunStatus,
           message: null,
           started_by: input.startedBy,
           attempt: 1,
@@ -188,30 +278,23 @@ export class JobsRepository {
           updated_at: input.now,
         })
         .execute();
-      const tasks = await guard(previous, trx);
-      await this.insertTasks(trx, runId, tasks, input.now);
+      const tasks = await plan(previous, { failedDocs: (id, after, limit) => failedDocsIn(trx, id, after, limit) });
+      await insertTasksIn(trx, runId, tasks, input.now);
       if (n > 2) {
         const old = trx.selectFrom('job_runs').select('id').where('job_id', '=', jobId).where('run_number', '<', n - 1);
         await trx.deleteFrom('job_run_docs').where('run_id', 'in', old).execute();
         await trx.deleteFrom('job_run_tasks').where('run_id', 'in', old).execute();
       }
-      return (await this.findRunIn(trx, runId))!;
+      return (await findRunIn(trx, runId))!;
     });
   }
 
   async findRun(runId: string): Promise<JobRunRecord | undefined> {
-    return this.findRunIn(this.db, runId);
+    return findRunIn(this.db, runId);
   }
 
   async latestRun(jobId: number): Promise<JobRunRecord | undefined> {
-    const row = await this.db
-      .selectFrom('job_runs')
-      .innerJoin('jobs', 'jobs.id', 'job_runs.job_id')
-      .selectAll('job_runs')
-      .where('job_runs.job_id', '=', jobId)
-      .whereRef('job_runs.run_number', '=', 'jobs.run_count')
-      .executeTakeFirst();
-    return row ? toRun(row) : undefined;
+    return (await this.latestRuns([jobId])).get(jobId);
   }
 
   async latestRuns(jobIds: number[]): Promise<Map<number, JobRunRecord>> {
@@ -226,191 +309,155 @@ export class JobsRepository {
     return new Map(rows.map((r) => [Number(r.job_id), toRun(r)]));
   }
 
-  async runsWithStatus(statuses: string[]): Promise<JobRunRecord[]> {
-    const rows = await this.db.selectFrom('job_runs').selectAll().where('status', 'in', statuses).execute();
+  async runsWithStatus(statuses: RunStatus[]): Promise<JobRunRecord[]> {
+    if (statuses.length === 0) return [];
+    const rows = await this.db.selectFrom('job_runs').selectAll().where('status', 'in', statuses).orderBy('id').execute();
     return rows.map(toRun);
   }
 
   /**
-   * Runs `fn` in a transaction that first writes the run row, which takes the
-   * write lock (SQLite) or the row lock (PostgreSQL): run-level decisions of
-   * concurrent workers, in this process or another, are serialised.
+   * Runs `fn` in a transaction that first writes the run row, which takes the write lock
+   * (SQLite) or the row lock (PostgreSQL): run-level decisions of concurrent workers, in this
+   * process or another, are serialised. Throws when the run does not exist.
    */
-  async withRunLock<T>(runId: string, fn: (run: JobRunRecord, trx: Trx) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(async (trx) => {
-      await trx.updateTable('job_runs').set({ updated_at: Date.now() }).where('id', '=', runId).execute();
-      const run = await this.findRunIn(trx, runId);
-      if (!run) throw new Error(`Run ${runId} not found`);
-      return fn(run, trx);
-    });
-  }
-
-  async updateRun(
-    trx: Trx,
-    runId: string,
-    patch: Partial<{ status: string; message: string | null; attempt: number; failed_base: number; cancel: number; end_time: number | null; active_ms: number; segment_start: number | null }>,
-  ): Promise<void> {
-    await trx.updateTable('job_runs').set(patch).where('id', '=', runId).execute();
-  }
-
-  async runStatus(runId: string): Promise<{ status: string; attempt: number; cancel: boolean } | undefined> {
-    const row = await this.db.selectFrom('job_runs').select(['status', 'attempt', 'cancel']).where('id', '=', runId).executeTakeFirst();
-    return row ? { status: row.status, attempt: Number(row.attempt), cancel: Number(row.cancel) === 1 } : undefined;
+  async transition<T>(runId: string, fn: (locked: LockedRun) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute(async (trx) => fn(await lockRun(trx, runId)));
   }
 
   // ---- tasks --------------------------------------------------------------
 
-  async insertTasks(trx: Trx, runId: string, tasks: Array<{ key: string; kind: string; payload: string }>, now: number): Promise<void> {
-    for (let i = 0; i < tasks.length; i += 200) {
-      const chunk = tasks.slice(i, i + 200);
-      await trx
-        .insertInto('job_run_tasks')
-        .values(chunk.map((t) => ({ run_id: runId, task_key: t.key, kind: t.kind, payload: t.payload, state: 'pending', updated_at: now })))
-        .onConflict((oc) => oc.columns(['run_id', 'task_key']).doNothing())
-        .execute();
-    }
-  }
-
   async findTask(runId: string, key: string): Promise<JobTaskRecord | undefined> {
     const row = await this.db.selectFrom('job_run_tasks').selectAll().where('run_id', '=', runId).where('task_key', '=', key).executeTakeFirst();
-    return row ? { runId: row.run_id, key: row.task_key, kind: row.kind, payload: row.payload, state: row.state } : undefined;
+    return row
+      ? { runId: row.run_id, key: row.task_key, kind: row.kind as TaskKind, payload: row.payload, state: row.state as TaskState }
+      : undefined;
   }
 
-  async setTaskState(trx: Trx, runId: string, key: string, state: string): Promise<void> {
-    await trx.updateTable('job_run_tasks').set({ state, updated_at: Date.now() }).where('run_id', '=', runId).where('task_key', '=', key).execute();
-  }
-
-  /** Tasks not done; `active` ones too when a crashed process left them so. */
+  /** Tasks not done, in key order; `active` ones too when a stopped process left them so. */
   async unfinishedTaskKeys(runId: string): Promise<string[]> {
-    const rows = await this.db.selectFrom('job_run_tasks').select('task_key').where('run_id', '=', runId).where('state', '!=', 'done').execute();
-    return rows.map((r) => r.task_key);
-  }
-
-  async resetActiveTasks(trx: Trx, runId: string): Promise<void> {
-    await trx.updateTable('job_run_tasks').set({ state: 'pending' }).where('run_id', '=', runId).where('state', '=', 'active').execute();
-  }
-
-  async countTasks(trx: Trx, runId: string, states: string[]): Promise<number> {
-    const row = await trx
+    const rows = await this.db
       .selectFrom('job_run_tasks')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .select('task_key')
       .where('run_id', '=', runId)
-      .where('state', 'in', states)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+      .where('state', '!=', 'done' satisfies TaskState)
+      .orderBy('task_key')
+      .execute();
+    return rows.map((r) => r.task_key);
   }
 
   // ---- documents ----------------------------------------------------------
 
   /**
-   * Claims documents for a run: new ones are inserted as 'claimed', counted as
-   * read and audited 'r' exactly once; documents already known keep their state.
+   * Claims documents for a run: new ones are inserted as 'claimed', counted as read and
+   * audited 'r' exactly once; documents already known keep their state. A batch costs a
+   * handful of statements whatever its size: the rows travel as one JSON parameter that the
+   * engine unpacks (json_each / jsonb_to_recordset), so no statement is built per document.
    */
-  async claimDocs(jobId: number, runId: string, docs: Array<{ docId: string; relPath: string; sourcePath: string }>, now: number): Promise<Map<string, ClaimedDoc>> {
-    if (docs.length === 0) return new Map();
-    return this.withRunLock(runId, async (_run, trx) => {
-      const result = new Map<string, ClaimedDoc>();
-      const ids = docs.map((d) => d.docId);
-      const existing = await trx.selectFrom('job_run_docs').selectAll().where('run_id', '=', runId).where('doc_id', 'in', ids).execute();
-      for (const row of existing) {
-        result.set(row.doc_id, { docId: row.doc_id, state: row.state as ClaimedDoc['state'], outcome: row.outcome, claimedAt: Number(row.claimed_at), fresh: false });
+  async claimDocs(jobId: number, runId: string, docs: readonly DocToClaim[], now: number): Promise<Map<string, ClaimedDoc>> {
+    const result = new Map<string, ClaimedDoc>();
+    if (docs.length === 0) return result;
+    const unique = [...new Map(docs.map((d) => [d.docId, d])).values()];
+    return this.db.transaction().execute(async (trx) => {
+      await lockRun(trx, runId);
+      const rows = this.jsonRows(
+        unique.map((d) => ({ d: d.docId, r: d.relPath, s: d.sourcePath })),
+        ['d', 'r', 's'],
+      );
+      const inserted = await sql<{ doc_id: string }>`
+        insert into job_run_docs (run_id, doc_id, rel_path, state, outcome, claimed_at)
+        select ${runId}, j.d, j.r, 'claimed', null, cast(${now} as bigint) from ${rows} where true
+        on conflict (run_id, doc_id) do nothing
+        returning doc_id`.execute(trx);
+      const fresh = new Set(inserted.rows.map((r) => r.doc_id));
+      for (const docId of fresh) result.set(docId, { docId, state: 'claimed', outcome: null, claimedAt: now, fresh: true });
+      if (fresh.size < unique.length) {
+        const known = unique.filter((d) => !fresh.has(d.docId)).map((d) => d.docId);
+        const existing = await trx.selectFrom('job_run_docs').selectAll().where('run_id', '=', runId).where('doc_id', 'in', known).execute();
+        for (const row of existing) {
+          result.set(row.doc_id, {
+            docId: row.doc_id,
+            state: row.state as ClaimedDoc['state'],
+            outcome: row.outcome as DocOutcomeCode | null,
+            claimedAt: Number(row.claimed_at),
+            fresh: false,
+          });
+        }
       }
-      const fresh = docs.filter((d, i) => !result.has(d.docId) && ids.indexOf(d.docId) === i);
-      if (fresh.length > 0) {
-        await trx
-          .insertInto('job_run_docs')
-          .values(fresh.map((d) => ({ run_id: runId, doc_id: d.docId, rel_path: d.relPath, state: 'claimed', outcome: null, claimed_at: now })))
-          .execute();
-        await trx
-          .insertInto('job_audit')
-          .values(fresh.map((d) => ({ job_id: jobId, run_id: runId, doc_id: d.docId, record_type: 'r', source_path: d.sourcePath, target_id: null, message: null, created_at: now })))
-          .execute();
-        await trx.updateTable('job_runs').set((eb) => ({ read: eb('read', '+', fresh.length) })).where('id', '=', runId).execute();
-        for (const d of fresh) result.set(d.docId, { docId: d.docId, state: 'claimed', outcome: null, claimedAt: now, fresh: true });
+      if (fresh.size > 0) {
+        const audits = this.jsonRows(
+          unique.filter((d) => fresh.has(d.docId)).map((d) => ({ d: d.docId, s: d.sourcePath })),
+          ['d', 's'],
+        );
+        await sql`
+          insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, created_at)
+          select cast(${jobId} as integer), ${runId}, j.d, 'r', j.s, null, null, cast(${now} as bigint) from ${audits}`.execute(trx);
+        await trx.updateTable('job_runs').set((eb) => ({ read: eb('read', '+', fresh.size) })).where('id', '=', runId).execute();
       }
       return result;
     });
   }
 
   /**
-   * Applies outcomes: a document moves from claimed to done at most once, and
-   * only then are its counter and audit record written (in the same transaction).
-   * Returns the run after the update.
+   * Applies outcomes: a document moves from claimed to done at most once, and only then are
+   * its counter and audit record written (in the same transaction). Returns the run after
+   * the update. Like claimDocs, a batch costs a few statements whatever its size.
    */
-  async finishDocs(jobId: number, runId: string, outcomes: DocOutcome[], now: number): Promise<JobRunRecord> {
-    return this.withRunLock(runId, async (_run, trx) => {
-      const delta = { written: 0, skipped: 0, failed: 0, removed: 0 };
-      const audits: Array<DatabaseSchema['job_audit'] extends infer T ? Omit<T & object, 'id'> : never> = [];
-      // Under the run lock nothing else moves these rows, so one read of which are still claimed
-      // and one update per outcome replace an update per document (most of a small file's database cost).
-      const claimed = new Set(
-        (
-          await trx
-            .selectFrom('job_run_docs')
-            .select('doc_id')
-            .where('run_id', '=', runId)
-            .where('doc_id', 'in', outcomes.map((o) => o.docId))
-            .where('state', '=', 'claimed')
-            .execute()
-        ).map((r) => r.doc_id),
-      );
-      const byOutcome = new Map<string, string[]>();
+  async finishDocs(jobId: number, runId: string, outcomes: readonly DocOutcome[], now: number): Promise<JobRunRecord> {
+    return this.db.transaction().execute(async (trx) => {
+      const locked = await lockRun(trx, runId);
+      const byOutcome = new Map<DocOutcomeCode, string[]>();
       for (const o of outcomes) {
-        if (!claimed.delete(o.docId)) continue; // finished already, or listed twice in this batch
         const ids = byOutcome.get(o.outcome) ?? [];
         ids.push(o.docId);
         byOutcome.set(o.outcome, ids);
+      }
+      // Under the run lock nothing else moves these rows: the update that turns a claimed row
+      // done says which documents were still claimed, the ones this batch finishes.
+      const finished = new Set<string>();
+      for (const [outcome, ids] of byOutcome) {
+        const rows = await sql<{ doc_id: string }>`
+          update job_run_docs set state = 'done', outcome = ${outcome}
+          where run_id = ${runId} and state = 'claimed' and doc_id in (select j.d from ${this.jsonRows(ids.map((d) => ({ d })), ['d'])})
+          returning doc_id`.execute(trx);
+        for (const r of rows.rows) finished.add(r.doc_id);
+      }
+      if (finished.size === 0) return locked.run;
+      const delta = { written: 0, skipped: 0, failed: 0, removed: 0 };
+      const audits: Array<Record<string, string | null>> = [];
+      for (const o of outcomes) {
+        if (!finished.delete(o.docId)) continue; // finished already, or listed twice in this batch
         if (o.outcome === 'p') delta.written++;
         else if (o.outcome === 'e') delta.failed++;
         else delta.skipped++;
         if (o.removed) delta.removed++;
-        audits.push({
-          job_id: jobId,
-          run_id: runId,
-          doc_id: o.docId,
-          record_type: o.outcome,
-          source_path: o.sourcePath,
-          target_id: o.targetId ?? null,
-          message: o.message ?? null,
-          created_at: now,
-        });
+        audits.push({ d: o.docId, o: o.outcome, s: o.sourcePath, t: o.targetId ?? null, m: o.message ?? null });
       }
-      for (const [outcome, ids] of byOutcome) {
-        await trx.updateTable('job_run_docs').set({ state: 'done', outcome }).where('run_id', '=', runId).where('doc_id', 'in', ids).execute();
-      }
-      if (audits.length > 0) {
-        await trx.insertInto('job_audit').values(audits).execute();
-        await trx
-          .updateTable('job_runs')
-          .set((eb) => ({
-            written: eb('written', '+', delta.written),
-            skipped: eb('skipped', '+', delta.skipped),
-            failed: eb('failed', '+', delta.failed),
-            removed: eb('removed', '+', delta.removed),
-          }))
-          .where('id', '=', runId)
-          .execute();
-      }
-      return (await this.findRunIn(trx, runId))!;
+      await sql`
+        insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, created_at)
+        select cast(${jobId} as integer), ${runId}, j.d, j.o, j.s, j.t, j.m, cast(${now} as bigint) from ${this.jsonRows(audits, ['d', 'o', 's', 't', 'm'])}`.execute(trx);
+      const row = await trx
+        .updateTable('job_runs')
+        .set((eb) => ({
+          written: eb('written', '+', delta.written),
+          skipped: eb('skipped', '+', delta.skipped),
+          failed: eb('failed', '+', delta.failed),
+          removed: eb('removed', '+', delta.removed),
+        }))
+        .where('id', '=', runId)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toRun(row);
     });
   }
 
   /** Documents that ended in error in a run, in a stable order, a page at a time. */
-  async failedDocs(runId: string, after: string | undefined, limit: number, trx?: Trx): Promise<Array<{ docId: string; relPath: string }>> {
-    let q = (trx ?? this.db)
-      .selectFrom('job_run_docs')
-      .select(['doc_id', 'rel_path'])
-      .where('run_id', '=', runId)
-      .where('outcome', '=', 'e')
-      .orderBy('doc_id')
-      .limit(limit);
-    if (after !== undefined) q = q.where('doc_id', '>', after);
-    return (await q.execute()).map((r) => ({ docId: r.doc_id, relPath: r.rel_path }));
+  async failedDocs(runId: string, after: string | undefined, limit: number): Promise<FailedDoc[]> {
+    return failedDocsIn(this.db, runId, after, limit);
   }
 
   // ---- audit --------------------------------------------------------------
 
-  async latestAudit(jobId: number, docId: string, recordType: string): Promise<AuditRecord | undefined> {
+  async latestAudit(jobId: number, docId: string, recordType: AuditRecordType): Promise<AuditRecord | undefined> {
     const row = await this.db
       .selectFrom('job_audit')
       .selectAll()
@@ -426,7 +473,7 @@ export class JobsRepository {
           jobId: Number(row.job_id),
           runId: row.run_id,
           docId: row.doc_id,
-          recordType: row.record_type,
+          recordType: row.record_type as AuditRecordType,
           sourcePath: row.source_path,
           targetId: row.target_id,
           message: row.message,
@@ -441,19 +488,122 @@ export class JobsRepository {
     return Number(res.numDeletedRows);
   }
 
-  private async findRunIn(db: Pick<Trx, 'selectFrom'>, runId: string): Promise<JobRunRecord | undefined> {
-    const row = await db.selectFrom('job_runs').selectAll().where('id', '=', runId).executeTakeFirst();
-    return row ? toRun(row) : undefined;
+  /**
+   * A table expression `j` over `rows` (text columns `columns`), passed as one JSON parameter:
+   * building and binding one statement per batch instead of one placeholder per value is
+   * what keeps a document's database cost on the main thread small.
+   */
+  private jsonRows(rows: ReadonlyArray<Record<string, string | null>>, columns: readonly string[]): RawBuilder<unknown> {
+    const json = JSON.stringify(rows);
+    if (this.database.engine === 'postgres') {
+      const types = sql.raw(columns.map((c) => `${c} text`).join(', '));
+      return sql`jsonb_to_recordset(${json}::jsonb) as j(${types})`;
+    }
+    const fields = sql.raw(columns.map((c) => `value ->> '${c}' as ${c}`).join(', '));
+    return sql`(select ${fields} from json_each(${json})) as j`;
   }
 }
 
-function toJob(row: { id: number; name: string; job_group: string; origin: string; definition: string; run_count: number; created_at: number; updated_at: number }): JobRecord {
+class TransactionLockedRun implements LockedRun {
+  constructor(
+    private readonly trx: Trx,
+    public run: JobRunRecord,
+  ) {}
+
+  async change(patch: RunChange): Promise<void> {
+    const set: Updateable<JobRunsTable> = {};
+    if (patch.status !== undefined) set.status = patch.status;
+    if (patch.message !== undefined) set.message = patch.message;
+    if (patch.attempt !== undefined) set.attempt = patch.attempt;
+    if (patch.failedBase !== undefined) set.failed_base = patch.failedBase;
+    if (patch.cancel !== undefined) set.cancel = patch.cancel ? 1 : 0;
+    if (patch.endTime !== undefined) set.end_time = patch.endTime;
+    if (patch.activeMs !== undefined) set.active_ms = patch.activeMs;
+    if (patch.segmentStart !== undefined) set.segment_start = patch.segmentStart;
+    if (Object.keys(set).length === 0) return;
+    await this.trx.updateTable('job_runs').set(set).where('id', '=', this.run.id).execute();
+    this.run = { ...this.run, ...stripUndefined(patch) };
+  }
+
+  async countTasks(states: readonly TaskState[]): Promise<number> {
+    if (states.length === 0) return 0;
+    const row = await this.trx
+      .selectFrom('job_run_tasks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('run_id', '=', this.run.id)
+      .where('state', 'in', states)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async setTaskState(key: string, state: TaskState): Promise<void> {
+    await this.trx
+      .updateTable('job_run_tasks')
+      .set({ state, updated_at: Date.now() })
+      .where('run_id', '=', this.run.id)
+      .where('task_key', '=', key)
+      .execute();
+  }
+
+  async resetActiveTasks(): Promise<void> {
+    await this.trx
+      .updateTable('job_run_tasks')
+      .set({ state: 'pending' satisfies TaskState })
+      .where('run_id', '=', this.run.id)
+      .where('state', '=', 'active' satisfies TaskState)
+      .execute();
+  }
+
+  insertTasks(tasks: readonly TaskSpec[]): Promise<void> {
+    return insertTasksIn(this.trx, this.run.id, tasks, Date.now());
+  }
+}
+
+async function lockRun(trx: Trx, runId: string): Promise<TransactionLockedRun> {
+  const row = await trx.updateTable('job_runs').set({ updated_at: Date.now() }).where('id', '=', runId).returningAll().executeTakeFirst();
+  if (!row) throw new Error(`Run ${runId} not found`);
+  return new TransactionLockedRun(trx, toRun(row));
+}
+
+async function insertTasksIn(trx: Trx, runId: string, tasks: readonly TaskSpec[], now: number): Promise<void> {
+  for (let i = 0; i < tasks.length; i += TASK_INSERT_CHUNK) {
+    const chunk = tasks.slice(i, i + TASK_INSERT_CHUNK);
+    await trx
+      .insertInto('job_run_tasks')
+      .values(chunk.map((t) => ({ run_id: runId, task_key: t.key, kind: t.kind, payload: t.payload, state: 'pending' satisfies TaskState, updated_at: now })))
+      .onConflict((oc) => oc.columns(['run_id', 'task_key']).doNothing())
+      .execute();
+  }
+}
+
+async function failedDocsIn(db: Pick<Trx, 'selectFrom'>, runId: string, after: string | undefined, limit: number): Promise<FailedDoc[]> {
+  let q = db
+    .selectFrom('job_run_docs')
+    .select(['doc_id', 'rel_path'])
+    .where('run_id', '=', runId)
+    .where('outcome', '=', 'e' satisfies DocOutcomeCode)
+    .orderBy('doc_id')
+    .limit(limit);
+  if (after !== undefined) q = q.where('doc_id', '>', after);
+  return (await q.execute()).map((r) => ({ docId: r.doc_id, relPath: r.rel_path }));
+}
+
+async function findRunIn(db: Pick<Trx, 'selectFrom'>, runId: string): Promise<JobRunRecord | undefined> {
+  const row = await db.selectFrom('job_runs').selectAll().where('id', '=', runId).executeTakeFirst();
+  return row ? toRun(row) : undefined;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function toJob<D>(row: { id: number; name: string; job_group: string; origin: string; definition: string; run_count: number; created_at: number; updated_at: number }): JobRecord<D> {
   return {
     id: Number(row.id),
     name: row.name,
     group: row.job_group,
-    origin: row.origin,
-    definition: row.definition,
+    origin: row.origin === 'config' ? 'config' : 'api',
+    definition: JSON.parse(row.definition) as D,
     runCount: Number(row.run_count),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
@@ -462,20 +612,21 @@ function toJob(row: { id: number; name: string; job_group: string; origin: strin
 
 function toRun(row: Record<string, unknown>): JobRunRecord {
   const n = (k: string) => Number(row[k]);
+  const nullable = (k: string) => (row[k] === null || row[k] === undefined ? null : n(k));
   return {
     id: String(row.id),
     jobId: n('job_id'),
     runNumber: n('run_number'),
-    kind: String(row.kind),
-    status: String(row.status),
+    kind: String(row.kind) as RunKind,
+    status: String(row.status) as RunStatus,
     message: (row.message as string | null) ?? null,
     startedBy: String(row.started_by),
     attempt: n('attempt'),
     cancel: n('cancel') === 1,
     startTime: n('start_time'),
-    endTime: row.end_time === null || row.end_time === undefined ? null : n('end_time'),
+    endTime: nullable('end_time'),
     activeMs: n('active_ms'),
-    segmentStart: row.segment_start === null || row.segment_start === undefined ? null : n('segment_start'),
+    segmentStart: nullable('segment_start'),
     read: n('read'),
     written: n('written'),
     skipped: n('skipped'),

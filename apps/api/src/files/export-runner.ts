@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { pipeline } from 'node:stream/promises';
+import { Limiter } from '@gateway/concurrency';
 import { UpstreamUnavailableError } from '@gateway/connector-api';
 import { UserFilesRepository, type UserFileProgress, type UserFileRecord } from '@gateway/persistence';
 import { Clock } from '../common/clock';
@@ -39,7 +40,7 @@ interface Job {
 export class ExportRunner implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(ExportRunner.name);
   private readonly jobs = new Map<string, Job>();
-  private readonly slots: Slots;
+  private readonly slots: Limiter;
   private closing = false;
 
   constructor(
@@ -49,7 +50,7 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
     private readonly clock: Clock,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {
-    this.slots = new Slots(config.files.exportConcurrency);
+    this.slots = new Limiter(config.files.exportConcurrency);
   }
 
   async onModuleInit(): Promise<void> {
@@ -118,7 +119,7 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
     };
     let timer: NodeJS.Timeout | undefined;
     try {
-      await this.slots.acquire(signal);
+      const release = await this.slots.acquire(signal);
       try {
         zip = new BatchZip(this.registry, entries, { level: this.config.files.zipLevel, signal });
         timer = setInterval(flush, PROGRESS_FLUSH_MS);
@@ -153,7 +154,7 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
         return { state: 'ready', size };
       } finally {
         clearInterval(timer);
-        this.slots.release();
+        release();
       }
     } catch (e) {
       clearInterval(timer);
@@ -167,40 +168,6 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
         .catch((r: unknown) => this.logger.error(`Export ${file.id}: state not saved: ${describe(r)}`));
       return stopped ? { state: 'stopped' } : { state: 'failed', message };
     }
-  }
-}
-
-/** A counting semaphore whose waiters can give up (a stop while queued). */
-class Slots {
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(private free: number) {}
-
-  acquire(signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.reject(new Error('stopped'));
-    if (this.free > 0) {
-      this.free--;
-      return Promise.resolve();
-    }
-    return new Promise((resolve, reject) => {
-      const grant = () => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const onAbort = () => {
-        const i = this.waiting.indexOf(grant);
-        if (i >= 0) this.waiting.splice(i, 1);
-        reject(new Error('stopped'));
-      };
-      this.waiting.push(grant);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
-  release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.free++;
   }
 }
 

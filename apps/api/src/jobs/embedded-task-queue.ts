@@ -1,3 +1,4 @@
+import { Limiter } from '@gateway/concurrency';
 import { Logger } from '@nestjs/common';
 import { TaskInterrupted, type TaskHandler, type TaskQueue, type TaskRef } from './task-queue';
 
@@ -8,41 +9,36 @@ import { TaskInterrupted, type TaskHandler, type TaskQueue, type TaskRef } from 
 export class EmbeddedTaskQueue implements TaskQueue {
   readonly mode = 'embedded' as const;
   private readonly logger = new Logger('EmbeddedTaskQueue');
-  private readonly waiting: TaskRef[] = [];
+  private readonly slots: Limiter;
+  /** Aborted by drain: queued tasks give up their place and never start. */
+  private readonly stopping = new AbortController();
   private readonly running = new Set<Promise<void>>();
   private handler?: TaskHandler;
-  private draining = false;
 
-  constructor(private readonly slots: number) {}
+  constructor(slots: number) {
+    this.slots = new Limiter(slots);
+  }
 
   setHandler(handler: TaskHandler): void {
     this.handler = handler;
   }
 
   async enqueue(refs: TaskRef[]): Promise<void> {
-    if (this.draining) return;
-    this.waiting.push(...refs);
-    this.pump();
-  }
-
-  private pump(): void {
-    while (!this.draining && this.handler && this.running.size < this.slots && this.waiting.length > 0) {
-      const ref = this.waiting.shift()!;
-      const p: Promise<void> = this.handler(ref)
+    for (const ref of refs) {
+      if (this.stopping.signal.aborted) return;
+      const p: Promise<void> = this.slots
+        .run(() => this.handler!(ref), this.stopping.signal)
         .catch((e: unknown) => {
+          if (this.stopping.signal.aborted && e === this.stopping.signal.reason) return; // dropped by drain before it started
           if (!(e instanceof TaskInterrupted)) this.logger.error({ err: e, task: ref }, 'Job task failed');
         })
-        .finally(() => {
-          this.running.delete(p);
-          this.pump();
-        });
+        .finally(() => this.running.delete(p));
       this.running.add(p);
     }
   }
 
   async drain(): Promise<void> {
-    this.draining = true;
-    this.waiting.length = 0;
+    this.stopping.abort(new TaskInterrupted());
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 }

@@ -1,20 +1,23 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ConflictError, InvalidArgumentError, NotFoundError, NotSupportedError, deriveCapabilities } from '@gateway/connector-api';
-import { JobsRepository, type JobRecord, type JobRunRecord } from '@gateway/persistence';
+import { JobsRepository, type AuditRecordType, type JobRunRecord } from '@gateway/persistence';
 import { MessageResult } from '../common/envelope';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import type { GatewayConfig } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
-import type { JobDefinition } from './job-definition.dto';
-import { DOCS_PER_TASK, JobExecutor, docsTask, rootTask } from './job-executor';
+import { JobExecutor } from './job-executor';
 import { localDateTime, statusRecord } from './job-format';
 import { JOB_STATES, allows, type JobAction, type JobStatus } from './job-states';
 import type { JobStatusDto } from './job-status.dto';
 import { closeSegment, settle } from './run-lifecycle';
+import type { JobStore } from './job-store';
+import { ROOT_TASK_KEY, failedDocsTasks, rootTask } from './task-plan';
 import { TASK_QUEUE, type TaskQueue } from './task-queue';
 
-export const RECORD_TYPES = { p: 'PROCESSED', r: 'READ', e: 'ERROR', d: 'DUPLICATE', s: 'SKIPPED' } as const;
+export const RECORD_TYPES = { p: 'PROCESSED', r: 'READ', e: 'ERROR', d: 'DUPLICATE', s: 'SKIPPED' } as const satisfies Record<AuditRecordType, string>;
 export type RecordType = keyof typeof RECORD_TYPES;
+
+type Job = NonNullable<Awaited<ReturnType<JobStore['findJob']>>>;
 
 const HOUR_MS = 3_600_000;
 
@@ -25,9 +28,9 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
   private retentionTimer?: NodeJS.Timeout;
 
   constructor(
-    private readonly repo: JobsRepository,
+    @Inject(JobsRepository) private readonly repo: JobStore,
     private readonly registry: ConnectorRegistry,
-    private readonly executor: JobExecutor,
+    @Inject(JobExecutor) private readonly executor: Pick<JobExecutor, 'notify'>,
     @Inject(TASK_QUEUE) private readonly queue: TaskQueue,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
@@ -51,18 +54,18 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
 
   private async recoverInterrupted(): Promise<void> {
     for (const run of await this.repo.runsWithStatus(['RUNNING', 'PAUSING', 'ABORTING'])) {
-      await this.repo.withRunLock(run.id, async (r, trx) => {
-        await this.repo.resetActiveTasks(trx, r.id);
+      await this.repo.transition(run.id, async (locked) => {
+        await locked.resetActiveTasks();
         const now = Date.now();
-        if (r.status === 'RUNNING') {
-          await this.repo.updateRun(trx, r.id, {
+        if (locked.run.status === 'RUNNING') {
+          await locked.change({
             status: 'FAILED',
             message: 'The gateway stopped during the run; resume continues it',
-            end_time: now,
-            ...closeSegment(r, now),
+            endTime: now,
+            ...closeSegment(locked.run, now),
           });
         } else {
-          await settle(this.repo, trx, r, now);
+          await settle(locked, now);
         }
       });
     }
@@ -87,38 +90,31 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
 
   async start(jobId: number, username: string): Promise<MessageResult<JobStatusDto>> {
     const job = await this.job(jobId);
-    const def = JSON.parse(job.definition) as JobDefinition;
+    const def = job.definition;
     this.registry.get(def.source.connectorId);
     this.registry.get(def.target.connectorId);
-    const run = await this.repo.createRun(jobId, { kind: 'start', startedBy: username, now: Date.now(), status: 'RUNNING' }, async (previous) => {
+    const run = await this.repo.createRun(jobId, { kind: 'start', startedBy: username, now: Date.now() }, async (previous) => {
       this.assertAllowed(jobId, previous, previous ? 'restart' : 'start');
       return [rootTask(def)];
     });
-    await this.queue.enqueue([{ runId: run.id, key: 'e.root', attempt: run.attempt }]);
+    await this.queue.enqueue([{ runId: run.id, key: ROOT_TASK_KEY, attempt: run.attempt }]);
     return this.answer(job, `Job ${jobId} started: run ${run.id}`);
   }
 
   async runErrors(jobId: number, username: string): Promise<MessageResult<JobStatusDto>> {
     const job = await this.job(jobId);
-    const def = JSON.parse(job.definition) as JobDefinition;
+    const def = job.definition;
     const source = this.registry.get(def.source.connectorId);
     this.registry.get(def.target.connectorId);
     if (!deriveCapabilities(source).getFileItem) throw new NotSupportedError('getFileItem', source.typeId);
-    const keys: string[] = [];
-    const run = await this.repo.createRun(jobId, { kind: 'runerrors', startedBy: username, now: Date.now(), status: 'RUNNING' }, async (previous, trx) => {
+    let keys: string[] = [];
+    const run = await this.repo.createRun(jobId, { kind: 'runerrors', startedBy: username, now: Date.now() }, async (previous, reader) => {
       this.assertAllowed(jobId, previous, 'runerrors');
       if (!previous || previous.failed === 0) {
         throw new ConflictError(`Run ${previous?.id} of job ${jobId} has no failed documents`, 'JOB_NO_ERRORS', { jobId });
       }
-      const tasks = [];
-      let after: string | undefined;
-      for (let k = 0; ; k++) {
-        const docs = await this.repo.failedDocs(previous.id, after, DOCS_PER_TASK, trx);
-        if (docs.length === 0) break;
-        after = docs[docs.length - 1].docId;
-        tasks.push(docsTask(`r.${k}`, { items: docs.map((d) => ({ id: d.docId, rel: d.relPath })), fetch: true }));
-        keys.push(`r.${k}`);
-      }
+      const tasks = await failedDocsTasks(previous.id, reader);
+      keys = tasks.map((t) => t.key);
       return tasks;
     });
     await this.queue.enqueue(keys.map((key) => ({ runId: run.id, key, attempt: run.attempt })));
@@ -132,25 +128,26 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
     // PAUSED, ABORTED and FAILED runs have nothing in flight (they are reached once no task is
     // active, see settle), so the new attempt starts from a quiet run: its failure budget starts
     // at the run's failed count, and every task not done is queued again for it.
-    const attempt = await this.repo.withRunLock(latest!.id, async (run, trx) => {
+    const attempt = await this.repo.transition(latest!.id, async (locked) => {
+      const run = locked.run;
       this.assertAllowed(jobId, run, 'resume');
       // Rows left active by a process that died (embedded: reset at start-up already; Redis: a killed process).
-      await this.repo.resetActiveTasks(trx, run.id);
-      await this.repo.updateRun(trx, run.id, {
+      await locked.resetActiveTasks();
+      await locked.change({
         status: 'RUNNING',
         attempt: run.attempt + 1,
-        failed_base: run.failed,
-        cancel: 0,
+        failedBase: run.failed,
+        cancel: false,
         message: null,
-        end_time: null,
-        segment_start: Date.now(),
+        endTime: null,
+        segmentStart: Date.now(),
       });
       return run.attempt + 1;
     });
     const keys = await this.repo.unfinishedTaskKeys(latest!.id);
     await this.queue.enqueue(keys.map((key) => ({ runId: latest!.id, key, attempt })));
     if (keys.length === 0) {
-      await this.repo.withRunLock(latest!.id, (run, trx) => settle(this.repo, trx, run));
+      await this.repo.transition(latest!.id, (locked) => settle(locked));
     }
     await this.executor.notify(latest!.id);
     return this.answer(job, `Job ${jobId} resumed: run ${latest!.id}`);
@@ -173,16 +170,16 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
     const job = await this.job(jobId);
     const latest = await this.repo.latestRun(jobId);
     this.assertAllowed(jobId, latest, action);
-    await this.repo.withRunLock(latest!.id, async (run, trx) => {
-      this.assertAllowed(jobId, run, action);
+    await this.repo.transition(latest!.id, async (locked) => {
+      this.assertAllowed(jobId, locked.run, action);
       const now = Date.now();
-      if (run.status === 'PAUSED') {
+      if (locked.run.status === 'PAUSED') {
         // abort of a paused run: nothing is in flight
-        await this.repo.updateRun(trx, run.id, { status: 'ABORTED', end_time: now });
+        await locked.change({ status: 'ABORTED', endTime: now });
         return;
       }
-      await this.repo.updateRun(trx, run.id, { status: action === 'pause' ? 'PAUSING' : 'ABORTING', ...(action === 'kill' ? { cancel: 1 } : {}) });
-      await settle(this.repo, trx, { ...run, status: action === 'pause' ? 'PAUSING' : 'ABORTING' }, now);
+      await locked.change({ status: action === 'pause' ? 'PAUSING' : 'ABORTING', ...(action === 'kill' ? { cancel: true } : {}) });
+      await settle(locked, now);
     });
     await this.executor.notify(latest!.id);
     return this.answer(job, `Job ${jobId} ${verb}: run ${latest!.id}`);
@@ -195,11 +192,11 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
     if (!(recordType in RECORD_TYPES)) {
       throw new InvalidArgumentError('recordType', `Invalid parameter 'recordType': must be one of p, r, e, d, s (got '${recordType}')`);
     }
-    const a = await this.repo.latestAudit(jobId, docId, recordType);
+    const a = await this.repo.latestAudit(jobId, docId, recordType as RecordType);
     if (!a) {
       throw new NotFoundError('auditRecord', docId, `No ${RECORD_TYPES[recordType as RecordType]} record of job ${jobId} for document '${docId}'`);
     }
-    const parts = [`${localDateTime(a.createdAt)} run ${a.runId} ${RECORD_TYPES[a.recordType as RecordType]} source=${a.docId}`];
+    const parts = [`${localDateTime(a.createdAt)} run ${a.runId} ${RECORD_TYPES[a.recordType]} source=${a.docId}`];
     if (a.sourcePath) parts.push(`path=${a.sourcePath}`);
     if (a.targetId) parts.push(`target=${a.targetId}`);
     let text = parts.join(' ');
@@ -209,14 +206,14 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
 
   // ---- helpers ------------------------------------------------------------
 
-  private async job(jobId: number): Promise<JobRecord> {
+  private async job(jobId: number): Promise<Job> {
     const job = await this.repo.findJob(jobId);
     if (!job) throw new NotFoundError('job', String(jobId));
     return job;
   }
 
   private assertAllowed(jobId: number, run: JobRunRecord | undefined, action: JobAction): void {
-    const status: JobStatus = run ? (run.status as JobStatus) : 'NEW';
+    const status: JobStatus = run ? run.status : 'NEW';
     if (allows(status, action)) return;
     const allowed = JOB_STATES[status].actions.join(', ') || 'none';
     throw new ConflictError(
@@ -226,7 +223,7 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
     );
   }
 
-  private async answer(job: JobRecord, message: string): Promise<MessageResult<JobStatusDto>> {
+  private async answer(job: Job, message: string): Promise<MessageResult<JobStatusDto>> {
     return new MessageResult(message, statusRecord(job, await this.repo.latestRun(job.id)));
   }
 }

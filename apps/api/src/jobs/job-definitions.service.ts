@@ -7,12 +7,13 @@ import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { withDefaults, type JobDefinition, type JobDefinitionDto, type JobDto } from './job-definition.dto';
 import { jobView } from './job-format';
 import { isActive } from './job-states';
+import type { JobStore } from './job-store';
 
 /** Job definitions: the admin API and the configuration file. */
 @Injectable()
 export class JobDefinitionsService implements OnApplicationBootstrap {
   constructor(
-    private readonly repo: JobsRepository,
+    @Inject(JobsRepository) private readonly repo: JobStore,
     private readonly registry: ConnectorRegistry,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
@@ -29,9 +30,9 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
       const now = Date.now();
       const existing = await this.repo.findJobByName(def.jobName);
       if (!existing) {
-        await this.repo.insertJob({ name: def.jobName, group: def.jobGroup, origin: 'config', definition: JSON.stringify(def), now });
-      } else if (existing.definition !== JSON.stringify(def) || existing.origin !== 'config') {
-        await this.repo.updateJob(existing.id, { name: def.jobName, group: def.jobGroup, definition: JSON.stringify(def), now });
+        await this.repo.insertJob({ name: def.jobName, group: def.jobGroup, origin: 'config', definition: def, now });
+      } else if (JSON.stringify(existing.definition) !== JSON.stringify(def) || existing.origin !== 'config') {
+        await this.repo.updateJob(existing.id, { name: def.jobName, group: def.jobGroup, definition: def, now });
         if (existing.origin !== 'config') await this.repo.setOrigin(existing.id, 'config');
       }
     }
@@ -40,7 +41,7 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
   async create(input: JobDefinitionDto): Promise<JobDto> {
     const def = withDefaults(input);
     this.check(def);
-    const id = await this.repo.insertJob({ name: def.jobName, group: def.jobGroup, origin: 'api', definition: JSON.stringify(def), now: Date.now() });
+    const id = await this.repo.insertJob({ name: def.jobName, group: def.jobGroup, origin: 'api', definition: def, now: Date.now() });
     if (id === undefined) throw nameTaken(def.jobName);
     return jobView((await this.repo.findJob(id))!);
   }
@@ -57,7 +58,7 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     const job = await this.editable(jobId);
     const def = withDefaults(input);
     this.check(def);
-    if (!(await this.repo.updateJob(job.id, { name: def.jobName, group: def.jobGroup, definition: JSON.stringify(def), now: Date.now() }))) {
+    if (!(await this.repo.updateJob(job.id, { name: def.jobName, group: def.jobGroup, definition: def, now: Date.now() }))) {
       throw nameTaken(def.jobName);
     }
     return jobView((await this.repo.findJob(jobId))!);
@@ -70,13 +71,13 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     return jobView(job);
   }
 
-  async find(jobId: number): Promise<JobRecord> {
+  async find(jobId: number): Promise<JobRecord<JobDefinition>> {
     const job = await this.repo.findJob(jobId);
     if (!job) throw new NotFoundError('job', String(jobId));
     return job;
   }
 
-  private async editable(jobId: number): Promise<JobRecord> {
+  private async editable(jobId: number): Promise<JobRecord<JobDefinition>> {
     const job = await this.find(jobId);
     if (job.origin === 'config') {
       throw new ConflictError(`Job ${jobId} is declared in the configuration file; change it there`, 'JOB_FROM_CONFIG', { jobId });

@@ -22,8 +22,8 @@ export function compactDuration(ms: number): string {
   return h > 0 ? `${h}h${pad(m)}m${pad(s)}s` : `${m}m${pad(s)}s`;
 }
 
-export function statusRecord(job: JobRecord, run: JobRunRecord | undefined, now = Date.now()): JobStatusDto {
-  const status: JobStatus = run ? (run.status as JobStatus) : 'NEW';
+export function statusRecord(job: Pick<JobRecord, 'id' | 'name' | 'group'>, run: JobRunRecord | undefined, now = Date.now()): JobStatusDto {
+  const status: JobStatus = run ? run.status : 'NEW';
   const elapsed = run ? run.activeMs + (run.segmentStart !== null && isActive(run.status) ? Math.max(0, now - run.segmentStart) : 0) : 0;
   const finished = run ? run.written + run.skipped + run.failed : 0;
   return {
@@ -46,13 +46,13 @@ export function statusRecord(job: JobRecord, run: JobRunRecord | undefined, now 
   };
 }
 
-export function jobView(job: JobRecord): JobDto {
-  const def = JSON.parse(job.definition) as JobDefinition;
+export function jobView(job: JobRecord<JobDefinition>): JobDto {
+  const def = job.definition;
   return {
     jobId: job.id,
     jobName: job.name,
     jobGroup: job.group,
-    origin: job.origin === 'config' ? 'config' : 'api',
+    origin: job.origin,
     source: def.source,
     target: def.target,
     options: def.options,

@@ -1,3 +1,5 @@
+import type { RunStatus } from '@gateway/persistence';
+
 /**
  * THE job state table: every status, its display name, and which control
  * actions it allows. The status record's can* flags, the control endpoints'
@@ -19,8 +21,9 @@ export const JOB_STATES = {
   FAILED: { name: 'Failed', active: false, actions: ['start', 'restart', 'resume', 'runerrors'] },
   COMPLETED: { name: 'Completed', active: false, actions: ['start', 'restart'] },
   COMPLETED_WITH_ERRORS: { name: 'Completed with errors', active: false, actions: ['start', 'restart', 'runerrors'] },
-} as const satisfies Record<string, { name: string; active: boolean; actions: readonly JobAction[] }>;
+} as const satisfies Record<RunStatus | 'NEW', { name: string; active: boolean; actions: readonly JobAction[] }>;
 
+/** A run's status (RunStatus, as stored), or NEW for a job that has no run yet. */
 export type JobStatus = keyof typeof JOB_STATES;
 export const JOB_STATUSES = Object.keys(JOB_STATES) as JobStatus[];
 

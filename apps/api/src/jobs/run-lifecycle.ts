@@ -1,11 +1,9 @@
-import type { JobRunRecord, JobsRepository } from '@gateway/persistence';
+import type { JobRunRecord, LockedRun, RunChange } from '@gateway/persistence';
 import type { JobStatus } from './job-states';
 
-type Trx = Parameters<Parameters<JobsRepository['withRunLock']>[1]>[1];
-
 /** Closes the active time segment of a run. */
-export function closeSegment(run: JobRunRecord, now: number): { active_ms: number; segment_start: null } {
-  return { active_ms: run.activeMs + (run.segmentStart !== null ? Math.max(0, now - run.segmentStart) : 0), segment_start: null };
+export function closeSegment(run: JobRunRecord, now: number): Pick<RunChange, 'activeMs' | 'segmentStart'> {
+  return { activeMs: run.activeMs + (run.segmentStart !== null ? Math.max(0, now - run.segmentStart) : 0), segmentStart: null };
 }
 
 /** The reason of a run whose errors since its start (or last resume) reached options.maxErrors; undefined otherwise. */
@@ -40,32 +38,28 @@ export function failingReason(run: JobRunRecord, maxErrors: number): string | un
  * ABORTING → ABORTED when no task is active any more. Returns the new status.
  * `maxErrors` is the job's options.maxErrors (0 when the caller knows the limit cannot apply).
  */
-export async function settle(repo: JobsRepository, trx: Trx, run: JobRunRecord, now = Date.now(), maxErrors = 0): Promise<JobStatus> {
-  const status = run.status as JobStatus;
+export async function settle(locked: LockedRun, now = Date.now(), maxErrors = 0): Promise<JobStatus> {
+  const run = locked.run;
+  const status = run.status;
   if (status === 'RUNNING') {
     const failing = failingReason(run, maxErrors);
     if (failing !== undefined) {
-      if ((await repo.countTasks(trx, run.id, ['active'])) > 0) {
-        if (run.message === null) await repo.updateRun(trx, run.id, { message: failing });
+      if ((await locked.countTasks(['active'])) > 0) {
+        if (run.message === null) await locked.change({ message: failing });
         return status;
       }
-      await repo.updateRun(trx, run.id, { status: 'FAILED', message: failing, end_time: now, ...closeSegment(run, now) });
+      await locked.change({ status: 'FAILED', message: failing, endTime: now, ...closeSegment(run, now) });
       return 'FAILED';
     }
-    if ((await repo.countTasks(trx, run.id, ['pending', 'active'])) > 0) return status;
-    const next: JobStatus = run.failed > 0 ? 'COMPLETED_WITH_ERRORS' : 'COMPLETED';
-    await repo.updateRun(trx, run.id, { status: next, end_time: now, ...closeSegment(run, now) });
+    if ((await locked.countTasks(['pending', 'active'])) > 0) return status;
+    const next = run.failed > 0 ? 'COMPLETED_WITH_ERRORS' : 'COMPLETED';
+    await locked.change({ status: next, endTime: now, ...closeSegment(run, now) });
     return next;
   }
   if (status === 'PAUSING' || status === 'ABORTING') {
-    if ((await repo.countTasks(trx, run.id, ['active'])) > 0) return status;
-    const next: JobStatus = status === 'PAUSING' ? 'PAUSED' : 'ABORTED';
-    await repo.updateRun(trx, run.id, {
-      status: next,
-      cancel: 0,
-      ...(next === 'ABORTED' ? { end_time: now } : {}),
-      ...closeSegment(run, now),
-    });
+    if ((await locked.countTasks(['active'])) > 0) return status;
+    const next = status === 'PAUSING' ? 'PAUSED' : 'ABORTED';
+    await locked.change({ status: next, cancel: false, ...(next === 'ABORTED' ? { endTime: now } : {}), ...closeSegment(run, now) });
     return next;
   }
   return status;

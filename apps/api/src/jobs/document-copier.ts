@@ -1,0 +1,187 @@
+import * as path from 'node:path/posix';
+import type { Readable } from 'node:stream';
+import { ConflictError, GatewayError, NotFoundError, type Actor, type ContentConnector } from '@gateway/connector-api';
+import type { ClaimedDoc, DocOutcome } from '@gateway/persistence';
+import type { JobDefinition } from './job-definition.dto';
+import { Cancelled } from './run-watcher';
+import type { DocItem } from './task-plan';
+
+/** Timestamps of coarse filesystems: a target modified this close before the claim still counts as ours. */
+export const CLOCK_TOLERANCE_MS = 1000;
+
+/** What a copy asks of the run it belongs to: whether to cut now, and to follow the streams it opens. */
+export interface CopyGuard {
+  readonly cancelled: boolean;
+  track(stream: Readable): Readable;
+}
+
+/**
+ * Copies one document of a run from the source connector to the target, by the job's options
+ * (exclude, onExisting, copyVersions, removeSource), and says how it ended. One copier per
+ * run and process: it remembers the target folders it made.
+ */
+export class DocumentCopier {
+  private readonly folders = new Map<string, Promise<string>>();
+  private readonly exclude: RegExp[];
+
+  constructor(
+    readonly def: JobDefinition,
+    readonly source: ContentConnector,
+    private readonly target: ContentConnector,
+    private readonly actor: Actor,
+  ) {
+    this.exclude = def.options.exclude.map(globToRegExp);
+  }
+
+  /** Where the document is read from, for the audit trail. */
+  sourcePath(item: DocItem): string {
+    return item.path ?? joinPath(this.def.source.folderPath, item.rel);
+  }
+
+  /**
+   * One document: its outcome, or undefined when cancelled (kill or shutdown), so that it
+   * stays claimed and is redone later. A document claimed before (not fresh) may have been
+   * written by the attempt that claimed it: a target written since the claim counts as done.
+   */
+  async copy(item: DocItem, claim: Pick<ClaimedDoc, 'fresh' | 'claimedAt'>, fetch: boolean, guard: CopyGuard): Promise<DocOutcome | undefined> {
+    const sourcePath = this.sourcePath(item);
+    const name = path.basename(item.rel);
+    const pattern = this.exclude.find((r) => r.test(name));
+    if (pattern) return { docId: item.id, outcome: 's', sourcePath, message: `Excluded by pattern ${pattern.source}` };
+    try {
+      let info = item;
+      if (fetch) {
+        const fresh = await this.source.getItem(item.id);
+        info = { ...item, path: fresh.path, mimeType: fresh.mimeType, size: fresh.size };
+      }
+      const relDir = path.dirname(item.rel);
+      const targetDir = relDir === '.' ? this.def.target.folderPath : joinPath(this.def.target.folderPath, relDir);
+      const folderId = await this.ensureFolder(targetDir);
+      const { onExisting } = this.def.options;
+
+      let existing: string | undefined;
+      if (!claim.fresh) {
+        // Redone after a crash, stall, kill or resume: did the earlier attempt's write land?
+        existing = await findId(this.target, targetDir, name);
+        if (existing !== undefined) {
+          const t = await this.target.getItem(existing);
+          const modified = t.modified?.getTime() ?? 0;
+          if (modified >= claim.claimedAt - CLOCK_TOLERANCE_MS && (info.size === undefined || t.size === undefined || t.size === info.size)) {
+            return await this.written(item, sourcePath, existing, 'recovered: written by an earlier attempt of this run');
+          }
+        }
+      }
+
+      const contents = await this.contentsToCopy(item.id);
+      if (existing === undefined) {
+        try {
+          const id = await this.writeNew(guard, folderId, name, info.mimeType, contents);
+          return await this.written(item, sourcePath, id);
+        } catch (e) {
+          if (!(e instanceof ConflictError)) throw e;
+          existing = await findId(this.target, targetDir, name);
+          if (existing === undefined) throw e;
+        }
+      }
+      if (onExisting === 'skip') {
+        return { docId: item.id, outcome: 'd', sourcePath, targetId: existing, message: 'Already exists at the target' };
+      }
+      if (onExisting === 'overwrite') {
+        await this.target.deleteItem(existing, true, this.actor);
+        const id = await this.writeNew(guard, folderId, name, info.mimeType, contents);
+        return await this.written(item, sourcePath, id, 'overwritten');
+      }
+      let id = existing;
+      for (const versionId of contents) id = await this.addVersion(guard, id, versionId, name, info.mimeType);
+      return await this.written(item, sourcePath, id, 'new version');
+    } catch (e) {
+      if (guard.cancelled || e instanceof Cancelled) return undefined;
+      const message = e instanceof GatewayError ? `${e.code}: ${e.message}` : `INTERNAL: ${(e as Error)?.message ?? String(e)}`;
+      return { docId: item.id, outcome: 'e', sourcePath, message };
+    }
+  }
+
+  private async written(item: DocItem, sourcePath: string, targetId: string, message?: string): Promise<DocOutcome> {
+    let removed = false;
+    if (this.def.options.removeSource) {
+      try {
+        await this.source.deleteItem(item.id, true, this.actor);
+        removed = true;
+      } catch (e) {
+        if (!(e instanceof NotFoundError)) throw e;
+      }
+    }
+    return { docId: item.id, outcome: 'p', sourcePath, targetId, ...(message ? { message } : {}), removed };
+  }
+
+  /** The source ids whose content is written, oldest first: every version, or just the document. */
+  private async contentsToCopy(id: string): Promise<string[]> {
+    if (!this.def.options.copyVersions || !this.source.versioning) return [id];
+    const versions = await this.source.versioning.listVersions(id);
+    if (versions.length === 0) return [id];
+    return [...versions].sort((a, b) => a.modified.getTime() - b.modified.getTime()).map((v) => v.id);
+  }
+
+  private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[]): Promise<string> {
+    const first = await this.open(guard, contents[0]);
+    let id: string;
+    try {
+      id = await this.target.createFile({ folderId, fileName: name, mimeType, content: first }, this.actor);
+    } finally {
+      // A target that refused before reading (it exists, bad name) leaves the stream open.
+      if (!first.readableEnded) first.destroy();
+    }
+    for (const versionId of contents.slice(1)) id = await this.addVersion(guard, id, versionId, name, mimeType);
+    return id;
+  }
+
+  private async addVersion(guard: CopyGuard, targetId: string, sourceVersionId: string, name: string, mimeType: string | undefined): Promise<string> {
+    const content = await this.open(guard, sourceVersionId);
+    try {
+      return await this.target.contentUpdate!.updateContent(targetId, { content, mimeType, fileName: name }, this.actor);
+    } finally {
+      if (!content.readableEnded) content.destroy();
+    }
+  }
+
+  /** Opens a source stream that kill (or shutdown) can cut; a cut stream makes the target write fail, leaving nothing. */
+  private async open(guard: CopyGuard, id: string): Promise<Readable> {
+    if (guard.cancelled) throw new Cancelled();
+    return guard.track(await this.source.openContent(id));
+  }
+
+  /** The target folder's id, made once per run and process (a failure is retried by the next document). */
+  private ensureFolder(folderPath: string): Promise<string> {
+    let p = this.folders.get(folderPath);
+    if (!p) {
+      p = this.target.folders ? this.target.folders.createFolder(folderPath, this.actor) : resolveFolderId(this.target, folderPath);
+      p.catch(() => this.folders.delete(folderPath));
+      this.folders.set(folderPath, p);
+    }
+    return p;
+  }
+}
+
+export async function resolveFolderId(connector: ContentConnector, folderPath: string): Promise<string> {
+  if (folderPath === '/' || folderPath === '') return (await connector.rootFolder()).folderId;
+  return connector.idByPath(path.dirname(folderPath), path.basename(folderPath));
+}
+
+async function findId(connector: ContentConnector, folderPath: string, name: string): Promise<string | undefined> {
+  try {
+    return await connector.idByPath(folderPath, name);
+  } catch (e) {
+    if (e instanceof NotFoundError) return undefined;
+    throw e;
+  }
+}
+
+export function joinPath(folder: string, rel: string): string {
+  return folder === '/' ? `/${rel}` : `${folder}/${rel}`;
+}
+
+/** An exclude pattern of the job's options: * any run of characters, ? one character, the rest literal. */
+export function globToRegExp(glob: string): RegExp {
+  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${body}$`);
+}

@@ -1,0 +1,301 @@
+import type {
+  AuditRecord,
+  AuditRecordType,
+  ClaimedDoc,
+  DocOutcome,
+  DocToClaim,
+  FailedDoc,
+  JobOrigin,
+  JobRecord,
+  JobRunRecord,
+  JobTaskRecord,
+  LockedRun,
+  RunChange,
+  RunKind,
+  RunPlanReader,
+  RunStatus,
+  TaskSpec,
+  TaskState,
+} from '@gateway/persistence';
+import type { JobDefinition } from './job-definition.dto';
+import type { JobStore } from './job-store';
+
+interface DocRow {
+  relPath: string;
+  state: 'claimed' | 'done';
+  outcome: ClaimedDoc['outcome'];
+  claimedAt: number;
+}
+
+/**
+ * The job store in memory, for unit tests: the same contract as JobsRepository (its own
+ * spec checks that one against SQLite), one transition at a time, and a transition or a
+ * run plan that throws leaves nothing behind.
+ */
+export class InMemoryJobStore implements JobStore {
+  readonly jobs = new Map<number, JobRecord<JobDefinition>>();
+  readonly runs = new Map<string, JobRunRecord>();
+  /** runId → task key → task. */
+  readonly tasks = new Map<string, Map<string, JobTaskRecord>>();
+  /** runId → doc id → row. */
+  readonly docs = new Map<string, Map<string, DocRow>>();
+  readonly audit: AuditRecord[] = [];
+  /** Transitions made, by run (what a test can check was locked). */
+  transitions = 0;
+  private nextJobId = 1;
+  private lock: Promise<unknown> = Promise.resolve();
+
+  /** Adds a job directly (tests start from a defined job). */
+  addJob(definition: JobDefinition, origin: JobOrigin = 'api', now = 0): JobRecord<JobDefinition> {
+    const job = { id: this.nextJobId++, name: definition.jobName, group: definition.jobGroup, origin, definition, runCount: 0, createdAt: now, updatedAt: now };
+    this.jobs.set(job.id, job);
+    return job;
+  }
+
+  /** Adds a run in any state directly, as the job's latest. */
+  addRun(jobId: number, patch: Partial<JobRunRecord> = {}): JobRunRecord {
+    const job = this.jobs.get(jobId)!;
+    job.runCount++;
+    const run: JobRunRecord = {
+      id: `${jobId}_${job.runCount}`,
+      jobId,
+      runNumber: job.runCount,
+      kind: 'start',
+      status: 'RUNNING',
+      message: null,
+      startedBy: 'admin',
+      attempt: 1,
+      cancel: false,
+      startTime: 0,
+      endTime: null,
+      activeMs: 0,
+      segmentStart: 0,
+      read: 0,
+      written: 0,
+      skipped: 0,
+      failed: 0,
+      removed: 0,
+      failedBase: 0,
+      ...patch,
+    };
+    this.runs.set(run.id, run);
+    this.tasks.set(run.id, new Map());
+    this.docs.set(run.id, new Map());
+    return run;
+  }
+
+  taskStates(runId: string): Record<string, TaskState> {
+    return Object.fromEntries([...(this.tasks.get(runId) ?? new Map<string, JobTaskRecord>()).values()].map((t) => [t.key, t.state]));
+  }
+
+  async insertJob(job: { name: string; group: string; origin: JobOrigin; definition: JobDefinition; now: number }): Promise<number | undefined> {
+    if ([...this.jobs.values()].some((j) => j.name === job.name)) return undefined;
+    const id = this.nextJobId++;
+    this.jobs.set(id, { id, name: job.name, group: job.group, origin: job.origin, definition: job.definition, runCount: 0, createdAt: job.now, updatedAt: job.now });
+    return id;
+  }
+
+  async updateJob(id: number, job: { name: string; group: string; definition: JobDefinition; now: number }): Promise<boolean> {
+    if ([...this.jobs.values()].some((j) => j.name === job.name && j.id !== id)) return false;
+    const existing = this.jobs.get(id);
+    if (existing) Object.assign(existing, { name: job.name, group: job.group, definition: job.definition, updatedAt: job.now });
+    return true;
+  }
+
+  async setOrigin(id: number, origin: JobOrigin): Promise<void> {
+    const job = this.jobs.get(id);
+    if (job) job.origin = origin;
+  }
+
+  async deleteJob(id: number): Promise<void> {
+    for (const run of [...this.runs.values()].filter((r) => r.jobId === id)) {
+      this.runs.delete(run.id);
+      this.tasks.delete(run.id);
+      this.docs.delete(run.id);
+    }
+    this.audit.splice(0, this.audit.length, ...this.audit.filter((a) => a.jobId !== id));
+    this.jobs.delete(id);
+  }
+
+  async findJob(id: number): Promise<JobRecord<JobDefinition> | undefined> {
+    const job = this.jobs.get(id);
+    return job && { ...job };
+  }
+
+  async findJobByName(name: string): Promise<JobRecord<JobDefinition> | undefined> {
+    const job = [...this.jobs.values()].find((j) => j.name === name);
+    return job && { ...job };
+  }
+
+  async listJobs(group?: string): Promise<Array<JobRecord<JobDefinition>>> {
+    return [...this.jobs.values()].filter((j) => group === undefined || j.group === group).map((j) => ({ ...j }));
+  }
+
+  async createRun(
+    jobId: number,
+    input: { kind: RunKind; startedBy: string; now: number },
+    plan: (previous: JobRunRecord | undefined, reader: RunPlanReader) => Promise<TaskSpec[]>,
+  ): Promise<JobRunRecord> {
+    return this.locked(async () => {
+      const job = this.jobs.get(jobId);
+      if (!job) throw new Error(`Job ${jobId} not found`);
+      const previous = this.runs.get(`${jobId}_${job.runCount}`);
+      const tasks = await plan(previous && { ...previous }, { failedDocs: (runId, after, limit) => this.failedDocs(runId, after, limit) });
+      const run = this.addRun(jobId, { kind: input.kind, startedBy: input.startedBy, startTime: input.now, segmentStart: input.now });
+      job.updatedAt = input.now;
+      this.insertTasksOf(run.id, tasks);
+      for (const old of this.runs.values()) {
+        if (old.jobId === jobId && old.runNumber < run.runNumber - 1) {
+          this.docs.set(old.id, new Map());
+          this.tasks.set(old.id, new Map());
+        }
+      }
+      return { ...run };
+    });
+  }
+
+  async findRun(runId: string): Promise<JobRunRecord | undefined> {
+    const run = this.runs.get(runId);
+    return run && { ...run };
+  }
+
+  async latestRun(jobId: number): Promise<JobRunRecord | undefined> {
+    const job = this.jobs.get(jobId);
+    return job ? this.findRun(`${jobId}_${job.runCount}`) : undefined;
+  }
+
+  async latestRuns(jobIds: number[]): Promise<Map<number, JobRunRecord>> {
+    const out = new Map<number, JobRunRecord>();
+    for (const id of jobIds) {
+      const run = await this.latestRun(id);
+      if (run) out.set(id, run);
+    }
+    return out;
+  }
+
+  async runsWithStatus(statuses: RunStatus[]): Promise<JobRunRecord[]> {
+    return [...this.runs.values()].filter((r) => statuses.includes(r.status)).map((r) => ({ ...r }));
+  }
+
+  async transition<T>(runId: string, fn: (locked: LockedRun) => Promise<T>): Promise<T> {
+    return this.locked(async () => {
+      const stored = this.runs.get(runId);
+      if (!stored) throw new Error(`Run ${runId} not found`);
+      this.transitions++;
+      const savedTasks = new Map([...this.tasks.get(runId)!].map(([k, t]) => [k, { ...t }]));
+      const store = this;
+      const locked: LockedRun = {
+        run: { ...stored },
+        async change(patch: RunChange) {
+          const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+          (this as { run: JobRunRecord }).run = { ...this.run, ...defined };
+        },
+        async countTasks(states) {
+          return [...store.tasks.get(runId)!.values()].filter((t) => states.includes(t.state)).length;
+        },
+        async setTaskState(key, state) {
+          const task = store.tasks.get(runId)!.get(key);
+          if (task) task.state = state;
+        },
+        async resetActiveTasks() {
+          for (const t of store.tasks.get(runId)!.values()) if (t.state === 'active') t.state = 'pending';
+        },
+        async insertTasks(tasks) {
+          store.insertTasksOf(runId, tasks);
+        },
+      };
+      try {
+        const result = await fn(locked);
+        this.runs.set(runId, { ...locked.run });
+        return result;
+      } catch (e) {
+        this.tasks.set(runId, savedTasks);
+        throw e;
+      }
+    });
+  }
+
+  async findTask(runId: string, key: string): Promise<JobTaskRecord | undefined> {
+    const task = this.tasks.get(runId)?.get(key);
+    return task && { ...task };
+  }
+
+  async unfinishedTaskKeys(runId: string): Promise<string[]> {
+    return [...(this.tasks.get(runId)?.values() ?? [])].filter((t) => t.state !== 'done').map((t) => t.key).sort();
+  }
+
+  async claimDocs(jobId: number, runId: string, docs: readonly DocToClaim[], now: number): Promise<Map<string, ClaimedDoc>> {
+    return this.locked(async () => {
+      const rows = this.docs.get(runId)!;
+      const run = this.runs.get(runId)!;
+      const out = new Map<string, ClaimedDoc>();
+      for (const d of docs) {
+        if (out.has(d.docId)) continue;
+        const row = rows.get(d.docId);
+        if (row) {
+          out.set(d.docId, { docId: d.docId, state: row.state, outcome: row.outcome, claimedAt: row.claimedAt, fresh: false });
+          continue;
+        }
+        rows.set(d.docId, { relPath: d.relPath, state: 'claimed', outcome: null, claimedAt: now });
+        run.read++;
+        this.addAudit(jobId, runId, d.docId, 'r', d.sourcePath, null, null, now);
+        out.set(d.docId, { docId: d.docId, state: 'claimed', outcome: null, claimedAt: now, fresh: true });
+      }
+      return out;
+    });
+  }
+
+  async finishDocs(jobId: number, runId: string, outcomes: readonly DocOutcome[], now: number): Promise<JobRunRecord> {
+    return this.locked(async () => {
+      const rows = this.docs.get(runId)!;
+      const run = this.runs.get(runId)!;
+      for (const o of outcomes) {
+        const row = rows.get(o.docId);
+        if (!row || row.state !== 'claimed') continue;
+        row.state = 'done';
+        row.outcome = o.outcome;
+        if (o.outcome === 'p') run.written++;
+        else if (o.outcome === 'e') run.failed++;
+        else run.skipped++;
+        if (o.removed) run.removed++;
+        this.addAudit(jobId, runId, o.docId, o.outcome, o.sourcePath, o.targetId ?? null, o.message ?? null, now);
+      }
+      return { ...run };
+    });
+  }
+
+  async failedDocs(runId: string, after: string | undefined, limit: number): Promise<FailedDoc[]> {
+    return [...(this.docs.get(runId) ?? new Map<string, DocRow>()).entries()]
+      .filter(([id, row]) => row.outcome === 'e' && (after === undefined || id > after))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .slice(0, limit)
+      .map(([docId, row]) => ({ docId, relPath: row.relPath }));
+  }
+
+  async latestAudit(jobId: number, docId: string, recordType: AuditRecordType): Promise<AuditRecord | undefined> {
+    return [...this.audit].reverse().find((a) => a.jobId === jobId && a.docId === docId && a.recordType === recordType);
+  }
+
+  async pruneAudit(before: number): Promise<number> {
+    const kept = this.audit.filter((a) => a.createdAt >= before);
+    const removed = this.audit.length - kept.length;
+    this.audit.splice(0, this.audit.length, ...kept);
+    return removed;
+  }
+
+  private insertTasksOf(runId: string, tasks: readonly TaskSpec[]): void {
+    const rows = this.tasks.get(runId)!;
+    for (const t of tasks) if (!rows.has(t.key)) rows.set(t.key, { ...t, runId, state: 'pending' });
+  }
+
+  private addAudit(jobId: number, runId: string, docId: string, recordType: AuditRecordType, sourcePath: string | null, targetId: string | null, message: string | null, createdAt: number): void {
+    this.audit.push({ id: this.audit.length + 1, jobId, runId, docId, recordType, sourcePath, targetId, message, createdAt });
+  }
+
+  /** One store operation at a time, like the run lock (SQLite's write lock). */
+  private locked<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.lock.then(fn);
+    this.lock = result.catch(() => undefined);
+    return result;
+  }
+}

@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import type { FolderPage } from '@gateway/connector-api';
+import type { JobTaskRecord, RunPlanReader, TaskSpec } from '@gateway/persistence';
+import type { JobDefinition } from './job-definition.dto';
+
+/**
+ * The task plan: how a run's work is cut into tasks and what a task carries. Shared by the
+ * control service (a run's first tasks) and the executor (the tasks an enumeration finds).
+ *
+ * A task key is deterministic — the same folder page, the same batch of documents, always
+ * gets the same key within a run — so a task redone after a crash or a stall inserts the
+ * tasks it found again without duplicating them (the store ignores a key the run has).
+ */
+
+/** Documents listed per folder page, and per docs task. */
+export const LIST_PAGE = 1000;
+export const DOCS_PER_TASK = 100;
+export const ROOT_TASK_KEY = 'e.root';
+
+export interface EnumPayload {
+  /** Resolved from folderPath when absent (the root task). */
+  folderId?: string;
+  folderPath: string;
+  /** Path of the folder relative to the job's source folder ('' for the folder itself). */
+  rel: string;
+  cursor?: string;
+}
+
+export interface DocItem {
+  id: string;
+  /** Relative to the job's source folder, '/' separated, e.g. 'sub/a.txt'. */
+  rel: string;
+  path?: string;
+  mimeType?: string;
+  size?: number;
+}
+
+export interface DocsPayload {
+  items: DocItem[];
+  /** Run-errors: the items carry only id and rel; the rest is fetched by id. */
+  fetch?: boolean;
+}
+
+export type PlannedTask = { kind: 'enum'; payload: EnumPayload } | { kind: 'docs'; payload: DocsPayload };
+
+/** A start's only first task: list the job's source folder. */
+export function rootTask(def: JobDefinition): TaskSpec {
+  return enumTask(ROOT_TASK_KEY, { folderPath: def.source.folderPath, rel: '' });
+}
+
+export function docsTask(key: string, payload: DocsPayload): TaskSpec {
+  return { key, kind: 'docs', payload: JSON.stringify(payload) };
+}
+
+function enumTask(key: string, payload: EnumPayload): TaskSpec {
+  return { key, kind: 'enum', payload: JSON.stringify(payload) };
+}
+
+/**
+ * What one listed page of a folder turns into: a docs task per DOCS_PER_TASK documents,
+ * an enum task per subfolder (when the job is recursive) and one for the next page.
+ */
+export function folderPageTasks(taskKey: string, listed: EnumPayload, folderId: string, page: FolderPage, recursive: boolean): TaskSpec[] {
+  const tasks: TaskSpec[] = [];
+  const docs: DocItem[] = [];
+  for (const item of page.items) {
+    const rel = listed.rel ? `${listed.rel}/${item.name}` : item.name;
+    if (item.baseType === 'document') {
+      docs.push({ id: item.id, rel, path: item.path, mimeType: item.mimeType, size: item.size });
+    } else if (recursive) {
+      tasks.push(enumTask(hashKey('e', item.id), { folderId: item.id, folderPath: item.path, rel }));
+    }
+  }
+  for (let i = 0, k = 0; i < docs.length; i += DOCS_PER_TASK, k++) {
+    tasks.push(docsTask(hashKey('d', taskKey, String(k)), { items: docs.slice(i, i + DOCS_PER_TASK) }));
+  }
+  if (page.nextCursor) {
+    tasks.push(enumTask(hashKey('e', folderId, page.nextCursor), { ...listed, folderId, cursor: page.nextCursor }));
+  }
+  return tasks;
+}
+
+/** A run-errors run's tasks: the previous run's failed documents, DOCS_PER_TASK a task, fetched again by id. */
+export async function failedDocsTasks(previousRunId: string, reader: RunPlanReader): Promise<TaskSpec[]> {
+  const tasks: TaskSpec[] = [];
+  let after: string | undefined;
+  for (let k = 0; ; k++) {
+    const docs = await reader.failedDocs(previousRunId, after, DOCS_PER_TASK);
+    if (docs.length === 0) return tasks;
+    after = docs[docs.length - 1].docId;
+    tasks.push(docsTask(`r.${k}`, { items: docs.map((d) => ({ id: d.docId, rel: d.relPath })), fetch: true }));
+    if (docs.length < DOCS_PER_TASK) return tasks;
+  }
+}
+
+/** A stored task's payload, typed by its kind. */
+export function parseTask(task: Pick<JobTaskRecord, 'kind' | 'payload'>): PlannedTask {
+  if (task.kind === 'enum') return { kind: 'enum', payload: JSON.parse(task.payload) as EnumPayload };
+  return { kind: 'docs', payload: JSON.parse(task.payload) as DocsPayload };
+}
+
+function hashKey(prefix: string, ...parts: string[]): string {
+  return `${prefix}.${createHash('sha1').update(parts.join('\n')).digest('hex')}`;
+}

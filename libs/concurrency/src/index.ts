@@ -1,0 +1,1 @@
+export { AbortedWhileQueued, Limiter, mapBounded } from './limiter';
