@@ -1,0 +1,93 @@
+import { InvalidArgumentError } from '@gateway/connector-api';
+import { checkElasticsearchRawQuery, checkMongoRawQuery, checkSolrRawQuery } from './raw-guards';
+
+function refusal(check: (body: unknown) => void, body: unknown): string {
+  try {
+    check(body);
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as InvalidArgumentError).parameter).toBe('body');
+    expect((error as InvalidArgumentError).code).toBe('RAW_QUERY_REFUSED');
+    return (error as Error).message;
+  }
+  throw new Error('accepted');
+}
+
+/** `value` nested `depth` levels down, alternating objects and arrays. */
+function nested(value: unknown, depth: number): unknown {
+  let body = value;
+  for (let level = 0; level < depth; level++) body = level % 2 === 0 ? { $and: [body] } : [body];
+  return body;
+}
+
+describe('checkMongoRawQuery', () => {
+  it('accepts ordinary finds', () => {
+    expect(() => checkMongoRawQuery({ author: 'Ann', $or: [{ size: { $gt: 1 } }, { tags: { $in: ['$where'] } }] })).not.toThrow();
+    expect(() => checkMongoRawQuery(null)).not.toThrow();
+    expect(() => checkMongoRawQuery('x')).not.toThrow();
+  });
+
+  it.each(['$where', '$function', '$accumulator'])('refuses %s at any depth', (operator) => {
+    expect(refusal(checkMongoRawQuery, { [operator]: 'sleep(1000)' })).toBe(`${operator} is not allowed in a raw MongoDB query`);
+    expect(refusal(checkMongoRawQuery, nested({ a: { [operator]: {} } }, 20))).toContain(operator);
+  });
+
+  it('walks a very deep body without overflowing the stack', () => {
+    expect(refusal(checkMongoRawQuery, nested({ $where: '1' }, 100_000))).toContain('$where');
+  });
+});
+
+describe('checkElasticsearchRawQuery', () => {
+  it('accepts ordinary searches', () => {
+    expect(() =>
+      checkElasticsearchRawQuery({ query: { bool: { must: [{ match: { content: 'script' } }] } }, runtime_mappings: { day: { type: 'keyword' } } }),
+    ).not.toThrow();
+  });
+
+  it('refuses scripts, script fields and stored scripts', () => {
+    expect(refusal(checkElasticsearchRawQuery, { query: { script: { script: { source: 'true' } } } })).toBe(
+      'script is not allowed in a raw Elasticsearch query',
+    );
+    expect(refusal(checkElasticsearchRawQuery, { script_fields: { x: {} } })).toContain('script_fields');
+    expect(refusal(checkElasticsearchRawQuery, { query: { bool: { filter: [{ script: { script: { id: 'stored' } } }] } } })).toContain('script');
+    expect(refusal(checkElasticsearchRawQuery, { query: { function_score: { functions: [{ script_score: {} }] } } })).toContain('script_score');
+    expect(refusal(checkElasticsearchRawQuery, { aggs: { a: { scripted_metric: {} } } })).toContain('scripted_metric');
+    expect(refusal(checkElasticsearchRawQuery, { aggs: { a: { bucket_selector: { Script: 'x' } } } })).toContain('Script');
+  });
+
+  it('refuses runtime mappings with a script, naming runtime_mappings', () => {
+    expect(refusal(checkElasticsearchRawQuery, { runtime_mappings: { day: { type: 'keyword', script: { source: 'emit(1)' } } } })).toBe(
+      'runtime_mappings with a script is not allowed in a raw Elasticsearch query',
+    );
+  });
+});
+
+describe('checkSolrRawQuery', () => {
+  it('accepts ordinary requests', () => {
+    expect(() =>
+      checkSolrRawQuery({ query: 'content:fox', filter: ['tags:a'], params: { wt: 'json', rows: 10, fl: ['id'] }, limit: 5 }),
+    ).not.toThrow();
+    expect(() => checkSolrRawQuery({ params: { wt: ['json'] } })).not.toThrow();
+  });
+
+  it('refuses local params in any value or name', () => {
+    expect(refusal(checkSolrRawQuery, { query: '{!join from=a to=b}x' })).toBe('local params ({!...}) is not allowed in a raw Solr query');
+    expect(refusal(checkSolrRawQuery, { params: { fq: ['a', 'b _query_:"{!frange l=1}x"'] } })).toContain('local params');
+    expect(refusal(checkSolrRawQuery, { params: { '{!x}': 1 } })).toContain('local params');
+    expect(refusal(checkSolrRawQuery, '{!lucene}a')).toContain('local params');
+  });
+
+  it('refuses qt, shards, stream.* and a wt other than json', () => {
+    expect(refusal(checkSolrRawQuery, { params: { qt: '/update' } })).toBe('qt is not allowed in a raw Solr query');
+    expect(refusal(checkSolrRawQuery, { params: { shards: 'evil:8983/solr' } })).toContain('shards');
+    expect(refusal(checkSolrRawQuery, { params: { 'shards.qt': '/x' } })).toContain('shards.qt');
+    expect(refusal(checkSolrRawQuery, { params: { 'stream.url': 'file:///etc/passwd' } })).toContain('stream.url');
+    expect(refusal(checkSolrRawQuery, { 'stream.body': 'x' })).toContain('stream.body');
+    expect(refusal(checkSolrRawQuery, { params: { wt: 'velocity' } })).toBe('wt other than json is not allowed in a raw Solr query');
+    expect(refusal(checkSolrRawQuery, { params: { wt: ['json', 'xslt'] } })).toContain('wt other than json');
+  });
+
+  it('does not mistake look-alike names for refused ones', () => {
+    expect(() => checkSolrRawQuery({ params: { qtx: 1, shardsx: 1, streaming: 1, 'x.stream.y': 1 } })).not.toThrow();
+  });
+});
