@@ -4,7 +4,6 @@ import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { ConflictError, InvalidArgumentError } from '@gateway/connector-api';
 import type { FilesystemConnector } from './filesystem.connector';
-import { mapLimit } from './concurrency';
 import { encodeId } from './paths';
 import { alice, bob, body, filesUnder, readAll, readText, sandbox, sha256, type Sandbox } from './fixture.spec-helper';
 
@@ -69,28 +68,7 @@ describe('FilesystemConnector under load and concurrency', () => {
     expect(nextCursor).toBeUndefined();
     expect(items).toHaveLength(10_000);
     expect(items.every((i) => i.size === i.name.length)).toBe(true);
-    // How fast is for bench/; what bounds the work (at most a few stats in flight, in order) is tested below.
-  });
-
-  it('runs at most `limit` calls at once, every item exactly once, results in item order', async () => {
-    let inFlight = 0;
-    let most = 0;
-    const called: number[] = [];
-    const results = await mapLimit(Array.from({ length: 50 }, (_, i) => i), 4, async (item, index) => {
-      expect(index).toBe(item);
-      called.push(item);
-      most = Math.max(most, ++inFlight);
-      // Finish out of order, so the results must be placed by index, not by completion.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      if (item % 3 === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-      inFlight--;
-      return item * 2;
-    });
-    expect(most).toBe(4);
-    expect(called.sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i));
-    expect(results).toEqual(Array.from({ length: 50 }, (_, i) => i * 2));
-    expect(await mapLimit([], 4, async () => 1)).toEqual([]);
-    expect(await mapLimit([7], 4, async (x) => x)).toEqual([7]);
+    // How fast is for bench/; what bounds the work (a few stats in flight, results in order) is mapBounded's, tested in libs/concurrency.
   });
 
   it('never lets a reader see a torn file while writers replace it', async () => {
