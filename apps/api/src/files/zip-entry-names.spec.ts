@@ -108,7 +108,7 @@ describe('EntryNames', () => {
   });
 
   it('never lets a file and a folder share a path', () => {
-    const names = new EntryNames();
+    const names = new EntryNames([]);
     expect(names.claim('docs')).toBe('docs');
     expect(names.claim('docs/a.txt')).toBe('docs (1)/a.txt');
     expect(names.claim('Docs/b.txt')).toBe('Docs (1)/b.txt');
@@ -119,7 +119,7 @@ describe('EntryNames', () => {
   });
 
   it('moves a file away from a folder that clashes with it two levels deep, and back', () => {
-    const names = new EntryNames();
+    const names = new EntryNames([]);
     expect(names.claim('a/b')).toBe('a/b');
     expect(names.claim('a/b/c.txt')).toBe('a/b (1)/c.txt');
     expect(names.claim('a/B/d.txt')).toBe('a/B (1)/d.txt');
@@ -127,6 +127,13 @@ describe('EntryNames', () => {
     expect(names.claim('p/q/r')).toBe('p/q/r (1)');
     expect(names.claim('P/Q')).toBe('P/Q (1)');
     expect(names.claim('p/q/r/t.txt')).toBe('p/q/r/t.txt');
+  });
+
+  it('moves a file away from a file it would need as a folder three levels deep', () => {
+    const names = new EntryNames([]);
+    expect(names.claim('a/b/c')).toBe('a/b/c');
+    expect(names.claim('a/b/c/d.txt')).toBe('a/b/c (1)/d.txt');
+    expect(names.claim('a/b/c/e/f.txt')).toBe('a/b/c (1)/e/f.txt');
   });
 
   it('numbers a renamed folder past every file already holding the name', () => {

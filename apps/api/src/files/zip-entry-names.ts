@@ -21,6 +21,7 @@ const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[1-9]|lpt[1-9])(\..*)?$/i;
 export function sanitizeEntryName(raw: string | undefined): string {
   if (!raw) return '';
   const segments: string[] = [];
+  // Stryker disable next-line Regex: splitting at each separator instead of each run only adds empty parts, dropped below
   for (const part of raw.normalize('NFC').split(/[\\/]+/)) {
     const segment = safeSegment(part);
     if (segment !== '') segments.push(segment);
@@ -39,6 +40,7 @@ function safeSegment(part: string): string {
 
 function truncate(segment: string): string {
   const chars = [...segment];
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: a shortcut; cutting a name of at most MAX_SEGMENT characters leaves it whole
   if (chars.length <= MAX_SEGMENT) return segment;
   const { stem, ext } = splitExtension(segment);
   const extChars = [...ext].length <= 20 ? ext : '';
@@ -55,7 +57,7 @@ export class EntryNames {
   private readonly files = new Set<string>();
   private readonly folders = new Set<string>();
 
-  constructor(reserved: readonly string[] = []) {
+  constructor(reserved: readonly string[]) {
     for (const name of reserved) this.record(name);
   }
 
@@ -97,6 +99,7 @@ function joinKey(parent: string, name: string): string {
 
 function parents(key: string): string[] {
   const out: string[] = [];
+  // Stryker disable next-line StringLiteral,EqualityOperator: both only add or drop the parent '', which no entry name can be
   for (let i = key.indexOf('/'); i >= 0; i = key.indexOf('/', i + 1)) out.push(key.slice(0, i));
   return out;
 }
