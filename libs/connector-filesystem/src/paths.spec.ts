@@ -279,7 +279,7 @@ describe('location helpers', () => {
   it('join, split and show locations', () => {
     expect(joinRel('', 'a')).toBe('a');
     expect(joinRel('a/b', 'c')).toBe('a/b/c');
-    expect(parentOf('a')).toBe('');
+    expect(parentOf('abc')).toBe('');
     expect(parentOf('a/b/c')).toBe('a/b');
     expect(nameOf('a')).toBe('a');
     expect(nameOf('a/b/c')).toBe('c');
