@@ -26,12 +26,16 @@ describe('Permission management on the filesystem connector', () => {
     expect(res.body).toMatchObject({ success: false, error: { code: 'NOT_SUPPORTED', capability: 'acls', connectorType: 'filesystem' } });
   });
 
-  it('validates parameters first: 400 naming the parameter', async () => {
-    expect((await acls('get', {})).body).toMatchObject({ success: false, error: { parameter: 'id' } });
-    expect((await acls('post', { id: rootId }).send([])).body).toMatchObject({ error: { parameter: 'body' } });
-    expect((await acls('post', { id: rootId }).set('Content-Type', 'text/plain').send('alice=read')).body).toMatchObject({ error: { parameter: 'body' } });
-    expect((await acls('delete', { id: rootId })).body).toMatchObject({ error: { parameter: 'aclId' } });
-    expect((await acls('delete', { id: rootId, acls: ' , ' })).body).toMatchObject({ error: { parameter: 'aclId' } });
+  it.each([
+    ['get without id', () => acls('get', {}), 'id'],
+    ['post with a list body', () => acls('post', { id: rootId }).send([]), 'body'],
+    ['post with a text body', () => acls('post', { id: rootId }).set('Content-Type', 'text/plain').send('alice=read'), 'body'],
+    ['delete without aclId', () => acls('delete', { id: rootId }), 'aclId'],
+    ['delete with blank acls', () => acls('delete', { id: rootId, acls: ' , ' }), 'aclId'],
+  ])('validates parameters before the capability: %s is a 400 naming %s', async (_what, request, parameter) => {
+    const res = await request();
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ success: false, error: { parameter } });
   });
 
   it('answers 404 for an unknown connector and 401 without credentials', async () => {

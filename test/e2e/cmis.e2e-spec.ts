@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CmisSetup, useCmisEngine, type CmisEngine } from '../contract/fixtures/cmis-engine';
 import { adminAuth, basic, startGateway, type TestGateway } from '../support/gateway';
-import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
+import { listen, rawGet, readAll } from '../support/files';
 import { rawBody, sha256 } from '../contract/support';
 
 /**
@@ -29,6 +29,9 @@ describe('CMIS connector (OpenCMIS InMemory)', () => {
   let gw: TestGateway;
   let configDir: string;
   let stalled: net.Server;
+  let metered: net.Server;
+  /** Bytes the gateway has read from the CMIS server through the metering proxy. */
+  let bytesFromUpstream = 0;
   const sockets = new Set<net.Socket>();
   let folderId: string;
   let folderPath: string;
@@ -56,11 +59,32 @@ describe('CMIS connector (OpenCMIS InMemory)', () => {
     await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
     const stalledPort = (stalled.address() as net.AddressInfo).port;
 
+    // A plain TCP relay to the CMIS server that counts what the gateway pulls through it; pipe() keeps the
+    // relay itself backpressured, so the count is what the gateway asked for.
+    const upstream = new URL(engine.info.browserUrl);
+    metered = net.createServer((client) => {
+      const server = net.connect(Number(upstream.port), upstream.hostname);
+      for (const socket of [client, server]) {
+        sockets.add(socket);
+        socket.on('close', () => sockets.delete(socket));
+        socket.on('error', () => undefined);
+      }
+      server.on('data', (chunk: Buffer) => (bytesFromUpstream += chunk.length));
+      client.pipe(server);
+      server.pipe(client);
+      client.on('close', () => server.destroy());
+      server.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => metered.listen(0, '127.0.0.1', resolve));
+    const meteredUrl = new URL(engine.info.browserUrl);
+    meteredUrl.port = String((metered.address() as net.AddressInfo).port);
+
     const params = { url: engine.info.browserUrl, repositoryId: engine.info.repositoryId, user: engine.info.username, password: '${CMIS_PASSWORD}' };
     const connectors = [
       { id: 'cmis', typeId: 'cmis', description: 'OpenCMIS InMemory', params: { ...params, userMapping: 'actor', documentType: DOCUMENT_TYPE, pageSize: PAGE_SIZE } },
       { id: 'cmis-down', typeId: 'cmis', params: { ...params, url: `http://127.0.0.1:${closedPort}/cmis/browser` } },
       { id: 'cmis-stalled', typeId: 'cmis', params: { ...params, url: `http://127.0.0.1:${stalledPort}/cmis/browser`, timeoutMs: 300 } },
+      { id: 'cmis-metered', typeId: 'cmis', params: { ...params, url: meteredUrl.toString().replace(/\/$/, '') } },
     ];
     configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cmis-e2e-'));
     const configFile = path.join(configDir, 'gateway.yaml');
@@ -76,6 +100,7 @@ describe('CMIS connector (OpenCMIS InMemory)', () => {
     await gw?.close();
     for (const s of sockets) s.destroy();
     await new Promise((resolve) => (stalled ? stalled.close(resolve) : resolve(undefined)));
+    await new Promise((resolve) => (metered ? metered.close(resolve) : resolve(undefined)));
     await engine?.release();
     if (configDir) fs.rmSync(configDir, { recursive: true, force: true });
   });
@@ -232,10 +257,17 @@ describe('CMIS connector (OpenCMIS InMemory)', () => {
     expect(res.body.error).toMatchObject({ parameter });
   });
 
-  it('validates the ACL query parameters and answers 404 for an unknown item', async () => {
-    expect((await api('get', 'acls')).body.error).toMatchObject({ parameter: 'id' });
-    expect((await api('delete', 'acls', { id: folderId })).body.error).toMatchObject({ parameter: 'aclId' });
-    expect((await api('delete', 'acls', { id: folderId, aclId: 'a', acls: 'b' })).body.error).toMatchObject({ parameter: 'aclId' });
+  it.each([
+    ['get without id', 'id', 'get', {}],
+    ['delete without aclId', 'aclId', 'delete', { id: 'FOLDER' }],
+    ['delete with both aclId and acls', 'aclId', 'delete', { id: 'FOLDER', aclId: 'a', acls: 'b' }],
+  ] as const)('answers 400 to an ACL request %s, naming %s', async (_what, parameter, method, query: Record<string, string>) => {
+    const res = await api(method, 'acls', Object.fromEntries(Object.entries(query).map(([k, v]) => [k, v === 'FOLDER' ? folderId : v])));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ parameter });
+  });
+
+  it('answers 404 to an ACL request for an unknown item', async () => {
     const missing = await api('get', 'acls', { id: 'no-such-object' });
     expect(missing.status).toBe(404);
     expect(missing.body.error).toMatchObject({ code: 'ITEM_NOT_FOUND', id: 'no-such-object' });
@@ -278,22 +310,39 @@ describe('CMIS connector (OpenCMIS InMemory)', () => {
     expect(sha256(range.body as Buffer)).toBe(sha256(bytes.subarray(10_000_000, 10_000_100)));
   });
 
-  it('holds a download nobody reads at a bounded buffer (the server waits), then delivers it whole', async () => {
-    const bytes = randomBytes(32 * 1024 * 1024);
+  it('pulls from the repository only as fast as the HTTP client reads: a paused download stalls upstream, then arrives whole', async () => {
+    const size = 64 * 1024 * 1024;
+    const bytes = randomBytes(size);
     const id = await upload(bytes, unique('paused'));
-    const stream = await gw.app.get(ConnectorRegistry).get('cmis').openContent(id);
-    stream.pause();
-    // Without backpressure on the connection the whole document would pile up here.
-    let previous = -1;
-    while (previous !== stream.readableLength) {
-      previous = stream.readableLength;
-      await new Promise((resolve) => setTimeout(resolve, 300));
+    const base = await listen(gw);
+    bytesFromUpstream = 0;
+    const res = await rawGet(`${base}${gw.api}/repo/cmis-metered/file?id=${encodeURIComponent(id)}`, { Authorization: adminAuth() });
+    expect(res.statusCode).toBe(200);
+    res.pause();
+    try {
+      // Poll until the upstream count has not moved for three samples in a row (every buffer on the way is
+      // full), with a deadline.
+      let previous = -1;
+      let still = 0;
+      const deadline = Date.now() + 60_000;
+      while (still < 3 && Date.now() < deadline) {
+        still = bytesFromUpstream === previous ? still + 1 : 0;
+        previous = bytesFromUpstream;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      expect(still).toBe(3);
+      // What the kernel's socket buffers and the streams on the way hold, far from the whole document:
+      // without backpressure the gateway would read all 64 MiB while the client reads nothing.
+      expect(bytesFromUpstream).toBeLessThan(size / 2);
+      const reading = readAll(res);
+      res.resume(); // paused explicitly, so a 'data' listener alone does not restart it
+      const body = await reading;
+      expect(sha256(body)).toBe(sha256(bytes));
+      expect(bytesFromUpstream).toBeGreaterThanOrEqual(size);
+    } finally {
+      res.destroy(); // a failed assertion must not leave a paused response holding the gateway open
     }
-    expect(stream.readableLength).toBeLessThanOrEqual(2 * 1024 * 1024);
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
-    expect(sha256(Buffer.concat(chunks))).toBe(sha256(bytes));
-  });
+  }, 300_000);
 
   // ---- errors ------------------------------------------------------------------------------
 

@@ -39,12 +39,34 @@ describe('TRUST_PROXY', () => {
     }
   });
 
-  it('with it, the client address and scheme come from X-Forwarded-*', async () => {
-    const gw = await startGateway({ env: { TRUST_PROXY: 'true' } });
+  it('with it, the lock-out follows the client address X-Forwarded-For names', async () => {
+    const gw = await startGateway({ env: { TRUST_PROXY: 'true', GATEWAY_LOGIN_MAX_FAILURES: '2' } });
     try {
-      expect(gw.app.getHttpAdapter().getInstance().get('trust proxy')).toBe(true);
-      const doc = await gw.http().get('/api/docs').set('X-Forwarded-Proto', 'https').set('X-Forwarded-Host', 'gw.example.org');
-      expect([200, 301, 302]).toContain(doc.status);
+      await gw.http().post(`${gw.api}/admin/users`).set('Authorization', adminAuth()).send({ username: 'mallory', password: 'mallory-pass-1', roles: ['user'] }).expect(201);
+      const attempt = (ip: string, pw: string) =>
+        gw.http().get(`${gw.api}/repo/connections`).set('Authorization', basic('mallory', pw)).set('X-Forwarded-For', ip);
+      await attempt('1.1.1.1', 'nope-1').expect(401);
+      await attempt('1.1.1.1', 'nope-2').expect(401);
+      const locked = await attempt('1.1.1.1', 'mallory-pass-1').expect(429);
+      expect(locked.body.error.code).toBe('TOO_MANY_REQUESTS');
+      // Another client behind the same proxy is not locked out, though every request came from the same socket address.
+      await attempt('2.2.2.2', 'mallory-pass-1').expect(200);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('with it, the OpenAPI server URL stays relative whatever scheme and host the proxy forwards', async () => {
+    const gw = await startGateway({ env: { TRUST_PROXY: 'true', GATEWAY_CONTEXT_PATH: '/gateway' } });
+    try {
+      const doc = await gw
+        .http()
+        .get('/gateway/api/docs-json')
+        .set('X-Forwarded-Proto', 'https')
+        .set('X-Forwarded-Host', 'gw.example.org')
+        .expect(200);
+      // A relative server URL resolves against the https address the browser used, never a guessed http:// one.
+      expect(doc.body.servers).toEqual([{ url: '/gateway' }]);
     } finally {
       await gw.close();
     }

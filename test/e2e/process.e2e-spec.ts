@@ -43,10 +43,17 @@ describe('The gateway process', () => {
         body: JSON.stringify({ username: 'logged', password: 'never-in-the-log-42', roles: ['user'] }),
       });
       expect(res.status).toBe(201);
-      await new Promise((r) => setTimeout(r, 200));
-      const lines = gw.stdout().split('\n').filter((l) => l.startsWith('{'));
-      const entries = lines.map((l) => JSON.parse(l) as Record<string, any>);
-      const completed = entries.find((e) => e.req?.id === 'req-log-check-1' && e.res);
+      // The completion line is written after the response is sent: poll for it, up to a deadline.
+      const completedLine = () =>
+        gw
+          .stdout()
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as Record<string, any>)
+          .find((e) => e.req?.id === 'req-log-check-1' && e.res);
+      const deadline = Date.now() + 10_000;
+      while (!completedLine() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const completed = completedLine();
       expect(completed).toBeDefined();
       expect(completed!.res.statusCode).toBe(201);
       expect(completed!.req.headers.authorization).toBe('[redacted]');
@@ -90,13 +97,23 @@ describe('The gateway process', () => {
     await expect(fetch(`${gw.baseUrl}/api/health`)).rejects.toThrow();
   });
 
-  it('refuses to start on an invalid config file, naming the key, with exit code 1', async () => {
+  it.each([
+    ['an unknown key in the config file', { file: 'connectors:\n  - id: x\n    typeId: filesystem\n    root: /tmp\n' }, 'connectors[0].root: unknown key'],
+    ['an unset variable in the config file', { file: 'users:\n  - {username: u, password: "${NOT_SET_ANYWHERE_42}"}\n' }, 'users[0].password: environment variable NOT_SET_ANYWHERE_42 is not set'],
+    ['an unknown connector type', { file: 'connectors:\n  - {id: x, typeId: nosuchkind}\n' }, "connectors[0].typeId: unknown connector type 'nosuchkind'"],
+    ['a bad environment variable', { env: { GATEWAY_LOGIN_MAX_FAILURES: '0' } }, "GATEWAY_LOGIN_MAX_FAILURES: must be an integer between 1 and 1000000 (got '0')"],
+  ])('refuses to start on %s: one line naming it on stderr, exit code 1, no port opened', async (_what, given: { file?: string; env?: Record<string, string> }, message) => {
     const dir = newDataDir();
-    const file = path.join(dir, 'bad.yaml');
-    fs.writeFileSync(file, 'connectors:\n  - id: x\n    typeId: filesystem\n    root: /tmp\n');
-    const gw = await spawnGateway({ GATEWAY_DATA_DIR: dir, GATEWAY_CONFIG: file }, { waitReady: false });
+    const env: Record<string, string> = { GATEWAY_DATA_DIR: dir, GATEWAY_ADMIN_PASSWORD: 'admin-process-pw-1', ...given.env };
+    if (given.file !== undefined) {
+      env.GATEWAY_CONFIG = path.join(dir, 'bad.yaml');
+      fs.writeFileSync(env.GATEWAY_CONFIG, given.file);
+    }
+    const gw = await spawnGateway(env, { waitReady: false });
     expect(await gw.exited).toBe(1);
-    expect(gw.stderr()).toContain('Configuration error:');
-    expect(gw.stderr()).toContain('connectors[0].root: unknown key');
+    expect(gw.stderr()).toContain(`Configuration error: `);
+    expect(gw.stderr()).toContain(message);
+    expect(gw.stderr()).not.toMatch(/\n\s+at /); // no stack trace
+    await expect(fetch(`${gw.baseUrl}/api/health`)).rejects.toThrow();
   });
 });

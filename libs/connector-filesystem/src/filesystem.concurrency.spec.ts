@@ -64,13 +64,11 @@ describe('FilesystemConnector under load and concurrency', () => {
   it('lists a folder of 10,000 entries in one call, with sizes', async () => {
     const names = Array.from({ length: 10_000 }, (_, i) => `n${i}`);
     await writeMany(sb.root, names);
-    const started = Date.now();
     const { items, nextCursor } = await fs.listFolder(rootId);
     expect(nextCursor).toBeUndefined();
     expect(items).toHaveLength(10_000);
     expect(items.every((i) => i.size === i.name.length)).toBe(true);
-    // generous: it is a sanity bound against per-entry sequential work, not a benchmark
-    expect(Date.now() - started).toBeLessThan(20_000);
+    // How fast is for bench/; what bounds the work (a few stats in flight, results in order) is mapBounded's, tested in libs/concurrency.
   });
 
   it('never lets a reader see a torn file while writers replace it', async () => {

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '@gateway/connector-api';
-import { decodeId, encodeId, encodeVersionId, isAddressableName, parseFolderPath, parseName } from './paths';
+import { decodeId, encodeId, encodeVersionId, isAddressableName, joinRel, nameOf, parentOf, parseFolderPath, parseName, repoPath } from './paths';
 
 /** An id built the way the connector builds them, around an arbitrary (possibly hostile) path. */
 const idOf = (raw: string) => 'fs-' + Buffer.from(raw, 'utf8').toString('base64url');
@@ -162,5 +162,134 @@ describe('folder paths', () => {
     '/.GATEWAY/docs',
   ])('refuse %j, naming the parameter', (value) => {
     expect(refusal(() => parseFolderPath(value, 'path')).parameter).toBe('path');
+  });
+});
+
+describe('percent-encoding rounds', () => {
+  // '..' percent-encoded once, twice, three and four times.
+  const dotDot = ['%2e%2e', '%252e%252e', '%25252e%25252e', '%2525252e%2525252e'];
+
+  it.each(dotDot.slice(0, 3))('refuse %j, a name decoding to .. within three rounds, as a dot name', (name) => {
+    expect(refusal(() => parseName(name, 'fileName', '')).message).toContain("contains a '.' or '..' name");
+  });
+
+  it('refuse a name still decoding after three rounds, whatever it decodes to', () => {
+    expect(refusal(() => parseName(dotDot[3], 'fileName', '')).message).toContain('percent-encoded too many times');
+    // 'A' encoded four times is harmless, and refused all the same: the rule counts rounds, not outcomes.
+    expect(refusal(() => parseName('%25252541', 'fileName', '')).message).toContain('percent-encoded too many times');
+    expect(refusal(() => parseFolderPath('/a/%2525252e%2525252e', 'path')).message).toContain('percent-encoded too many times');
+  });
+
+  it('accept a harmless name that decodes for exactly three rounds', () => {
+    expect(parseName('%252541', 'fileName', '')).toBe('%252541');
+    expect(parseName('x%252541y.txt', 'fileName', '')).toBe('x%252541y.txt');
+  });
+
+  it('check every decoded form, not only the last one', () => {
+    // 'x%252e%252e' decodes to the harmless 'x%2e%2e' and then to 'x..': fine; '%252e%252e' ends as '..'.
+    expect(parseName('x%252e%252e', 'fileName', '')).toBe('x%252e%252e');
+    // '%252f' decodes to '%2f' and then to '/': a separator two rounds down.
+    expect(refusal(() => parseName('a%252fb', 'fileName', '')).message).toContain('contains a path separator inside a name');
+    expect(refusal(() => parseName('a%5cb', 'fileName', '')).message).toContain('contains a path separator inside a name');
+    expect(refusal(() => parseName('a%2500b', 'fileName', '')).message).toContain('contains a control character');
+  });
+});
+
+describe('name length', () => {
+  it('accept a name of exactly 255 bytes and refuse one of 256, counting UTF-8 bytes', () => {
+    expect(parseName('x'.repeat(255), 'fileName', '')).toBe('x'.repeat(255));
+    expect(parseName('é'.repeat(127) + 'x', 'fileName', '')).toBe('é'.repeat(127) + 'x');
+    expect(refusal(() => parseName('x'.repeat(256), 'fileName', '')).message).toContain('longer than 255 bytes');
+    expect(refusal(() => parseName('é'.repeat(128), 'fileName', '')).message).toContain('longer than 255 bytes');
+  });
+
+  it('apply to every segment of a folder path and of an id', () => {
+    expect(parseFolderPath(`/a/${'x'.repeat(255)}`, 'path')).toBe(`a/${'x'.repeat(255)}`);
+    expect(refusal(() => parseFolderPath(`/a/${'x'.repeat(256)}/b`, 'path')).message).toContain('longer than 255 bytes');
+    expect(refusal(() => decodeId(idOf(`a/${'x'.repeat(256)}`), 'id')).message).toContain('longer than 255 bytes');
+  });
+});
+
+describe('refusal messages', () => {
+  it.each([
+    ['', 'must be a non-empty name'],
+    ['a/b', 'must be a single name without path separators'],
+    ['a\\b', 'must be a single name without path separators'],
+    ['..', "contains a '.' or '..' name"],
+    ['.', "contains a '.' or '..' name"],
+    ['x\u0001', 'contains a control character'],
+    ['x\u007f', 'contains a control character'],
+    ['x\u001f', 'contains a control character'],
+    ['.gateway', "'.gateway' is reserved for the repository's metadata"],
+  ])('name the parameter and say why %j is refused as a fileName', (name, reason) => {
+    expect(refusal(() => parseName(name, 'fileName', '')).message).toBe(`Invalid parameter 'fileName': ${reason}`);
+  });
+
+  it('accept characters just outside the control range', () => {
+    expect(parseName('x\u0020y', 'fileName', '')).toBe('x y');
+    expect(parseName('x\u0080y', 'fileName', '')).toBe('x\u0080y');
+    expect(parseName('~', 'fileName', '')).toBe('~');
+  });
+
+  it.each([
+    ['/a//b', 'contains an empty name'],
+    ['\\a', 'must use / as the separator (backslash found)'],
+    ['/.gateway', "'.gateway' is reserved for the repository's metadata"],
+  ])('say why the folder path %j is refused', (value, reason) => {
+    expect(refusal(() => parseFolderPath(value, 'path')).message).toBe(`Invalid parameter 'path': ${reason}`);
+  });
+
+  it('say why a folder path that is not a string is refused', () => {
+    expect(refusal(() => parseFolderPath(7, 'path')).message).toBe("Invalid parameter 'path': must be a folder path");
+  });
+
+  it.each([
+    ['', 'must be a repository id'],
+    ['cmis-abc', 'is not an id of this repository'],
+    ['fs-YS+0', 'is not an id of this repository'],
+    ['fs-YR', 'is not an id of this repository'],
+    [`${encodeId('a')};x`, 'has a malformed version suffix'],
+    ['fs-;1', 'folders have no versions'],
+    [idOf('a/../b'), "does not name an item of this repository (contains a '.' or '..' name)"],
+  ])('say why the id %j is refused', (id, reason) => {
+    expect(refusal(() => decodeId(id, 'id')).message).toBe(`Invalid parameter 'id': ${reason}`);
+  });
+});
+
+describe('versions in ids', () => {
+  it('accept the largest version of nine digits and refuse ten digits', () => {
+    expect(decodeId(`${encodeId('a')};999999999`, 'id')).toEqual({ rel: 'a', version: 999_999_999 });
+    expect(refusal(() => decodeId(`${encodeId('a')};1000000000`, 'id')).parameter).toBe('id');
+    expect(decodeId(`${encodeId('a')};10`, 'id')).toEqual({ rel: 'a', version: 10 });
+  });
+
+  it('refuse a version with anything around the digits', () => {
+    for (const suffix of ['1x', 'x1', ' 1', '1 ', '-1', '+1', '1.0']) {
+      expect(refusal(() => decodeId(`${encodeId('a')};${suffix}`, 'id')).parameter).toBe('id');
+    }
+  });
+
+  it('refuse an id with base64url characters around foreign ones', () => {
+    expect(refusal(() => decodeId('fs-YQ.', 'id')).parameter).toBe('id');
+    expect(refusal(() => decodeId('fs-.YQ', 'id')).parameter).toBe('id');
+  });
+});
+
+describe('location helpers', () => {
+  it('join, split and show locations', () => {
+    expect(joinRel('', 'a')).toBe('a');
+    expect(joinRel('a/b', 'c')).toBe('a/b/c');
+    expect(parentOf('abc')).toBe('');
+    expect(parentOf('a/b/c')).toBe('a/b');
+    expect(nameOf('a')).toBe('a');
+    expect(nameOf('a/b/c')).toBe('c');
+    expect(repoPath('')).toBe('/');
+    expect(repoPath('a/b')).toBe('/a/b');
+  });
+
+  it('reserve the metadata folder name at the root only, in every segment position of a path', () => {
+    expect(parseFolderPath('/a/.gateway/b', 'path')).toBe('a/.gateway/b');
+    expect(refusal(() => decodeId(idOf('.Gateway/x'), 'id')).parameter).toBe('id');
+    expect(decodeId(idOf('x/.gateway'), 'id')).toEqual({ rel: 'x/.gateway' });
   });
 });

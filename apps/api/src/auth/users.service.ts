@@ -1,13 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { ConflictError, NotFoundError, TooManyRequestsError, InvalidArgumentError } from '@gateway/connector-api';
+import { ConflictError, NotFoundError, InvalidArgumentError } from '@gateway/connector-api';
 import { UsersRepository, type UserRecord } from '@gateway/persistence';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import type { GatewayConfig } from '../config/gateway-config';
 import type { Role } from '../config/config.schema';
 import type { AuthenticatedUser } from './auth.decorators';
 import { PasswordHasher } from './password-hasher';
+import { LoginLockout } from './login-lockout';
 import { VerificationCache } from './verification-cache';
 
 export interface UserView {
@@ -20,10 +20,7 @@ export interface UserView {
 export class UsersService {
   private readonly logger = new Logger(UsersService.name);
   private readonly cache: VerificationCache;
-  /** Counts failures per user+address within the lock-out window. */
-  private readonly failures: RateLimiterMemory;
-  /** Locked pairs and when their lock ends; checked synchronously on every request. */
-  private readonly lockedUntil = new Map<string, number>();
+  private readonly lockout: LoginLockout;
 
   constructor(
     private readonly users: UsersRepository,
@@ -31,11 +28,7 @@ export class UsersService {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {
     this.cache = new VerificationCache(config.auth.cacheTtlMs);
-    this.failures = new RateLimiterMemory({
-      keyPrefix: 'login-failures',
-      points: config.auth.maxFailures,
-      duration: config.auth.lockoutSeconds,
-    });
+    this.lockout = new LoginLockout({ maxFailures: config.auth.maxFailures, lockoutSeconds: config.auth.lockoutSeconds });
   }
 
   /**
@@ -44,7 +37,7 @@ export class UsersService {
    * pair is locked out, so a cached password cannot be used to probe a lock-out.
    */
   verifyCached(username: string, password: string, clientAddress: string): AuthenticatedUser | undefined {
-    this.assertNotLockedOut(username, clientAddress);
+    this.lockout.assertNotLockedOut(username, clientAddress);
     return this.cache.get(username, password);
   }
 
@@ -56,48 +49,18 @@ export class UsersService {
     const cached = this.verifyCached(username, password, clientAddress);
     if (cached) return cached;
 
-    const throttleKey = lockKey(username, clientAddress);
     const record = await this.users.find(username);
     const ok = record ? await this.hasher.verify(record.passwordHash, password) : (await this.hasher.verifyAgainstNothing(password), false);
     if (!record || !ok) {
-      const counted = await this.failures.consume(throttleKey).catch((e: unknown) => {
-        if (e instanceof RateLimiterRes) return e;
-        throw e;
-      });
-      if (counted.consumedPoints >= this.config.auth.maxFailures) {
-        // The lock-out runs for its full length from the last failure, not from the first.
-        this.sweepExpiredLocks();
-        this.lockedUntil.set(throttleKey, Date.now() + this.config.auth.lockoutSeconds * 1000);
-        await this.failures.delete(throttleKey);
+      if (await this.lockout.recordFailure(username, clientAddress)) {
         this.logger.warn({ username, clientAddress }, 'Login locked out after repeated failures');
       }
       return undefined;
     }
-    await this.failures.delete(throttleKey);
+    await this.lockout.recordSuccess(username, clientAddress);
     const user: AuthenticatedUser = { username: record.username, roles: record.roles as Role[] };
     this.cache.set(username, password, user);
     return user;
-  }
-
-  /** Keeps the lock table bounded under a spray of user names or addresses. */
-  private sweepExpiredLocks(): void {
-    if (this.lockedUntil.size < 10_000) return;
-    const now = Date.now();
-    for (const [key, until] of this.lockedUntil) if (until <= now) this.lockedUntil.delete(key);
-  }
-
-  private assertNotLockedOut(username: string, clientAddress: string): void {
-    if (this.lockedUntil.size === 0) return;
-    const key = lockKey(username, clientAddress);
-    const until = this.lockedUntil.get(key);
-    if (until === undefined) return;
-    const remaining = until - Date.now();
-    if (remaining <= 0) {
-      this.lockedUntil.delete(key);
-      return;
-    }
-    const seconds = Math.max(1, Math.ceil(remaining / 1000));
-    throw new TooManyRequestsError(`Too many failed logins for this user from this address; retry in ${seconds} s`, seconds);
   }
 
   async create(username: string, password: string, roles: Role[]): Promise<UserView> {
@@ -168,10 +131,6 @@ export class UsersService {
       this.logger.log(`Created admin user '${adminName}'`);
     }
   }
-}
-
-function lockKey(username: string, clientAddress: string): string {
-  return `${username}\0${clientAddress}`;
 }
 
 function dedupe(roles: string[]): string[] {

@@ -222,12 +222,17 @@ function flattenErrors(errors: ValidationError[], prefix = ''): string[] {
     const key = /^\d+$/.test(e.property) ? `${prefix}[${e.property}]` : prefix ? `${prefix}.${e.property}` : e.property;
     if (e.constraints) {
       for (const [name, msg] of Object.entries(e.constraints)) {
-        out.push(name === 'whitelistValidation' ? `${key}: unknown key` : `${key}: ${msg.replace(`${e.property} `, '')}`);
+        out.push(name === 'whitelistValidation' ? `${key}: unknown key` : `${key}: ${withoutLeadingName(msg, e.property)}`);
       }
     }
     if (e.children?.length) out.push(...flattenErrors(e.children, key));
   }
   return out;
+}
+
+/** class-validator starts most messages with the property's name, which the key already shows. */
+function withoutLeadingName(message: string, property: string): string {
+  return message.startsWith(`${property} `) ? message.slice(property.length + 1) : message;
 }
 
 function parseInteger(env: Env, name: string, fallback: number, min: number, max: number): number {

@@ -9,6 +9,7 @@ const MAX_SEGMENT = 200;
 const MAX_DEPTH = 32;
 // Control characters, and what Windows refuses in names.
 const UNSAFE = /[\u0000-\u001f\u007f<>:"|?*]/g;
+const TRAILING_DOTS_AND_SPACES = /[. ]+$/;
 const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[1-9]|lpt[1-9])(\..*)?$/i;
 
 /**
@@ -20,17 +21,26 @@ const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[1-9]|lpt[1-9])(\..*)?$/i;
 export function sanitizeEntryName(raw: string | undefined): string {
   if (!raw) return '';
   const segments: string[] = [];
+  // Stryker disable next-line Regex: splitting at each separator instead of each run only adds empty parts, dropped below
   for (const part of raw.normalize('NFC').split(/[\\/]+/)) {
-    let segment = part.replace(UNSAFE, '_').replace(/[. ]+$/, '').trim();
-    if (segment === '' || /^\.+$/.test(segment)) continue;
-    if (WINDOWS_DEVICE.test(segment)) segment = `_${segment}`;
-    segments.push(truncate(segment));
+    const segment = safeSegment(part);
+    if (segment !== '') segments.push(segment);
   }
   return segments.slice(-MAX_DEPTH).join('/');
 }
 
+function safeSegment(part: string): string {
+  // Trimmed before the trailing dots and spaces go, so 'a.\u00a0' cannot end up as 'a.' (Windows drops that
+  // dot, and the name would clash with 'a'); '.' and '..' end up empty.
+  let segment = part.replace(UNSAFE, '_').trim().replace(TRAILING_DOTS_AND_SPACES, '');
+  if (WINDOWS_DEVICE.test(segment)) segment = `_${segment}`;
+  // Cutting a long name can leave a dot or a space at its end again.
+  return truncate(segment).replace(TRAILING_DOTS_AND_SPACES, '');
+}
+
 function truncate(segment: string): string {
   const chars = [...segment];
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: a shortcut; cutting a name of at most MAX_SEGMENT characters leaves it whole
   if (chars.length <= MAX_SEGMENT) return segment;
   const { stem, ext } = splitExtension(segment);
   const extChars = [...ext].length <= 20 ? ext : '';
@@ -47,7 +57,7 @@ export class EntryNames {
   private readonly files = new Set<string>();
   private readonly folders = new Set<string>();
 
-  constructor(reserved: readonly string[] = []) {
+  constructor(reserved: readonly string[]) {
     for (const name of reserved) this.record(name);
   }
 
@@ -89,6 +99,7 @@ function joinKey(parent: string, name: string): string {
 
 function parents(key: string): string[] {
   const out: string[] = [];
+  // Stryker disable next-line StringLiteral,EqualityOperator: both only add or drop the parent '', which no entry name can be
   for (let i = key.indexOf('/'); i >= 0; i = key.indexOf('/', i + 1)) out.push(key.slice(0, i));
   return out;
 }

@@ -1,0 +1,205 @@
+import * as argon2 from 'argon2';
+import { ConflictError, InvalidArgumentError, NotFoundError, TooManyRequestsError } from '@gateway/connector-api';
+import type { UserRecord, UsersRepository } from '@gateway/persistence';
+import type { GatewayConfig } from '../config/gateway-config';
+import { PasswordHasher } from './password-hasher';
+import { UsersService } from './users.service';
+
+/** The users table in memory, with UsersRepository's contract; counts look-ups so the cache can be seen working. */
+class FakeUsersRepository {
+  readonly rows = new Map<string, UserRecord>();
+  finds = 0;
+
+  async find(username: string): Promise<UserRecord | undefined> {
+    this.finds++;
+    const row = this.rows.get(username);
+    return row && { ...row, roles: [...row.roles] };
+  }
+
+  async list(): Promise<UserRecord[]> {
+    return [...this.rows.values()].sort((a, b) => a.username.localeCompare(b.username));
+  }
+
+  async insert(user: UserRecord): Promise<boolean> {
+    if (this.rows.has(user.username)) return false;
+    this.rows.set(user.username, { ...user });
+    return true;
+  }
+
+  async upsert(user: UserRecord): Promise<void> {
+    const existing = this.rows.get(user.username);
+    this.rows.set(user.username, existing ? { ...existing, passwordHash: user.passwordHash, roles: user.roles } : { ...user });
+  }
+
+  async delete(username: string): Promise<boolean> {
+    return this.rows.delete(username);
+  }
+}
+
+function configWith(overrides: Partial<GatewayConfig> = {}, auth: Partial<GatewayConfig['auth']> = {}): GatewayConfig {
+  return {
+    adminUser: 'admin',
+    users: [],
+    ...overrides,
+    auth: { cacheTtlMs: 60_000, maxFailures: 2, lockoutSeconds: 60, disabled: false, ...auth },
+  } as GatewayConfig;
+}
+
+/** The real argon2id at its lowest cost: the gateway's own parameters are slow on purpose, and are not what is tested here. */
+class CheapPasswordHasher extends PasswordHasher {
+  override hash(password: string): Promise<string> {
+    return argon2.hash(password, { type: argon2.argon2id, memoryCost: 1024, timeCost: 1 });
+  }
+}
+
+const hasher = new CheapPasswordHasher();
+let aliceHash: Promise<string>;
+beforeAll(() => {
+  aliceHash = hasher.hash('alice-password');
+});
+
+describe('UsersService', () => {
+  let users: FakeUsersRepository;
+  let service: UsersService;
+
+  async function withAlice(config = configWith()): Promise<void> {
+    users = new FakeUsersRepository();
+    users.rows.set('alice', { username: 'alice', passwordHash: await aliceHash, roles: ['user'], createdAt: 1 });
+    service = new UsersService(users as unknown as UsersRepository, hasher, config);
+  }
+
+  describe('verify', () => {
+    beforeEach(() => withAlice());
+
+    it('answers the user for the right password, and nothing for a wrong one or an unknown user', async () => {
+      expect(await service.verify('alice', 'alice-password', '10.0.0.1')).toEqual({ username: 'alice', roles: ['user'] });
+      expect(await service.verify('alice', 'wrong', '10.0.0.2')).toBeUndefined();
+      expect(await service.verify('mallory', 'alice-password', '10.0.0.3')).toBeUndefined();
+    });
+
+    it('remembers a verified password without asking the database again, and never a wrong one', async () => {
+      expect(service.verifyCached('alice', 'alice-password', '10.0.0.1')).toBeUndefined();
+      await service.verify('alice', 'alice-password', '10.0.0.1');
+      const finds = users.finds;
+      expect(service.verifyCached('alice', 'alice-password', '10.0.0.9')).toEqual({ username: 'alice', roles: ['user'] });
+      expect(await service.verify('alice', 'alice-password', '10.0.0.9')).toEqual({ username: 'alice', roles: ['user'] });
+      expect(users.finds).toBe(finds);
+      await service.verify('alice', 'wrong', '10.0.0.1');
+      expect(service.verifyCached('alice', 'wrong', '10.0.0.1')).toBeUndefined();
+    });
+
+    it('locks a user out from one address after maxFailures wrong passwords, even for the right password and a cached one', async () => {
+      await service.verify('alice', 'alice-password', '10.0.0.1');
+      await service.verify('alice', 'wrong-1', '10.0.0.1');
+      await service.verify('alice', 'wrong-2', '10.0.0.1');
+      await expect(service.verify('alice', 'alice-password', '10.0.0.1')).rejects.toThrow(TooManyRequestsError);
+      expect(() => service.verifyCached('alice', 'alice-password', '10.0.0.1')).toThrow(TooManyRequestsError);
+      // The same user from elsewhere is not locked out.
+      expect(await service.verify('alice', 'alice-password', '10.0.0.2')).toEqual({ username: 'alice', roles: ['user'] });
+    });
+
+    it('counts wrong passwords for unknown users too', async () => {
+      await service.verify('mallory', 'x', '10.0.0.1');
+      await service.verify('mallory', 'y', '10.0.0.1');
+      await expect(service.verify('mallory', 'z', '10.0.0.1')).rejects.toThrow(TooManyRequestsError);
+    });
+
+    it('forgets earlier failures after a successful login', async () => {
+      await service.verify('alice', 'wrong-1', '10.0.0.1');
+      await service.verify('alice', 'alice-password', '10.0.0.1');
+      await service.verify('alice', 'wrong-2', '10.0.0.1');
+      // One failure since the success: below the limit of two.
+      expect(service.verifyCached('alice', 'alice-password', '10.0.0.1')).toEqual({ username: 'alice', roles: ['user'] });
+    });
+
+    it('verifies every time when the cache is off', async () => {
+      await withAlice(configWith({}, { cacheTtlMs: 0 }));
+      await service.verify('alice', 'alice-password', '10.0.0.1');
+      expect(service.verifyCached('alice', 'alice-password', '10.0.0.1')).toBeUndefined();
+    });
+  });
+
+  describe('managing users', () => {
+    beforeEach(() => withAlice());
+
+    it('creates a user with its roles once each, and refuses a taken name', async () => {
+      const view = await service.create('bob', 'bob-password', ['user', 'admin', 'user']);
+      expect(view).toEqual({ username: 'bob', roles: ['user', 'admin'], createdDate: expect.any(Number) });
+      expect(await service.verify('bob', 'bob-password', '10.0.0.1')).toEqual({ username: 'bob', roles: ['user', 'admin'] });
+      await expect(service.create('bob', 'other-password', ['user'])).rejects.toThrow(ConflictError);
+      await expect(service.create('bob', 'other-password', ['user'])).rejects.toMatchObject({ message: "User 'bob' already exists" });
+    });
+
+    it('lists users as views, without their hashes', async () => {
+      expect(await service.list()).toEqual([{ username: 'alice', roles: ['user'], createdDate: 1 }]);
+    });
+
+    it('deletes a user, whose cached password stops working at once', async () => {
+      await service.verify('alice', 'alice-password', '10.0.0.1');
+      expect(await service.delete('alice', 'admin')).toEqual({ username: 'alice', roles: ['user'], createdDate: 1 });
+      expect(users.rows.has('alice')).toBe(false);
+      expect(service.verifyCached('alice', 'alice-password', '10.0.0.1')).toBeUndefined();
+      await expect(service.delete('alice', 'admin')).rejects.toThrow(NotFoundError);
+    });
+
+    it('refuses to let an administrator delete their own account', async () => {
+      await expect(service.delete('alice', 'alice')).rejects.toThrow(InvalidArgumentError);
+      expect(users.rows.has('alice')).toBe(true);
+    });
+  });
+
+  describe('provision', () => {
+    let printed: string;
+    beforeEach(() => {
+      printed = '';
+      jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        printed += String(chunk);
+        return true;
+      });
+    });
+    afterEach(() => jest.restoreAllMocks());
+
+    it('creates the admin with a generated password on the first start, printed once and working', async () => {
+      await withAlice();
+      await service.provision();
+      const match = /Created admin user 'admin' with generated password: (\S+)/.exec(printed);
+      expect(match).not.toBeNull();
+      expect(users.rows.get('admin')?.roles).toEqual(['admin', 'user']);
+      expect(await service.verify('admin', match![1], '10.0.0.1')).toEqual({ username: 'admin', roles: ['admin', 'user'] });
+      printed = '';
+      await service.provision();
+      expect(printed).toBe('');
+    });
+
+    it('creates the admin with GATEWAY_ADMIN_PASSWORD without printing it, and applies it again when it changes', async () => {
+      await withAlice(configWith({ adminPassword: 'first-admin-pw' }));
+      await service.provision();
+      expect(printed).not.toContain('first-admin-pw');
+      users.rows.set('admin', { ...users.rows.get('admin')!, roles: ['user'] });
+      const unchanged = users.rows.get('admin')!.passwordHash;
+      await service.provision();
+      expect(users.rows.get('admin')!.passwordHash).toBe(unchanged);
+
+      service = new UsersService(users as unknown as UsersRepository, hasher, configWith({ adminPassword: 'second-admin-pw' }));
+      await service.provision();
+      expect(await service.verify('admin', 'second-admin-pw', '10.0.0.1')).toEqual({ username: 'admin', roles: ['user', 'admin'] });
+      expect(await service.verify('admin', 'first-admin-pw', '10.0.0.2')).toBeUndefined();
+    });
+
+    it('leaves an existing admin alone when no password is configured', async () => {
+      await withAlice(configWith({ adminUser: 'alice' }));
+      await service.provision();
+      expect(users.rows.get('alice')?.passwordHash).toBe(await aliceHash);
+      expect(printed).toBe('');
+    });
+
+    it('applies the users of the config file, whose old cached passwords stop working', async () => {
+      await withAlice(configWith({ adminUser: 'alice', users: [{ username: 'alice', password: 'from-the-file', roles: ['admin', 'admin'] }] }));
+      await service.verify('alice', 'alice-password', '10.0.0.1');
+      await service.provision();
+      expect(users.rows.get('alice')?.roles).toEqual(['admin']);
+      expect(service.verifyCached('alice', 'alice-password', '10.0.0.1')).toBeUndefined();
+      expect(await service.verify('alice', 'from-the-file', '10.0.0.1')).toEqual({ username: 'alice', roles: ['admin'] });
+    });
+  });
+});

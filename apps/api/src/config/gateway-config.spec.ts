@@ -1,0 +1,269 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ConfigError, loadConfig } from './gateway-config';
+
+let folder: string;
+beforeAll(() => {
+  folder = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-config-unit-'));
+});
+afterAll(() => fs.rmSync(folder, { recursive: true, force: true }));
+
+let files = 0;
+function writeYaml(text: string): string {
+  const file = path.join(folder, `gateway-${++files}.yaml`);
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+/** The ConfigError loadConfig throws for this environment. */
+function refusal(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) return e;
+    throw e;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('gives every setting its default on an empty environment', () => {
+    const config = loadConfig({});
+    const dataDir = path.resolve('./data');
+    expect(config).toEqual({
+      port: 3000,
+      host: '0.0.0.0',
+      dataDir,
+      contextPath: '',
+      adminUser: 'admin',
+      adminPassword: undefined,
+      databaseUrl: undefined,
+      trustProxy: false,
+      connectors: [{ id: 'fs', typeId: 'filesystem', description: 'Default filesystem repository', params: { root: path.join(dataDir, 'repository') } }],
+      users: [],
+      auth: { cacheTtlMs: 60_000, maxFailures: 10, lockoutSeconds: 300, disabled: false },
+      jsonBodyLimit: 1024 * 1024,
+      logLevel: 'info',
+      shutdownGraceMs: 10_000,
+      files: {
+        dir: path.join(dataDir, 'user-files'),
+        retentionMs: 7 * 86_400_000,
+        expiredLinkRetentionMs: 24 * 3_600_000,
+        sweepIntervalMs: 300_000,
+        maxLinkLifeSpanDays: 365,
+        batchMaxEntries: 10_000,
+        zipLevel: 0,
+        exportConcurrency: 2,
+      },
+      jobs: { definitions: [], redisUrl: undefined, concurrency: 8, auditRetentionDays: 30 },
+    });
+  });
+
+  it('reads every setting from its environment variable', () => {
+    const config = loadConfig({
+      GATEWAY_DATA_DIR: '/srv/gateway',
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      GATEWAY_CONTEXT_PATH: 'gateway/v1/',
+      GATEWAY_ADMIN_USER: 'root',
+      GATEWAY_ADMIN_PASSWORD: 'root-password',
+      DATABASE_URL: 'postgres://db/gateway',
+      TRUST_PROXY: '2',
+      GATEWAY_AUTH_CACHE_SECONDS: '0',
+      GATEWAY_LOGIN_MAX_FAILURES: '3',
+      GATEWAY_LOGIN_LOCKOUT_SECONDS: '60',
+      GATEWAY_AUTH_DISABLED: 'true',
+      GATEWAY_JSON_LIMIT_BYTES: '2048',
+      LOG_LEVEL: 'debug',
+      GATEWAY_SHUTDOWN_GRACE_MS: '0',
+      GATEWAY_USER_FILE_RETENTION_DAYS: '1',
+      GATEWAY_EXPIRED_LINK_RETENTION_HOURS: '0',
+      GATEWAY_SWEEP_INTERVAL_SECONDS: '5',
+      GATEWAY_LINK_MAX_LIFESPAN_DAYS: '30',
+      GATEWAY_BATCH_MAX_ENTRIES: '50',
+      GATEWAY_BATCH_ZIP_LEVEL: '9',
+      GATEWAY_EXPORT_CONCURRENCY: '4',
+      REDIS_URL: ' rediss://cache:6380 ',
+      GATEWAY_JOB_CONCURRENCY: '16',
+      GATEWAY_JOB_AUDIT_RETENTION_DAYS: '0',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      dataDir: '/srv/gateway',
+      contextPath: '/gateway/v1',
+      adminUser: 'root',
+      adminPassword: 'root-password',
+      databaseUrl: 'postgres://db/gateway',
+      trustProxy: 2,
+      auth: { cacheTtlMs: 0, maxFailures: 3, lockoutSeconds: 60, disabled: true },
+      jsonBodyLimit: 2048,
+      logLevel: 'debug',
+      shutdownGraceMs: 0,
+      files: {
+        dir: '/srv/gateway/user-files',
+        retentionMs: 86_400_000,
+        expiredLinkRetentionMs: 0,
+        sweepIntervalMs: 5000,
+        maxLinkLifeSpanDays: 30,
+        batchMaxEntries: 50,
+        zipLevel: 9,
+        exportConcurrency: 4,
+      },
+      jobs: { redisUrl: 'rediss://cache:6380', concurrency: 16, auditRetentionDays: 0 },
+    });
+    expect(config.connectors[0].params).toEqual({ root: '/srv/gateway/repository' });
+  });
+
+  it('switches authentication off only for exactly "true"', () => {
+    expect(loadConfig({ GATEWAY_AUTH_DISABLED: 'TRUE' }).auth.disabled).toBe(false);
+    expect(loadConfig({ GATEWAY_AUTH_DISABLED: '1' }).auth.disabled).toBe(false);
+  });
+
+  it.each([
+    ['PORT', '0', 0],
+    ['PORT', '65535', 65535],
+    ['GATEWAY_LOGIN_MAX_FAILURES', '1', 1],
+    ['GATEWAY_LOGIN_MAX_FAILURES', '1000000', 1_000_000],
+    ['GATEWAY_BATCH_ZIP_LEVEL', '0', 0],
+  ])('accepts %s=%s at the edge of its range', (name, value, expected) => {
+    const config = loadConfig({ [name]: value });
+    const read = { PORT: config.port, GATEWAY_LOGIN_MAX_FAILURES: config.auth.maxFailures, GATEWAY_BATCH_ZIP_LEVEL: config.files.zipLevel };
+    expect(read[name as keyof typeof read]).toBe(expected);
+  });
+
+  it.each([
+    ['PORT', 'http', 0, 65535],
+    ['PORT', '65536', 0, 65535],
+    ['PORT', '-1', 0, 65535],
+    ['PORT', '80.5', 0, 65535],
+    ['PORT', ' 80', 0, 65535],
+    ['GATEWAY_LOGIN_MAX_FAILURES', '0', 1, 1000000],
+    ['GATEWAY_BATCH_ZIP_LEVEL', '10', 0, 9],
+    ['GATEWAY_JSON_LIMIT_BYTES', '1023', 1024, 1073741824],
+  ])('refuses %s=%j, naming the variable and its range', (name, value, min, max) => {
+    expect(refusal({ [name]: value }).message).toBe(`${name}: must be an integer between ${min} and ${max} (got '${value}')`);
+  });
+
+  it.each([
+    ['/', ''],
+    ['/gateway', '/gateway'],
+    ['gateway', '/gateway'],
+    ['/gateway//', '/gateway'],
+    ['/a.b/c_d/e~f-g', '/a.b/c_d/e~f-g'],
+  ])('reads the context path %j as %j', (raw, expected) => {
+    expect(loadConfig({ GATEWAY_CONTEXT_PATH: raw }).contextPath).toBe(expected);
+  });
+
+  it.each(['/a b', '/a//b', '/a/?x', '/%2e'])('refuses the context path %j', (raw) => {
+    expect(refusal({ GATEWAY_CONTEXT_PATH: raw }).message).toBe(`GATEWAY_CONTEXT_PATH: must be a path like /gateway (got '${raw}')`);
+  });
+
+  it.each([
+    ['false', false],
+    ['true', true],
+    ['1', 1],
+    ['loopback', 'loopback'],
+    ['10.0.0.0/8, 127.0.0.1', '10.0.0.0/8, 127.0.0.1'],
+  ])('passes TRUST_PROXY=%j to Express as %j', (raw, expected) => {
+    expect(loadConfig({ TRUST_PROXY: raw }).trustProxy).toBe(expected);
+  });
+
+  it('refuses a REDIS_URL of another scheme, and ignores a blank one', () => {
+    expect(refusal({ REDIS_URL: 'http://cache:6379' }).message).toBe("REDIS_URL: must start with redis:// or rediss:// (got 'http:')");
+    expect(loadConfig({ REDIS_URL: '  ' }).jobs.redisUrl).toBeUndefined();
+    expect(loadConfig({ REDIS_URL: 'REDIS://cache' }).jobs.redisUrl).toBe('REDIS://cache');
+  });
+});
+
+describe('loadConfig with a GATEWAY_CONFIG file', () => {
+  it('declares connectors, users and jobs, with ${ENV} values interpolated at any depth', () => {
+    const file = writeYaml(`
+connectors:
+  - id: docs
+    typeId: filesystem
+    description: Team documents
+    params:
+      root: \${DOCS_ROOT}
+      nested: { list: ["\${DOCS_ROOT}/a", 7] }
+  - id: archive
+    typeId: filesystem
+users:
+  - username: reader
+    password: \${READER_PASSWORD}
+  - username: boss
+    password: boss-password-1
+    roles: [admin, user]
+jobs:
+  - jobName: nightly
+    source: { connectorId: docs, folderPath: /in/ }
+    target: { connectorId: archive, folderPath: /out }
+`);
+    const config = loadConfig({ GATEWAY_CONFIG: file, DOCS_ROOT: '/srv/docs', READER_PASSWORD: 'reader-secret-1' });
+    expect(config.connectors).toEqual([
+      { id: 'docs', typeId: 'filesystem', description: 'Team documents', params: { root: '/srv/docs', nested: { list: ['/srv/docs/a', 7] } } },
+      { id: 'archive', typeId: 'filesystem', description: '', params: {} },
+    ]);
+    expect(config.users).toEqual([
+      { username: 'reader', password: 'reader-secret-1', roles: ['user'] },
+      { username: 'boss', password: 'boss-password-1', roles: ['admin', 'user'] },
+    ]);
+    expect(config.jobs.definitions).toEqual([
+      {
+        jobName: 'nightly',
+        jobGroup: 'default',
+        source: { connectorId: 'docs', folderPath: '/in', recursive: true },
+        target: { connectorId: 'archive', folderPath: '/out' },
+        options: { onExisting: 'skip', copyVersions: false, maxErrors: 0, removeSource: false, exclude: [] },
+      },
+    ]);
+  });
+
+  it('keeps the default filesystem connector for an empty file', () => {
+    expect(loadConfig({ GATEWAY_CONFIG: writeYaml('') }).connectors.map((c) => c.id)).toEqual(['fs']);
+    expect(loadConfig({ GATEWAY_CONFIG: writeYaml('users: []\n') }).connectors.map((c) => c.id)).toEqual(['fs']);
+  });
+
+  it.each([
+    ['an unknown top-level key', 'connector:\n  - id: x\n', 'connector: unknown key'],
+    ['an unknown connector key', 'connectors:\n  - id: x\n    typeId: filesystem\n    prams: {}\n', 'connectors[0].prams: unknown key'],
+    ['a missing typeId', 'connectors:\n  - id: x\n', 'connectors[0].typeId: must be a string'],
+    ['a bad connector id', 'connectors:\n  - id: "a/b"\n    typeId: filesystem\n', 'connectors[0].id: must be letters, digits, _ . - (at most 64), starting with a letter or digit'],
+    [
+      'a duplicate connector id',
+      'connectors:\n  - {id: a, typeId: filesystem}\n  - {id: b, typeId: filesystem}\n  - {id: a, typeId: filesystem}\n',
+      "connectors[2].id: duplicate connector id 'a'",
+    ],
+    ['a short user password', 'users:\n  - {username: u, password: short}\n', 'users[0].password: must be longer than or equal to 8 characters'],
+    ['an unknown role', 'users:\n  - {username: u, password: long-enough-pw, roles: [root]}\n', 'users[0].roles: each value in roles must be one of the following values: admin, user'],
+    [
+      'a duplicate job name',
+      'jobs:\n  - {jobName: j, source: {connectorId: a, folderPath: /}, target: {connectorId: b, folderPath: /}}\n  - {jobName: j, source: {connectorId: a, folderPath: /}, target: {connectorId: b, folderPath: /x}}\n',
+      "jobs[1].jobName: duplicate job name 'j'",
+    ],
+    ['a job with a relative folder', 'jobs:\n  - {jobName: j, source: {connectorId: a, folderPath: in}, target: {connectorId: b, folderPath: /}}\n', 'jobs[0].source.folderPath: must be an absolute path starting with /'],
+    ['a list at the top level', '- a\n- b\n', "the top level must be a mapping with 'connectors', 'users' and/or 'jobs'"],
+    ['a scalar at the top level', 'just text\n', "the top level must be a mapping with 'connectors', 'users' and/or 'jobs'"],
+  ])('refuses %s, naming the file and the key', (_what, text, message) => {
+    const file = writeYaml(text);
+    expect(refusal({ GATEWAY_CONFIG: file }).message).toBe(`GATEWAY_CONFIG (${file}): ${message}`);
+  });
+
+  it('refuses an unset environment variable, naming the key that uses it', () => {
+    const file = writeYaml('users:\n  - {username: u, password: "x${NOT_SET_ANYWHERE_42}"}\n');
+    expect(refusal({ GATEWAY_CONFIG: file }).message).toBe('GATEWAY_CONFIG: users[0].password: environment variable NOT_SET_ANYWHERE_42 is not set');
+  });
+
+  it('leaves text that only looks like a reference alone', () => {
+    const file = writeYaml('users:\n  - {username: u, password: "$HOME-${1X}-${}-pw"}\n');
+    expect(loadConfig({ GATEWAY_CONFIG: file }).users[0].password).toBe('$HOME-${1X}-${}-pw');
+  });
+
+  it('refuses invalid YAML and a file it cannot read, naming the file', () => {
+    const bad = writeYaml('connectors: [\n');
+    expect(refusal({ GATEWAY_CONFIG: bad }).message).toMatch(new RegExp(`^GATEWAY_CONFIG \\(${bad}\\): invalid YAML: `));
+    const missing = path.join(folder, 'missing.yaml');
+    expect(refusal({ GATEWAY_CONFIG: missing }).message).toMatch(new RegExp(`^GATEWAY_CONFIG \\(${missing}\\): cannot read file: ENOENT`));
+  });
+});
