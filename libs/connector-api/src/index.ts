@@ -5,3 +5,4 @@ export * from './connector';
 export * from './capabilities';
 export * from './file-reads';
 export * from './search';
+export * from './params';

@@ -1,4 +1,5 @@
 import type { FieldSchema, SearchRequest } from '@gateway/search-query';
+import { integerParam } from './params';
 import { InvalidArgumentError } from '@gateway/errors';
 
 /** One facet bucket: a distinct value and how many matching documents have it. */
@@ -66,6 +67,17 @@ export const SEARCH_DEFAULTS = { timeoutMs: 10_000, maxRows: 1000 };
 /** Collection, core and index names a path may carry: no wildcards, lists, leading '_' or '.', or path characters. */
 export const COLLECTION_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
 
+/** The settings a search connection may show in repositoryInfo (never credentials). */
+export function searchPublicParams(settings: SearchSettings): Record<string, unknown> {
+  return {
+    ...(settings.collection ? { collection: settings.collection } : {}),
+    defaultFilters: settings.defaultFilters,
+    ...(settings.defaultFields ? { defaultFields: settings.defaultFields } : {}),
+    timeoutMs: settings.timeoutMs,
+    maxRows: settings.maxRows,
+  };
+}
+
 /**
  * Validates the params every search connector shares and refuses keys that
  * are neither these nor the engine's own (`engineKeys`); errors name the key.
@@ -83,40 +95,11 @@ export function parseSearchSettings(params: Record<string, unknown>, engineKeys:
     collection,
     defaultFilters: stringList(params, 'defaultFilters', false) ?? [],
     defaultFields: stringList(params, 'defaultFields', true),
-    timeoutMs: integer(params, 'timeoutMs', SEARCH_DEFAULTS.timeoutMs, 1, 600_000),
-    maxRows: integer(params, 'maxRows', SEARCH_DEFAULTS.maxRows, 1, 100_000),
+    timeoutMs: integerParam(params, 'timeoutMs', SEARCH_DEFAULTS.timeoutMs, 1, 600_000),
+    maxRows: integerParam(params, 'maxRows', SEARCH_DEFAULTS.maxRows, 1, 100_000),
   };
 }
 
-/** A required non-empty string param. */
-export function requiredParam(params: Record<string, unknown>, name: string): string {
-  const value = params[name];
-  if (typeof value !== 'string' || value.trim() === '') throw new InvalidArgumentError(name, 'must be a non-empty string');
-  return value.trim();
-}
-
-/** An optional string param (secrets may be empty only when absent). */
-export function optionalParam(params: Record<string, unknown>, name: string): string | undefined {
-  const value = params[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value === '') throw new InvalidArgumentError(name, 'must be a non-empty string');
-  return value;
-}
-
-/** An http(s) base URL without credentials, query or fragment, trailing slashes removed. */
-export function httpUrlParam(params: Record<string, unknown>, name: string, example: string): string {
-  const url = requiredParam(params, name);
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new InvalidArgumentError(name, `must be an absolute http(s) URL, e.g. ${example}`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidArgumentError(name, 'must be an http or https URL');
-  if (parsed.username || parsed.password) throw new InvalidArgumentError(name, 'must not carry credentials; use user and password');
-  if (parsed.search || parsed.hash) throw new InvalidArgumentError(name, 'must not have a query or fragment');
-  return url.replace(/\/+$/, '');
-}
 
 /** Filters may hold commas, so only fields also take the comma-list form. */
 function stringList(params: Record<string, unknown>, name: string, commaList: boolean): string[] | undefined {
@@ -129,15 +112,6 @@ function stringList(params: Record<string, unknown>, name: string, commaList: bo
   return list.map((v: string) => v.trim());
 }
 
-function integer(params: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
-  const raw = params[name];
-  if (raw === undefined) return fallback;
-  const value = typeof raw === 'string' && /^\d+$/.test(raw.trim()) ? Number(raw) : raw;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new InvalidArgumentError(name, `must be an integer from ${min} to ${max}`);
-  }
-  return value;
-}
 
 /**
  * One engine document in the answer's form: `id` first, engine-internal

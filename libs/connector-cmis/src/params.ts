@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '@gateway/connector-api';
+import { InvalidArgumentError, integerParam, requiredParam } from '@gateway/connector-api';
 
 /**
  * Who the repository sees as the author of a change:
@@ -41,7 +41,7 @@ export function parseParams(params: Record<string, unknown>): CmisParams {
   for (const key of Object.keys(params)) {
     if (!KNOWN.includes(key)) throw new InvalidArgumentError(key, `unknown parameter (known: ${KNOWN.join(', ')})`);
   }
-  const url = requiredString(params, 'url');
+  const url = requiredParam(params, 'url');
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -57,28 +57,12 @@ export function parseParams(params: Record<string, unknown>): CmisParams {
   if (typeof password !== 'string') throw new InvalidArgumentError('password', 'must be a string (use ${VAR} to take it from the environment)');
   return {
     url: url.replace(/\/+$/, ''),
-    repositoryId: requiredString(params, 'repositoryId'),
-    user: requiredString(params, 'user'),
+    repositoryId: requiredParam(params, 'repositoryId'),
+    user: requiredParam(params, 'user'),
     password,
-    timeoutMs: integer(params, 'timeoutMs', DEFAULTS.timeoutMs, 100, 3_600_000),
-    pageSize: integer(params, 'pageSize', DEFAULTS.pageSize, 1, 10_000),
+    timeoutMs: integerParam(params, 'timeoutMs', DEFAULTS.timeoutMs, 100, 3_600_000),
+    pageSize: integerParam(params, 'pageSize', DEFAULTS.pageSize, 1, 10_000),
     userMapping,
-    documentType: params.documentType === undefined ? DEFAULTS.documentType : requiredString(params, 'documentType'),
+    documentType: params.documentType === undefined ? DEFAULTS.documentType : requiredParam(params, 'documentType'),
   };
-}
-
-function requiredString(params: Record<string, unknown>, name: string): string {
-  const value = params[name];
-  if (typeof value !== 'string' || value.trim() === '') throw new InvalidArgumentError(name, 'must be a non-empty string');
-  return value.trim();
-}
-
-function integer(params: Record<string, unknown>, name: string, fallback: number, min: number, max: number): number {
-  const raw = params[name];
-  if (raw === undefined) return fallback;
-  const value = typeof raw === 'string' && /^\d+$/.test(raw.trim()) ? Number(raw) : raw;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new InvalidArgumentError(name, `must be an integer from ${min} to ${max}`);
-  }
-  return value;
 }

@@ -9,6 +9,7 @@ import {
   type SearchCapability,
   type SearchConnector,
   type SearchResults,
+  searchPublicParams,
 } from '@gateway/connector-api';
 import { checkElasticsearchRawQuery, toElasticsearchRequest, type SearchRequest } from '@gateway/search-query';
 import { mapElasticsearchError } from './elasticsearch-errors';
@@ -38,12 +39,8 @@ export class ElasticsearchConnector implements SearchConnector {
     const { settings } = params;
     this.publicParams = {
       url: params.url,
-      ...(settings.collection ? { collection: settings.collection } : {}),
       ...(params.user ? { user: params.user } : {}),
-      defaultFilters: settings.defaultFilters,
-      ...(settings.defaultFields ? { defaultFields: settings.defaultFields } : {}),
-      timeoutMs: settings.timeoutMs,
-      maxRows: settings.maxRows,
+      ...searchPublicParams(settings),
     };
     const auth = params.apiKey
       ? { apiKey: params.apiKey }

@@ -9,6 +9,7 @@ import {
   type SearchCapability,
   type SearchConnector,
   type SearchResults,
+  searchPublicParams,
 } from '@gateway/connector-api';
 import { checkMongoRawQuery, missingLastFinds, toMongoRequest, type SearchRequest } from '@gateway/search-query';
 import { mapMongoError } from './mongo-errors';
@@ -36,11 +37,7 @@ export class MongoConnector implements SearchConnector {
     this.publicParams = {
       uri: redactUri(params.uri),
       database: params.database,
-      ...(settings.collection ? { collection: settings.collection } : {}),
-      defaultFilters: settings.defaultFilters,
-      ...(settings.defaultFields ? { defaultFields: settings.defaultFields } : {}),
-      timeoutMs: settings.timeoutMs,
-      maxRows: settings.maxRows,
+      ...searchPublicParams(settings),
     };
     this.client = new MongoClient(params.uri, {
       connectTimeoutMS: settings.timeoutMs,

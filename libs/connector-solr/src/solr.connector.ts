@@ -8,6 +8,7 @@ import {
   type SearchCapability,
   type SearchConnector,
   type SearchResults,
+  searchPublicParams,
 } from '@gateway/connector-api';
 import { checkSolrRawQuery, toSolrRequest, type SearchRequest } from '@gateway/search-query';
 import { SolrClient } from './solr-client';
@@ -36,12 +37,8 @@ export class SolrConnector implements SearchConnector {
     const { settings } = params;
     this.publicParams = {
       url: params.url,
-      ...(settings.collection ? { collection: settings.collection } : {}),
       ...(params.user ? { user: params.user } : {}),
-      defaultFilters: settings.defaultFilters,
-      ...(settings.defaultFields ? { defaultFields: settings.defaultFields } : {}),
-      timeoutMs: settings.timeoutMs,
-      maxRows: settings.maxRows,
+      ...searchPublicParams(settings),
     };
     this.client = new SolrClient({ url: params.url, user: params.user, password: params.password, timeoutMs: settings.timeoutMs });
     this.search = {
