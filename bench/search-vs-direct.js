@@ -8,11 +8,16 @@
 // the gateway); MongoDB has no HTTP, so its direct side is the driver in a
 // closed loop with the same concurrency. A warm-up run on both sides comes first. Targets per engine: p50 latency
 // gateway <= 1.15 x direct, throughput gateway >= 0.85 x direct.
+// For Solr and Elasticsearch it also measures a bare Node relay (lib/references.js startBareRelay) passing
+// the direct requests on to the engine: the least any HTTP service in front of the engine costs here
+// (every hop on this VM's loopback costs a send and a receive in the kernel). relay_* is that floor,
+// of_relay says how close the gateway gets to it.
 const fs = require('node:fs');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
 const { ROOT, startGateway, median, printResult, workDir } = require('./lib/harness');
+const { startBareRelay } = require('./lib/references');
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S || 8);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S || 3);
@@ -112,6 +117,7 @@ async function main() {
   const envs = {};
   let gateway;
   let mongo;
+  const relays = {};
   let ok = true;
   try {
     const corpus = generateCorpus();
@@ -123,16 +129,16 @@ async function main() {
     const requests = MIX.map((q) => searchRequest(q, sq));
 
     const direct = {
-      solr: (concurrency, duration) =>
+      solr: (concurrency, duration, url = used.engines.solr.coreUrl) =>
         cannon({
-          url: used.engines.solr.coreUrl,
+          url,
           connections: concurrency,
           duration,
           requests: requests.map((r) => ({ method: 'POST', path: '/solr/gateway/select', headers: { 'content-type': 'application/json' }, body: JSON.stringify(sq.toSolrRequest(r)) })),
         }),
-      elasticsearch: (concurrency, duration) =>
+      elasticsearch: (concurrency, duration, url = used.engines.elasticsearch.url) =>
         cannon({
-          url: used.engines.elasticsearch.url,
+          url,
           connections: concurrency,
           duration,
           requests: requests.map((r) => ({ method: 'POST', path: `/${envs.elasticsearch.env.collection}/_search`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(sq.toElasticsearchRequest(r)) })),
@@ -159,6 +165,8 @@ async function main() {
         return loop(calls, concurrency, duration);
       },
     };
+    relays.solr = await startBareRelay(new URL(used.engines.solr.coreUrl).origin);
+    relays.elasticsearch = await startBareRelay(used.engines.elasticsearch.url);
     const only = (process.env.BENCH_SEARCH_ENGINES || 'solr,elasticsearch,mongodb').split(',');
     for (const name of only) {
       for (const concurrency of CONCURRENCIES) {
@@ -173,9 +181,11 @@ async function main() {
           // Warm-up (JIT, connection pools, engine caches) on both sides, not measured.
           await throughGateway(WARMUP_S);
           await direct[name](concurrency, WARMUP_S);
+          if (relays[name]) await direct[name](concurrency, WARMUP_S, relays[name].url);
         }
         const through = await throughGateway(DURATION_S);
         const straight = await direct[name](concurrency, DURATION_S);
+        const relayed = relays[name] ? await direct[name](concurrency, DURATION_S, relays[name].url) : undefined;
         const latency = through.p50 / straight.p50;
         const throughput = through.rps / straight.rps;
         const pass = latency <= LATENCY_TARGET && throughput >= THROUGHPUT_TARGET;
@@ -187,6 +197,14 @@ async function main() {
           gateway_rps: through.rps,
           direct_rps: straight.rps,
           rps_ratio: throughput,
+          ...(relayed
+            ? {
+                relay_p50_ms: relayed.p50,
+                relay_rps: relayed.rps,
+                relay_rps_of_direct: relayed.rps / straight.rps,
+                gateway_rps_of_relay: through.rps / relayed.rps,
+              }
+            : {}),
           target: `p50<=${LATENCY_TARGET} rps>=${THROUGHPUT_TARGET}`,
           verdict: pass ? 'PASS' : 'FAIL',
         });
@@ -195,6 +213,7 @@ async function main() {
     return ok;
   } finally {
     await gateway?.stop();
+    for (const relay of Object.values(relays)) relay.stop();
     await mongo?.close();
     for (const { env } of Object.values(envs)) await env.teardown().catch(() => undefined);
     await used.release();

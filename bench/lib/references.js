@@ -104,4 +104,33 @@ function startBareNode(file) {
   });
 }
 
-module.exports = { ensureDebianPackage, startBareNode, startNginx, startRclone, which };
+/**
+ * A bare Node relay in its own process: each request goes on to `target` (same method, path, query,
+ * content type and body) over a keep-alive agent, and the answer comes back as it is. No framework,
+ * no auth, no parsing: the least any HTTP service in front of an engine costs on this machine.
+ */
+function startBareRelay(target) {
+  const script = `
+    const http = require('node:http');
+    const target = new URL(process.argv[1]);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+    const server = http.createServer((req, res) => {
+      const headers = req.headers['content-type'] ? { 'content-type': req.headers['content-type'] } : {};
+      if (req.headers['content-length']) headers['content-length'] = req.headers['content-length'];
+      const upstream = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers, agent }, (answer) => {
+        res.writeHead(answer.statusCode, { 'content-type': answer.headers['content-type'] || 'application/json' });
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    });
+    server.keepAliveTimeout = 60000;
+    server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+  const child = spawn(process.execPath, ['-e', script, target], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout.once('data', (line) => resolve({ url: `http://127.0.0.1:${String(line).trim()}`, stop: () => child.kill() }));
+  });
+}
+
+module.exports = { ensureDebianPackage, startBareNode, startBareRelay, startNginx, startRclone, which };
