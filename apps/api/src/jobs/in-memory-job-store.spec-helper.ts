@@ -27,6 +27,32 @@ interface DocRow {
   claimedAt: number;
 }
 
+/** A run record in state RUNNING with every counter at zero; `patch` sets the rest. */
+export function runRecord(patch: Partial<JobRunRecord> = {}): JobRunRecord {
+  return {
+    id: '1_1',
+    jobId: 1,
+    runNumber: 1,
+    kind: 'start',
+    status: 'RUNNING',
+    message: null,
+    startedBy: 'admin',
+    attempt: 1,
+    cancel: false,
+    startTime: 0,
+    endTime: null,
+    activeMs: 0,
+    segmentStart: 0,
+    read: 0,
+    written: 0,
+    skipped: 0,
+    failed: 0,
+    removed: 0,
+    failedBase: 0,
+    ...patch,
+  };
+}
+
 /**
  * The job store in memory, for unit tests: the same contract as JobsRepository (its own
  * spec checks that one against SQLite), one transition at a time, and a transition or a
@@ -56,28 +82,7 @@ export class InMemoryJobStore implements JobStore {
   addRun(jobId: number, patch: Partial<JobRunRecord> = {}): JobRunRecord {
     const job = this.jobs.get(jobId)!;
     job.runCount++;
-    const run: JobRunRecord = {
-      id: `${jobId}_${job.runCount}`,
-      jobId,
-      runNumber: job.runCount,
-      kind: 'start',
-      status: 'RUNNING',
-      message: null,
-      startedBy: 'admin',
-      attempt: 1,
-      cancel: false,
-      startTime: 0,
-      endTime: null,
-      activeMs: 0,
-      segmentStart: 0,
-      read: 0,
-      written: 0,
-      skipped: 0,
-      failed: 0,
-      removed: 0,
-      failedBase: 0,
-      ...patch,
-    };
+    const run = runRecord({ id: `${jobId}_${job.runCount}`, jobId, runNumber: job.runCount, ...patch });
     this.runs.set(run.id, run);
     this.tasks.set(run.id, new Map());
     this.docs.set(run.id, new Map());

@@ -1,5 +1,5 @@
 import type { JobRunRecord, TaskState } from '@gateway/persistence';
-import { InMemoryJobStore } from './in-memory-job-store.spec-helper';
+import { InMemoryJobStore, runRecord } from './in-memory-job-store.spec-helper';
 import type { JobDefinition } from './job-definition.dto';
 import { closeSegment, failingReason, limitReason, settle } from './run-lifecycle';
 
@@ -12,28 +12,7 @@ const DEF: JobDefinition = {
 };
 
 function run(patch: Partial<JobRunRecord> = {}): JobRunRecord {
-  return {
-    id: '1_1',
-    jobId: 1,
-    runNumber: 1,
-    kind: 'start',
-    status: 'RUNNING',
-    message: null,
-    startedBy: 'admin',
-    attempt: 1,
-    cancel: false,
-    startTime: 1000,
-    endTime: null,
-    activeMs: 0,
-    segmentStart: 1000,
-    read: 10,
-    written: 5,
-    skipped: 0,
-    failed: 0,
-    removed: 0,
-    failedBase: 0,
-    ...patch,
-  };
+  return runRecord({ startTime: 1000, segmentStart: 1000, read: 10, written: 5, ...patch });
 }
 
 /** A store holding one run (`patch`) whose tasks are in `tasks` (state per key). */

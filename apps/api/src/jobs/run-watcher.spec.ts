@@ -1,41 +1,17 @@
 import { PassThrough } from 'node:stream';
 import type { JobRunRecord } from '@gateway/persistence';
 import { Cancelled, RunWatch, RunWatcher } from './run-watcher';
-
-function run(patch: Partial<JobRunRecord> = {}): JobRunRecord {
-  return {
-    id: '1_1',
-    jobId: 1,
-    runNumber: 1,
-    kind: 'start',
-    status: 'RUNNING',
-    message: null,
-    startedBy: 'admin',
-    attempt: 1,
-    cancel: false,
-    startTime: 0,
-    endTime: null,
-    activeMs: 0,
-    segmentStart: 0,
-    read: 0,
-    written: 0,
-    skipped: 0,
-    failed: 0,
-    removed: 0,
-    failedBase: 0,
-    ...patch,
-  };
-}
+import { runRecord } from './in-memory-job-store.spec-helper';
 
 /** A run source whose answer the test sets. */
-function source(initial: JobRunRecord | undefined = run()) {
+function source(initial: JobRunRecord | undefined = runRecord()) {
   const s: { current: JobRunRecord | undefined; reads: number; findRun(id: string): Promise<JobRunRecord | undefined> } = { current: initial, reads: 0, findRun: async (_id: string) => (s.reads++, s.current) };
   return s;
 }
 
 describe('RunWatch', () => {
   it('takes documents for its attempt while the run is RUNNING and not failing', () => {
-    const w = new RunWatch(run(), 2);
+    const w = new RunWatch(runRecord(), 2);
     expect(w.takes(1)).toBe(true);
     expect(w.takes(2)).toBe(false);
     expect(w.halted.aborted).toBe(false);
@@ -44,28 +20,28 @@ describe('RunWatch', () => {
 
   it('halts when the run stops taking documents: paused, aborted, failing', () => {
     for (const patch of [{ status: 'PAUSING' as const }, { status: 'ABORTING' as const }, { failed: 2 }, { message: 'task failed' }]) {
-      const w = new RunWatch(run(), 2);
-      w.update(run(patch));
+      const w = new RunWatch(runRecord(), 2);
+      w.update(runRecord(patch));
       expect(w.takes(1)).toBe(false);
       expect(w.halted.aborted).toBe(true);
       expect(w.halted.reason).toBeInstanceOf(Cancelled);
       expect(w.cancelled).toBe(false);
     }
-    const below = new RunWatch(run(), 2);
-    below.update(run({ failed: 1 }));
+    const below = new RunWatch(runRecord(), 2);
+    below.update(runRecord({ failed: 1 }));
     expect(below.takes(1)).toBe(true);
     expect(below.failing).toBe(false);
   });
 
   it('cuts the streams in flight on kill, and any stream opened after it', () => {
-    const w = new RunWatch(run(), 0);
+    const w = new RunWatch(runRecord(), 0);
     const inflight = w.track(new PassThrough());
     const finished = new PassThrough();
     w.track(finished);
     finished.end();
     finished.resume();
     expect(w.streams).toBe(2);
-    w.update(run({ status: 'ABORTING', cancel: true }));
+    w.update(runRecord({ status: 'ABORTING', cancel: true }));
     expect(inflight.destroyed).toBe(true);
     expect(w.cancelled).toBe(true);
     const late = w.track(new PassThrough());
@@ -73,7 +49,7 @@ describe('RunWatch', () => {
   });
 
   it('forgets a stream once it closed', async () => {
-    const w = new RunWatch(run(), 0);
+    const w = new RunWatch(runRecord(), 0);
     const s = w.track(new PassThrough());
     s.destroy();
     await new Promise((r) => setImmediate(r));
@@ -81,44 +57,44 @@ describe('RunWatch', () => {
   });
 
   it('does not let a cut stream raise an unhandled error', async () => {
-    const w = new RunWatch(run(), 0);
+    const w = new RunWatch(runRecord(), 0);
     const s = w.track(new PassThrough());
-    w.update(run({ cancel: true, status: 'ABORTING' }));
+    w.update(runRecord({ cancel: true, status: 'ABORTING' }));
     await new Promise((r) => setImmediate(r));
     expect(s.destroyed).toBe(true);
   });
 
   it('drops a read of an older attempt, and moves on with a newer one', () => {
-    const w = new RunWatch(run({ attempt: 2 }), 0);
-    w.update(run({ attempt: 1, status: 'ABORTED', cancel: true }));
+    const w = new RunWatch(runRecord({ attempt: 2 }), 0);
+    w.update(runRecord({ attempt: 1, status: 'ABORTED', cancel: true }));
     expect(w.takes(2)).toBe(true);
-    w.update(run({ attempt: 2, status: 'PAUSING' }));
+    w.update(runRecord({ attempt: 2, status: 'PAUSING' }));
     expect(w.halted.aborted).toBe(true);
-    w.update(run({ attempt: 3 }));
+    w.update(runRecord({ attempt: 3 }));
     expect(w.takes(3)).toBe(true);
     expect(w.halted.aborted).toBe(false);
   });
 
   it('starts a newer attempt from what the lock read, resetting a halt; an older one changes nothing', () => {
-    const w = new RunWatch(run(), 0);
-    w.update(run({ status: 'ABORTING', cancel: true }));
-    w.startAttempt(run({ attempt: 1 }), 5);
+    const w = new RunWatch(runRecord(), 0);
+    w.update(runRecord({ status: 'ABORTING', cancel: true }));
+    w.startAttempt(runRecord({ attempt: 1 }), 5);
     expect(w.cancelled).toBe(true);
-    w.startAttempt(run({ attempt: 2 }), 5);
+    w.startAttempt(runRecord({ attempt: 2 }), 5);
     expect(w).toMatchObject({ attempt: 2, status: 'RUNNING', cancel: false, failing: false, maxErrors: 5 });
     expect(w.takes(2)).toBe(true);
     expect(w.halted.aborted).toBe(false);
   });
 
   it('stops for good when the process stops, whatever attempt comes next', () => {
-    const w = new RunWatch(run(), 0);
+    const w = new RunWatch(runRecord(), 0);
     const s = w.track(new PassThrough());
     w.stopProcess();
     expect(s.destroyed).toBe(true);
     expect(w.cancelled).toBe(true);
     expect(w.halted.aborted).toBe(true);
-    w.startAttempt(run({ attempt: 2 }), 0);
-    w.update(run({ attempt: 3 }));
+    w.startAttempt(runRecord({ attempt: 2 }), 0);
+    w.update(runRecord({ attempt: 3 }));
     expect(w.takes(3)).toBe(false);
     expect(w.halted.aborted).toBe(true);
   });
@@ -130,8 +106,8 @@ describe('RunWatcher', () => {
   it('shares one watch per run among its tasks, and forgets it when the last one leaves', async () => {
     const runs = source();
     const watcher = new RunWatcher(runs, 1000);
-    const a = watcher.acquire(run(), 0);
-    const b = watcher.acquire(run(), 0);
+    const a = watcher.acquire(runRecord(), 0);
+    const b = watcher.acquire(runRecord(), 0);
     expect(b).toBe(a);
     expect(a.users).toBe(2);
     watcher.release('1_1');
@@ -146,8 +122,8 @@ describe('RunWatcher', () => {
   it('refreshes a watched run from the store on notify', async () => {
     const runs = source();
     const watcher = new RunWatcher(runs, 60_000);
-    const w = watcher.acquire(run(), 0);
-    runs.current = run({ status: 'PAUSING' });
+    const w = watcher.acquire(runRecord(), 0);
+    runs.current = runRecord({ status: 'PAUSING' });
     await watcher.refresh('1_1');
     expect(w.takes(1)).toBe(false);
     runs.current = undefined; // deleted meanwhile: the watch keeps what it knew
@@ -158,9 +134,9 @@ describe('RunWatcher', () => {
 
   it('polls the store while a run is watched, and stops polling once it is released', async () => {
     jest.useFakeTimers();
-    const runs = source(run({ status: 'ABORTING', cancel: true }));
+    const runs = source(runRecord({ status: 'ABORTING', cancel: true }));
     const watcher = new RunWatcher(runs, 200);
-    const w = watcher.acquire(run(), 0);
+    const w = watcher.acquire(runRecord(), 0);
     await jest.advanceTimersByTimeAsync(199);
     expect(runs.reads).toBe(0);
     await jest.advanceTimersByTimeAsync(1);
@@ -173,9 +149,9 @@ describe('RunWatcher', () => {
 
   it('carries a watch over to a newer attempt while tasks of the older one still hold it', () => {
     const watcher = new RunWatcher(source(), 1000);
-    const w = watcher.acquire(run(), 0);
-    w.update(run({ status: 'PAUSING' }));
-    expect(watcher.acquire(run({ attempt: 2 }), 3)).toBe(w);
+    const w = watcher.acquire(runRecord(), 0);
+    w.update(runRecord({ status: 'PAUSING' }));
+    expect(watcher.acquire(runRecord({ attempt: 2 }), 3)).toBe(w);
     expect(w.takes(2)).toBe(true);
     expect(w.maxErrors).toBe(3);
     watcher.release('1_1');
@@ -184,11 +160,11 @@ describe('RunWatcher', () => {
 
   it('cuts every watched run when the process stops, and hands out stopped watches after that', () => {
     const watcher = new RunWatcher(source(), 1000);
-    const w = watcher.acquire(run(), 0);
+    const w = watcher.acquire(runRecord(), 0);
     const s = w.track(new PassThrough());
     watcher.stopProcess();
     expect(s.destroyed).toBe(true);
-    const other = watcher.acquire(run({ id: '2_1' }), 0);
+    const other = watcher.acquire(runRecord({ id: '2_1' }), 0);
     expect(other.takes(1)).toBe(false);
     watcher.release('1_1');
     watcher.release('2_1');
