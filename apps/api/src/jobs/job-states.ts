@@ -90,3 +90,10 @@ export function stateTableMarkdown(): string {
   });
   return [head, ...rows].join('\n');
 }
+
+/** The control calls and the runner's own moves as the jobs README shows them (a unit test keeps the two equal). */
+export function movesTableMarkdown(): string {
+  const calls = JOB_ACTIONS.map((a) => `| ${a} | ${ACTIONS[a].method} | ${ACTIONS[a].next} | ${ACTIONS[a].effect} |`);
+  const runner = RUNNER_TRANSITIONS.map(([from, to, when]) => `| runner | | ${from} → ${to} | ${when} |`);
+  return ['| move | HTTP | next status | effect |', '|---|---|---|---|', ...calls, ...runner].join('\n');
+}
