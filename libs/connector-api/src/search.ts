@@ -1,4 +1,5 @@
 import type { FieldSchema, SearchRequest } from '@gateway/search-query';
+import type { ConnectorDefinition, SearchConnector } from './connector';
 import { integerParam } from './params';
 import { InvalidArgumentError } from '@gateway/errors';
 
@@ -152,4 +153,30 @@ function fieldValue(value: unknown, type: string | undefined): unknown {
     return Number.isNaN(date.getTime()) ? value : date.toISOString();
   }
   return value;
+}
+
+/**
+ * What the search connectors share: identity from the definition, and the `search` group
+ * wired to the engine's own select and raw query. A search engine connector extends this.
+ */
+export abstract class EngineConnector implements SearchConnector {
+  abstract readonly typeId: string;
+  abstract readonly publicParams: Record<string, unknown>;
+  readonly id: string;
+  readonly description: string;
+  readonly search: SearchCapability;
+
+  protected constructor(definition: ConnectorDefinition, settings: SearchSettings) {
+    this.id = definition.id;
+    this.description = definition.description;
+    this.search = {
+      settings,
+      select: (collection, request) => this.select(collection, request),
+      rawQuery: (collection, body) => this.rawQuery(collection, body),
+    };
+  }
+
+  abstract checkHealth(): Promise<void>;
+  protected abstract select(collection: string, request: SearchRequest): Promise<SearchResults>;
+  protected abstract rawQuery(collection: string, body: unknown): Promise<unknown>;
 }

@@ -6,9 +6,8 @@ import {
   resultDocument,
   sortBuckets,
   type ConnectorDefinition,
-  type SearchCapability,
-  type SearchConnector,
   type SearchResults,
+  EngineConnector,
   searchPublicParams,
 } from '@gateway/connector-api';
 import { checkElasticsearchRawQuery, toElasticsearchRequest, type SearchRequest } from '@gateway/search-query';
@@ -25,17 +24,13 @@ interface TermsAggregation {
 }
 
 /** typeId `elasticsearch`: search only, through the official client (8.x, the server's major). */
-export class ElasticsearchConnector implements SearchConnector {
+export class ElasticsearchConnector extends EngineConnector {
   readonly typeId = 'elasticsearch';
-  readonly id: string;
-  readonly description: string;
   readonly publicParams: Record<string, unknown>;
-  readonly search: SearchCapability;
   private readonly client: Client;
 
   constructor(definition: ConnectorDefinition, private readonly params: ElasticsearchParams) {
-    this.id = definition.id;
-    this.description = definition.description;
+    super(definition, params.settings);
     const { settings } = params;
     this.publicParams = {
       url: params.url,
@@ -55,11 +50,6 @@ export class ElasticsearchConnector implements SearchConnector {
       maxRetries: 0,
       compression: false,
     });
-    this.search = {
-      settings,
-      select: (collection, request) => this.select(collection, request),
-      rawQuery: (collection, body) => this.rawQuery(collection, body),
-    };
   }
 
   async checkHealth(): Promise<void> {
@@ -81,7 +71,7 @@ export class ElasticsearchConnector implements SearchConnector {
     await this.client.close();
   }
 
-  private async select(index: string, request: SearchRequest): Promise<SearchResults> {
+  protected async select(index: string, request: SearchRequest): Promise<SearchResults> {
     const body = toElasticsearchRequest(request);
     const answer = await this.searchIndex(index, body);
     const hits = (answer.hits ?? {}) as { total?: { value?: number } | number; hits?: Hit[] };
@@ -113,7 +103,7 @@ export class ElasticsearchConnector implements SearchConnector {
   }
 
   /** The body goes to <index>/_search only, its size capped at maxRows. */
-  private async rawQuery(index: string, body: unknown): Promise<unknown> {
+  protected async rawQuery(index: string, body: unknown): Promise<unknown> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new InvalidArgumentError('body', 'must be an Elasticsearch _search request body (a JSON object)');
     }

@@ -6,9 +6,8 @@ import {
   resultDocument,
   sortBuckets,
   type ConnectorDefinition,
-  type SearchCapability,
-  type SearchConnector,
   type SearchResults,
+  EngineConnector,
   searchPublicParams,
 } from '@gateway/connector-api';
 import { checkMongoRawQuery, missingLastFinds, toMongoRequest, type SearchRequest } from '@gateway/search-query';
@@ -20,19 +19,15 @@ const COLLECTION_TTL_MS = 60_000;
 const RAW_QUERY_KEYS = ['filter', 'projection', 'sort', 'skip', 'limit'];
 
 /** typeId `mongodb`: search only, a find (and facet aggregations) over one collection, through the official driver. */
-export class MongoConnector implements SearchConnector {
+export class MongoConnector extends EngineConnector {
   readonly typeId = 'mongodb';
-  readonly id: string;
-  readonly description: string;
   readonly publicParams: Record<string, unknown>;
-  readonly search: SearchCapability;
   private readonly client: MongoClient;
   private readonly db: Db;
   private readonly knownCollections = new Map<string, number>();
 
   constructor(definition: ConnectorDefinition, private readonly params: MongoParams) {
-    this.id = definition.id;
-    this.description = definition.description;
+    super(definition, params.settings);
     const { settings } = params;
     this.publicParams = {
       uri: redactUri(params.uri),
@@ -47,11 +42,6 @@ export class MongoConnector implements SearchConnector {
       maxPoolSize: 32,
     });
     this.db = this.client.db(params.database);
-    this.search = {
-      settings,
-      select: (collection, request) => this.select(collection, request),
-      rawQuery: (collection, body) => this.rawQuery(collection, body),
-    };
   }
 
   async checkHealth(): Promise<void> {
@@ -68,7 +58,7 @@ export class MongoConnector implements SearchConnector {
     await this.client.close();
   }
 
-  private async select(collection: string, request: SearchRequest): Promise<SearchResults> {
+  protected async select(collection: string, request: SearchRequest): Promise<SearchResults> {
     const maxTimeMS = this.params.settings.timeoutMs;
     const mongo = toMongoRequest(request);
     try {
@@ -101,7 +91,7 @@ export class MongoConnector implements SearchConnector {
   }
 
   /** `{filter, projection, sort, skip, limit}` as one find on the collection; limit capped at maxRows. Answers the documents. */
-  private async rawQuery(collection: string, body: unknown): Promise<unknown> {
+  protected async rawQuery(collection: string, body: unknown): Promise<unknown> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new InvalidArgumentError('body', 'must be an object {filter, projection, sort, skip, limit}');
     }

@@ -5,9 +5,8 @@ import {
   sortBuckets,
   type ConnectorDefinition,
   type FacetBucket,
-  type SearchCapability,
-  type SearchConnector,
   type SearchResults,
+  EngineConnector,
   searchPublicParams,
 } from '@gateway/connector-api';
 import { checkSolrRawQuery, toSolrRequest, type SearchRequest } from '@gateway/search-query';
@@ -23,17 +22,13 @@ interface SolrSelectAnswer {
 }
 
 /** typeId `solr`: search only (no content operations), over Solr's JSON request API. */
-export class SolrConnector implements SearchConnector {
+export class SolrConnector extends EngineConnector {
   readonly typeId = 'solr';
-  readonly id: string;
-  readonly description: string;
   readonly publicParams: Record<string, unknown>;
-  readonly search: SearchCapability;
   private readonly client: SolrClient;
 
   constructor(definition: ConnectorDefinition, private readonly params: SolrParams) {
-    this.id = definition.id;
-    this.description = definition.description;
+    super(definition, params.settings);
     const { settings } = params;
     this.publicParams = {
       url: params.url,
@@ -41,11 +36,6 @@ export class SolrConnector implements SearchConnector {
       ...searchPublicParams(settings),
     };
     this.client = new SolrClient({ url: params.url, user: params.user, password: params.password, timeoutMs: settings.timeoutMs });
-    this.search = {
-      settings,
-      select: (collection, request) => this.select(collection, request),
-      rawQuery: (collection, body) => this.rawQuery(collection, body),
-    };
   }
 
   async checkHealth(): Promise<void> {
@@ -58,7 +48,7 @@ export class SolrConnector implements SearchConnector {
     this.client.close();
   }
 
-  private async select(collection: string, request: SearchRequest): Promise<SearchResults> {
+  protected async select(collection: string, request: SearchRequest): Promise<SearchResults> {
     const answer = (await this.client.postJson(collection, 'select', toSolrRequest(request))) as SolrSelectAnswer;
     const response = answer.response ?? {};
     const results: SearchResults = {
@@ -77,7 +67,7 @@ export class SolrConnector implements SearchConnector {
   }
 
   /** The body goes to <collection>/select only, as JSON, capped at maxRows. */
-  private async rawQuery(collection: string, body: unknown): Promise<unknown> {
+  protected async rawQuery(collection: string, body: unknown): Promise<unknown> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new InvalidArgumentError('body', 'must be a Solr JSON request or a params object');
     }
