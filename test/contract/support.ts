@@ -60,22 +60,47 @@ export async function chunkedRequest(
   }
 }
 
-/** Sends the start of a request body, then drops the connection, as a client that crashed mid-upload would. */
+/**
+ * Sends the start of a request body, then drops the connection, as a client that crashed mid-upload would.
+ * Resolves once the gateway is done with the request: its handler has settled and the answer it wrote
+ * (to a socket already gone) has ended, so whatever the upload left behind is final. No fixed waits:
+ * the drop comes once the gateway has read every byte sent, the return once its answer is written.
+ */
 export async function abortedUpload(gw: TestGateway, method: string, path: string, headers: Record<string, string>, start: Buffer): Promise<void> {
   const server = gw.app.getHttpServer() as http.Server;
   const listening = server.listening;
   if (!listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  let handled: http.ServerResponse | undefined;
+  let handledRequest: http.IncomingMessage | undefined;
+  const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (req.url === path && req.method === method) [handledRequest, handled] = [req, res];
+  };
+  server.prependListener('request', onRequest);
   try {
     const { port } = server.address() as AddressInfo;
-    await new Promise<void>((resolve) => {
-      const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false });
-      req.on('error', () => resolve());
-      req.on('response', () => resolve());
-      req.write(start, () => setTimeout(() => (req.destroy(), resolve()), 150));
-    });
-    // Give the gateway time to notice the abort and clean up.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false });
+    const answered = new Promise<void>((resolve) => req.on('response', () => resolve()));
+    req.on('error', () => undefined); // the drop below
+    await new Promise<void>((resolve) => req.write(start, () => resolve()));
+    const sent = req.socket?.bytesWritten ?? 0;
+    const early = await Promise.race([
+      answered.then(() => true),
+      until(() => (handledRequest?.socket?.bytesRead ?? 0) >= sent, 'the gateway to read the start of the upload').then(() => false),
+    ]);
+    if (early) throw new Error(`${method} ${path} answered before the upload was dropped`);
+    req.destroy();
+    await until(() => handled?.writableEnded === true, 'the gateway to finish with the dropped upload');
   } finally {
+    server.off('request', onRequest);
     if (!listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+/** Polls a condition until it holds, failing after a deadline (never a fixed wait standing in for an event). */
+async function until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

@@ -6,6 +6,7 @@ import { UpstreamError, type ByteRange } from '@gateway/connector-api';
 import { binary, connector, createUser, listen, rawGet, seedDocument, sha256, startBatch, StreamGate, waitFor, waitForExport, type TestUser } from '../support/files';
 import { adminAuth, startGateway, type TestGateway } from '../support/gateway';
 import { readZip, type ZipEntry } from '../support/zip';
+import { BatchHaltedError, BatchZip } from '../../apps/api/src/files/batch-zip';
 
 /** Spec 4.2, the two batch forms: POST /api/repo/batch (background export) and GET /api/repo/__BATCH__/file (streamed). */
 
@@ -292,6 +293,14 @@ describe('Batch', () => {
 
     it('stops building when the reader goes away, closing the document opened ahead too', async () => {
       const gate = new StreamGate(connector(gw));
+      // The streamed form's build: its run() settling is the event that says the build is over.
+      const builds: Promise<unknown>[] = [];
+      const run = BatchZip.prototype.run;
+      const watch = jest.spyOn(BatchZip.prototype, 'run').mockImplementation(function (this: BatchZip) {
+        const built = run.call(this);
+        builds.push(built);
+        return built;
+      });
       try {
         const base = await listen(gw);
         const query = `id0=${ids['a.bin']}&conn0=fs&id1=${ids['b.txt']}&conn1=fs&id2=${ids['c.txt']}&conn2=fs`;
@@ -301,11 +310,13 @@ describe('Batch', () => {
         await waitFor(async () => (gate.count === 2 ? true : undefined), 'the first document and the next one to be opened');
         res.destroy();
         await waitFor(async () => (gate.streams.every((s) => s.destroyed) ? true : undefined), 'both open documents to be closed');
-        gate.release();
-        await new Promise((r) => setTimeout(r, 100));
-        expect(gate.count).toBe(2); // the third document was never opened
+        gate.release(); // a build that went on regardless would now open the third document
+        await expect(builds[0]).rejects.toBeInstanceOf(BatchHaltedError);
+        expect(builds).toHaveLength(1);
+        expect(gate.count).toBe(2); // the build has ended: the third document was never opened
       } finally {
         gate.restore();
+        watch.mockRestore();
       }
     });
   });
@@ -314,18 +325,18 @@ describe('Batch', () => {
     const big = randomBytes(24 * 1024 * 1024);
     const bigId = await seedDocument(gw, 'big-ahead.bin', big);
     const gate = new StreamGate(connector(gw));
+    gate.release(); // no hold: the gate only records how far the large document had got when the next was opened
     try {
       const link = await startBatch(gw, alice, [
         { fileName: 'big.bin', connId: 'fs', id: bigId },
         { fileName: 'small.txt', connId: 'fs', id: ids['c.txt'] },
       ]);
-      await waitFor(async () => (gate.count === 1 ? true : undefined), 'the large document to be opened');
-      await new Promise((r) => setTimeout(r, 200));
-      expect(gate.count).toBe(1); // held after its first chunk, far from its end: the next one waits
-      gate.release();
       const file = await waitForExport(gw, alice, link.docId);
       expect(file).toMatchObject({ state: 'ready', progress: { entriesDone: 2, errors: 0 } });
       expect(gate.count).toBe(2);
+      // The next document is opened once at most 4 MiB of the current one are left, not at the start.
+      expect(gate.passedAtOpen[0]).toBe(0);
+      expect(gate.passedAtOpen[1]).toBeGreaterThanOrEqual(big.length - 4 * 1024 * 1024);
       const entries = await downloadFile(link.docId);
       expect(entries.map((e) => e.name)).toEqual(['big.bin', 'small.txt']);
       expect(sha256(entries[0].data)).toBe(sha256(big));

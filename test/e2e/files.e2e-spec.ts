@@ -393,8 +393,9 @@ describe('Export queue', () => {
       await waitFor(async () => (gate.count === 1 ? true : undefined), 'the first export to start');
       const second = await startBatch(gw, alice, [{ connId: 'fs', id: doc }]);
       const third = await startBatch(gw, alice, [{ connId: 'fs', id: doc }]);
-      await new Promise((r) => setTimeout(r, 200));
-      expect(gate.count).toBe(1); // the others wait for a slot
+      const runner = gw.app.get(ExportRunner);
+      await waitFor(async () => (runner.waiting === 2 ? true : undefined), 'the second and third exports to queue for a slot');
+      expect(gate.count).toBe(1); // the others wait for a slot, their documents unopened
       expect(await fileHandle(gw, alice, second.docId)).toMatchObject({ state: 'running', ready: false, progress: { entriesDone: 0, bytesDone: 0 } });
 
       const stopped = await gw.http().delete(`${gw.api}/files/user/stop`).query({ id: second.docId }).set('Authorization', alice.auth).expect(200);

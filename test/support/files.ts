@@ -110,11 +110,19 @@ export class StreamGate {
   private resolveOpen!: () => void;
   private readonly opened = new Promise<void>((r) => (this.resolveOpen = r));
   readonly streams: Readable[] = [];
+  /** Bytes each gated stream has handed on so far. */
+  private readonly passed: number[] = [];
+  /**
+   * For each openContent call through the gate, in order: how many bytes the streams opened before it
+   * had handed on when it was called (so a test can say when a document was opened, without a clock).
+   */
+  readonly passedAtOpen: number[] = [];
   private readonly spy: jest.SpyInstance;
 
   constructor(target: ContentConnector, onlyIds?: string[]) {
     const original = target.openContent.bind(target);
     this.spy = jest.spyOn(target, 'openContent').mockImplementation(async (id: string, range?: ByteRange) => {
+      if (!onlyIds || onlyIds.includes(id)) this.passedAtOpen.push(this.passed.reduce((sum, n) => sum + n, 0));
       const source = await original(id, range);
       if (onlyIds && !onlyIds.includes(id)) return source;
       const gated = this.hold(source);
@@ -140,8 +148,10 @@ export class StreamGate {
 
   private hold(source: Readable): Readable {
     const out = new PassThrough();
+    const index = this.passed.push(0) - 1;
     let first = true;
     source.on('data', (chunk: Buffer) => {
+      this.passed[index] += chunk.length;
       out.write(chunk);
       if (first && !this.open) {
         first = false;

@@ -79,6 +79,11 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
     return this.jobs.has(id);
   }
 
+  /** Exports started but queued for a slot (exportConcurrency reached): what tells "waiting" from "slow" without a clock. */
+  get waiting(): number {
+    return this.slots.pending;
+  }
+
   /**
    * Stops the export and waits until it has settled. The outcome is
    * `ready` when it completed before the stop took effect. Undefined when
