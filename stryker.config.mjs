@@ -30,10 +30,19 @@ export default {
     // Jobs: the state table and how a run is settled.
     'apps/api/src/jobs/job-states.ts',
     'apps/api/src/jobs/run-lifecycle.ts',
-    // The search query parser and its translators to each engine's syntax.
-    'libs/search-query/src/**/*.ts',
-    '!libs/search-query/src/**/*.spec.ts',
-    '!libs/search-query/src/**/*.spec-helper.ts',
+    // The search query parser and its translators to each engine's syntax, named one by one so a new
+    // file joins the measured set by decision, not by glob.
+    'libs/search-query/src/parser.ts',
+    'libs/search-query/src/values.ts',
+    'libs/search-query/src/ast.ts', // SearchSyntaxError: the parameter and position a 400 names
+    'libs/search-query/src/schema.ts', // which field names reach an engine
+    'libs/search-query/src/leaf-values.ts', // the translators' own check of every value
+    'libs/search-query/src/words.ts', // word boundaries, and the MongoDB patterns rebuilding them
+    'libs/search-query/src/solr.ts',
+    'libs/search-query/src/elasticsearch.ts',
+    'libs/search-query/src/mongo.ts',
+    // The raw-query guards: what a POST .../query body may not carry to an engine.
+    'libs/search-query/src/raw-guards.ts',
   ],
   ignorePatterns: ['dist', 'data', 'coverage', 'bench/.work', 'reports', '*.tsbuildinfo'],
   reporters: ['clear-text', 'progress', 'html', 'json'],

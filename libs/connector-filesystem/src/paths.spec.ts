@@ -248,6 +248,9 @@ describe('refusal messages', () => {
     ['cmis-abc', 'is not an id of this repository'],
     ['fs-YS+0', 'is not an id of this repository'],
     ['fs-YR', 'is not an id of this repository'],
+    ['fs-YQ==', 'is not an id of this repository'], // padding: not the canonical form
+    ['fs-Y Q', 'is not an id of this repository'], // a character the decoder would skip
+    [';1', 'is not an id of this repository'], // a version with no id before it
     [`${encodeId('a')};x`, 'has a malformed version suffix'],
     ['fs-;1', 'folders have no versions'],
     [idOf('a/../b'), "does not name an item of this repository (contains a '.' or '..' name)"],
