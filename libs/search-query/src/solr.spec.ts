@@ -53,6 +53,11 @@ describe('toSolrQuery', () => {
     expect(toSolrQuery({ kind: 'range', field: 'size' }, DEFAULT_FIELD_SCHEMA)).toBe('size:[* TO *]');
   });
 
+  it('escapes a quote inside a word of a phrase (Hebrew gershayim: UAX#29 keeps צה"ל one word)', () => {
+    expect(toSolrQuery({ kind: 'phrase', field: 'title', value: 'צה"ל קם' }, DEFAULT_FIELD_SCHEMA)).toBe('title:"צה\\"ל קם"');
+    expect(toSolrQuery({ kind: 'term', field: 'title', value: 'צה"ל' }, DEFAULT_FIELD_SCHEMA)).toBe('title:צה\\"ל');
+  });
+
   it.each(INVALID_NODES)('refuses %s', (_, node) => {
     expect(() => toSolrQuery(node, DEFAULT_FIELD_SCHEMA)).toThrow(InvalidQueryNodeError);
   });

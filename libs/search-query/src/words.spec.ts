@@ -33,6 +33,7 @@ describe('wordsOf', () => {
     expect(wordsOf('สวัสดีครับ ทุกคน')).toEqual(['สวัสดีครับ', 'ทุกคน']);
     expect(wordsOf('abcสวัสดีครับ, ສະບາຍດີ 12สวัสดี')).toEqual(['abc', 'สวัสดีครับ', 'ສະບາຍດີ', '12', 'สวัสดี']);
     expect(wordsOf('สวัสดี สวัสดี')).toEqual(['สวัสดี', 'สวัสดี']);
+    expect(wordsOf(' สวัสดี')).toEqual(['สวัสดี']); // a run that is not at the start of the text, nor after another
   });
 
   it('cuts plain ASCII text (its fast path) exactly as the segmenter does', () => {
@@ -152,6 +153,23 @@ describe('wordPattern: the word boundaries of StandardTokenizer as a regular exp
     expect(matches(['สวัสดี', 'ทุกคน'], 'สวัสดี ทุกคน')).toBe(true);
     expect(matches(['สวัสดี', 'ทุกคน'], 'สวัสดีทุกคน')).toBe(false);
     expect(matches(['a', 'b'], "a'b")).toBe(false);
+  });
+
+  it('finds each word the tokenizer cuts beside Han, Thai, a joiner or a connector', () => {
+    // What MongoDB must find for a user, as Solr and Elasticsearch do: every word of the text, each on its own.
+    const texts = ['中ab', 'ab中', '中.ab', 'ab.中', '中.12', '12.中', '1.中', 'é.中', 'สวัสดี.12', '12.สวัสดี', 'fox._', "_'fox", '12_a b'];
+    for (const text of texts) {
+      const words = wordsOf(text);
+      expect({ text, words: words.length > 0 }).toEqual({ text, words: true });
+      for (const word of words) expect({ text, word, found: matches([word], text) }).toEqual({ text, word, found: true });
+    }
+    // A Thai run is no letter: a joiner between it and a word joins nothing (Lucene: สวัสดี . ab).
+    expect(matches(['ab'], 'สวัสดี.ab')).toBe(true);
+    expect(matches(['ab'], 'ab.สวัสดี')).toBe(true);
+    // and only where a word ends: a word glued to a letter is not found.
+    expect(matches(['ab'], 'xab中')).toBe(false);
+    expect(matches(['ab'], '中abx')).toBe(false);
+    expect(matches(['12'], '中123')).toBe(false);
   });
 
   it('lets the last word continue for a prefix', () => {

@@ -109,8 +109,10 @@ function classRanges(codePoints: number[]): string {
   let body = '';
   for (let index = 0; index < codePoints.length; ) {
     let end = index;
-    while (end + 1 < codePoints.length && codePoints[end + 1] === codePoints[end] + 1) end++;
+    // Past the last code point the read is undefined, which equals no number: the run ends there.
+    while (codePoints[end + 1] === codePoints[end] + 1) end++;
     body += `\\x{${codePoints[index].toString(16)}}`;
+    // Stryker disable next-line EqualityOperator,ConditionalExpression: a one-code-point range (x-x) matches what x alone does; only the pattern's length changes
     if (end > index) body += `-\\x{${codePoints[end].toString(16)}}`;
     index = end + 1;
   }
@@ -126,8 +128,10 @@ const betweenWordsExcept = (() => {
   const cache = new Map<string, string>();
   return (joiners: string): string => {
     let body = cache.get(joiners);
+    // Stryker disable next-line ConditionalExpression: `true` computes the same body again on every call (the cache saves time only); `false` leaves no body, which every pattern test catches
     if (body === undefined) {
       const punctuation: number[] = [];
+      // Stryker disable next-line EqualityOperator: `<` leaves out U+1FFFF, a noncharacter (never punctuation); `>` runs no round, which every pattern test catches
       for (let codePoint = 0; codePoint <= LAST_PUNCTUATION_PLANE_END; codePoint++) {
         const character = String.fromCodePoint(codePoint);
         if (QUOTES_AND_OTHER_PUNCTUATION.test(character) && !joiners.includes(character)) punctuation.push(codePoint);
