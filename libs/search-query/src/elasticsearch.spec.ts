@@ -1,7 +1,7 @@
 import { toElasticsearchQuery, toElasticsearchRequest } from './elasticsearch';
 import { InvalidQueryNodeError } from './leaf-values';
 import { DEFAULT_FIELD_SCHEMA } from './schema';
-import { INVALID_NODES, q, request } from './translate.spec-helper';
+import { INVALID_NODES, q, refusal, request } from './translate.spec-helper';
 
 const es = (text: string) => toElasticsearchQuery(q(text), DEFAULT_FIELD_SCHEMA);
 
@@ -48,8 +48,10 @@ describe('toElasticsearchQuery', () => {
     expect(toElasticsearchQuery({ kind: 'range', field: 'size' }, DEFAULT_FIELD_SCHEMA)).toEqual({ exists: { field: 'size' } });
   });
 
-  it.each(INVALID_NODES)('refuses %s', (_, node) => {
-    expect(() => toElasticsearchQuery(node, DEFAULT_FIELD_SCHEMA)).toThrow(InvalidQueryNodeError);
+  it.each(INVALID_NODES)('refuses %s, saying why', (_, node, message) => {
+    const error = refusal(() => toElasticsearchQuery(node, DEFAULT_FIELD_SCHEMA));
+    expect(error).toBeInstanceOf(InvalidQueryNodeError);
+    expect((error as Error).message).toBe(message);
   });
 });
 

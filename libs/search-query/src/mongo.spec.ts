@@ -1,7 +1,7 @@
 import { InvalidQueryNodeError } from './leaf-values';
 import { missingLastFinds, toMongoFilter, toMongoRequest } from './mongo';
 import { DEFAULT_FIELD_SCHEMA } from './schema';
-import { INVALID_NODES, q, request } from './translate.spec-helper';
+import { INVALID_NODES, q, refusal, request } from './translate.spec-helper';
 import { wordPattern } from './words';
 
 const mongo = (text: string) => toMongoFilter(q(text), DEFAULT_FIELD_SCHEMA);
@@ -50,8 +50,10 @@ describe('toMongoFilter', () => {
     expect(toMongoFilter({ kind: 'range', field: 'size' }, DEFAULT_FIELD_SCHEMA)).toEqual({ size: { $exists: true, $nin: [null, []] } });
   });
 
-  it.each(INVALID_NODES)('refuses %s', (_, node) => {
-    expect(() => toMongoFilter(node, DEFAULT_FIELD_SCHEMA)).toThrow(InvalidQueryNodeError);
+  it.each(INVALID_NODES)('refuses %s, saying why', (_, node, message) => {
+    const error = refusal(() => toMongoFilter(node, DEFAULT_FIELD_SCHEMA));
+    expect(error).toBeInstanceOf(InvalidQueryNodeError);
+    expect((error as Error).message).toBe(message);
   });
 });
 

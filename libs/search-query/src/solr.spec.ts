@@ -1,7 +1,7 @@
 import { InvalidQueryNodeError } from './leaf-values';
 import { escapeSolr, toSolrQuery, toSolrRequest } from './solr';
 import { DEFAULT_FIELD_SCHEMA } from './schema';
-import { INVALID_NODES, q, request } from './translate.spec-helper';
+import { INVALID_NODES, q, refusal, request } from './translate.spec-helper';
 
 const solr = (text: string) => toSolrQuery(q(text), DEFAULT_FIELD_SCHEMA);
 
@@ -58,8 +58,10 @@ describe('toSolrQuery', () => {
     expect(toSolrQuery({ kind: 'term', field: 'title', value: 'צה"ל' }, DEFAULT_FIELD_SCHEMA)).toBe('title:צה\\"ל');
   });
 
-  it.each(INVALID_NODES)('refuses %s', (_, node) => {
-    expect(() => toSolrQuery(node, DEFAULT_FIELD_SCHEMA)).toThrow(InvalidQueryNodeError);
+  it.each(INVALID_NODES)('refuses %s, saying why', (_, node, message) => {
+    const error = refusal(() => toSolrQuery(node, DEFAULT_FIELD_SCHEMA));
+    expect(error).toBeInstanceOf(InvalidQueryNodeError);
+    expect((error as Error).message).toBe(message);
   });
 });
 
