@@ -1,5 +1,5 @@
 import { InvalidQueryNodeError } from './leaf-values';
-import { missingLastFinds, toMongoFilter, toMongoRequest } from './mongo';
+import { MONGO_OPERATORS, missingLastFinds, toMongoFilter, toMongoRequest } from './mongo';
 import { DEFAULT_FIELD_SCHEMA } from './schema';
 import { INVALID_NODES, q, refusal, request } from './translate.spec-helper';
 import { wordPattern } from './words';
@@ -114,6 +114,12 @@ describe('toMongoRequest', () => {
     expect(toMongoRequest(request({ sort: [{ field: 'id', direction: 'desc' }] })).sort).toEqual({ id: -1 });
   });
 
+  it('leaves out an empty projection and facet list, as the other translators do', () => {
+    const result = toMongoRequest(request({ fields: [], facetFields: [] }));
+    expect(result.projection).toBeUndefined();
+    expect(result.facetPipelines).toEqual({});
+  });
+
   it('has an empty filter when every part matches everything', () => {
     expect(toMongoRequest(request({ filters: [q('*:*')] })).filter).toEqual({});
   });
@@ -136,6 +142,29 @@ describe('toMongoRequest', () => {
     expect(() => toMongoRequest(request({ fields: ['$where'] }))).toThrow(InvalidQueryNodeError);
     expect(() => toMongoRequest(request({ facetFields: ['$x'] }))).toThrow(InvalidQueryNodeError);
     expect(() => toMongoRequest(request({ sort: [{ field: '$natural', direction: 'asc' }] }))).toThrow(InvalidQueryNodeError);
+  });
+});
+
+describe('MONGO_OPERATORS', () => {
+  /** Every member name starting with '$' anywhere in `value` (Dates are values). */
+  function operatorsIn(value: unknown, found = new Set<string>()): Set<string> {
+    if (Array.isArray(value)) for (const item of value) operatorsIn(item, found);
+    else if (value !== null && typeof value === 'object' && !(value instanceof Date)) {
+      for (const [key, member] of Object.entries(value)) {
+        if (key.startsWith('$')) found.add(key);
+        operatorsIn(member, found);
+      }
+    }
+    return found;
+  }
+
+  it('names exactly the operators the translator writes, every node kind, facets and the missing-last split included', () => {
+    const written = new Set<string>();
+    const nodes = ['a b -c', '+a +b', 'size:[1 TO 2]', 'tags:*', 'author:An*', 'author:Ann', 'Quick*', '"brown fox"'].map(q);
+    nodes.push({ kind: 'bool', must: [], should: [], mustNot: [] });
+    for (const node of nodes) operatorsIn(toMongoFilter(node, DEFAULT_FIELD_SCHEMA), written);
+    operatorsIn(toMongoRequest(request({ query: q('a -b'), facetFields: ['tags'], sort: [{ field: 'size', direction: 'asc' }] })), written);
+    expect([...written].sort()).toEqual([...MONGO_OPERATORS].sort());
   });
 });
 
