@@ -94,6 +94,7 @@ describe('checkSolrRawQuery', () => {
     expect(refusal(checkSolrRawQuery, { facet: { a: { type: 'terms', field: 'tags', domain: { filter: { func: 'x' } } } } })).toBe(message);
     expect(refusal(checkSolrRawQuery, { queries: { a: { lucene: { query: 'x' } } } })).toBe(message);
     expect(refusal(checkSolrRawQuery, { queries: null })).toBe(message);
+    expect(refusal(checkSolrRawQuery, { queries: 'content:x' })).toBe(message); // named queries are an object of texts
     expect(refusal(checkSolrRawQuery, { query: 5 })).toBe(message);
     expect(() => checkSolrRawQuery({ query: 'a', filter: ['b', 'c'], queries: { x: 'd', y: ['e'] }, facet: { t: { type: 'terms', field: 'tags', domain: { filter: 'x' } } } })).not.toThrow();
   });
