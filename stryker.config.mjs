@@ -1,6 +1,6 @@
 // Mutation testing of the modules whose bugs are security or data-loss bugs (`npm run test:mutation`).
-// Not part of `npm test`: it takes about 20 minutes on two cores. Target: a mutation score of at least 85 %
-// on each module; a mutant judged equivalent is disabled on its line with the reason beside it
+// Not part of `npm test`: some 2,000 mutants, well over 20 minutes on two idle cores (hours on a busy
+// machine). Target: a mutation score of at least 85 % on each module; a mutant judged equivalent is disabled on its line with the reason beside it
 // (`// Stryker disable next-line <mutator>: <reason>`). One module alone: `npx stryker run --mutate <file>`.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
