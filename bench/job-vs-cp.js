@@ -110,7 +110,7 @@ async function measure(name, shape) {
       const jobId = await defineJob(gw, `bench-${name}-${round}`, '/tree', `/out${round}`);
       const cpu0 = procCpuMs(gw.pid, false);
       const t0 = process.hrtime.bigint();
-      const run = await runJob(gw, jobId);
+      const run = await runJob(gw, jobId, POLL_MS);
       execFileSync('sync');
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       cpu.job.push(procCpuMs(gw.pid, false) - cpu0);
