@@ -43,6 +43,12 @@ export interface ItemInfo {
   properties?: Record<string, string | null>;
 }
 
+/**
+ * What serving a document's content needs: its ItemInfo without the path. Some repositories pay
+ * a call of their own for the path (CMIS: getObjectParents), which a download never shows.
+ */
+export type ContentInfo = Omit<ItemInfo, 'path'>;
+
 export interface VersionInfo {
   /** Id that reads this exact version through openContent/getItem. */
   id: string;
@@ -176,6 +182,11 @@ export interface ContentConnector extends Connector {
   types(): Promise<Record<string, string>>;
 
   getItem(id: string): Promise<ItemInfo>;
+  /**
+   * Optional: getItem without the path, where leaving it out saves the repository work (a
+   * download asks this before openContent). Must agree with getItem on every other field.
+   */
+  contentInfo?(id: string): Promise<ContentInfo>;
   openContent(id: string, range?: ByteRange): Promise<Readable>;
   idByPath(folderPath: string, fileName: string): Promise<string>;
   listFolder(folderId: string, options?: ListFolderOptions): Promise<FolderPage>;

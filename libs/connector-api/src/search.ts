@@ -79,6 +79,11 @@ export function searchPublicParams(settings: SearchSettings): Record<string, unk
   };
 }
 
+/** publicParams of an engine reached by URL with an optional user (Solr, Elasticsearch): never its password or key. */
+export function urlEnginePublicParams(params: { url: string; user?: string; settings: SearchSettings }): Record<string, unknown> {
+  return { url: params.url, ...(params.user ? { user: params.user } : {}), ...searchPublicParams(params.settings) };
+}
+
 /**
  * Validates the params every search connector shares and refuses keys that
  * are neither these nor the engine's own (`engineKeys`); errors name the key.
@@ -172,11 +177,16 @@ export abstract class EngineConnector implements SearchConnector {
     this.search = {
       settings,
       select: (collection, request) => this.select(collection, request),
-      rawQuery: (collection, body) => this.rawQuery(collection, body),
+      rawQuery: (collection, body) => {
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidArgumentError('body', `must be ${this.rawQueryBody}`);
+        return this.rawQuery(collection, body as Record<string, unknown>);
+      },
     };
   }
 
   abstract checkHealth(): Promise<void>;
+  /** What a raw query's body is, for the 400 answering a body that is not a JSON object. */
+  protected abstract readonly rawQueryBody: string;
   protected abstract select(collection: string, request: SearchRequest): Promise<SearchResults>;
-  protected abstract rawQuery(collection: string, body: unknown): Promise<unknown>;
+  protected abstract rawQuery(collection: string, body: Record<string, unknown>): Promise<unknown>;
 }

@@ -1,6 +1,5 @@
 import { Client } from '@elastic/elasticsearch';
 import {
-  InvalidArgumentError,
   UpstreamError,
   facetValue,
   resultDocument,
@@ -8,7 +7,7 @@ import {
   type ConnectorDefinition,
   type SearchResults,
   EngineConnector,
-  searchPublicParams,
+  urlEnginePublicParams,
 } from '@gateway/connector-api';
 import { checkElasticsearchRawQuery, toElasticsearchRequest, type SearchRequest } from '@gateway/search-query';
 import { mapElasticsearchError } from './elasticsearch-errors';
@@ -26,17 +25,14 @@ interface TermsAggregation {
 /** typeId `elasticsearch`: search only, through the official client (8.x, the server's major). */
 export class ElasticsearchConnector extends EngineConnector {
   readonly typeId = 'elasticsearch';
+  protected readonly rawQueryBody = 'an Elasticsearch _search request body (a JSON object)';
   readonly publicParams: Record<string, unknown>;
   private readonly client: Client;
 
   constructor(definition: ConnectorDefinition, private readonly params: ElasticsearchParams) {
     super(definition, params.settings);
     const { settings } = params;
-    this.publicParams = {
-      url: params.url,
-      ...(params.user ? { user: params.user } : {}),
-      ...searchPublicParams(settings),
-    };
+    this.publicParams = urlEnginePublicParams(params);
     const auth = params.apiKey
       ? { apiKey: params.apiKey }
       : params.user
@@ -103,12 +99,8 @@ export class ElasticsearchConnector extends EngineConnector {
   }
 
   /** The body goes to <index>/_search only, its size capped at maxRows. */
-  protected async rawQuery(index: string, body: unknown): Promise<unknown> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new InvalidArgumentError('body', 'must be an Elasticsearch _search request body (a JSON object)');
-    }
-    checkElasticsearchRawQuery(body);
-    const input = body as Record<string, unknown>;
+  protected async rawQuery(index: string, input: Record<string, unknown>): Promise<unknown> {
+    checkElasticsearchRawQuery(input);
     const size = typeof input.size === 'number' && input.size >= 0 ? Math.floor(input.size) : 10;
     return this.searchIndex(index, { ...input, size: Math.min(size, this.params.settings.maxRows) });
   }

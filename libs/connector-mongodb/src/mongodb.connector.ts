@@ -21,6 +21,7 @@ const RAW_QUERY_KEYS = ['filter', 'projection', 'sort', 'skip', 'limit'];
 /** typeId `mongodb`: search only, a find (and facet aggregations) over one collection, through the official driver. */
 export class MongoConnector extends EngineConnector {
   readonly typeId = 'mongodb';
+  protected readonly rawQueryBody = 'an object {filter, projection, sort, skip, limit}';
   readonly publicParams: Record<string, unknown>;
   private readonly client: MongoClient;
   private readonly db: Db;
@@ -91,15 +92,11 @@ export class MongoConnector extends EngineConnector {
   }
 
   /** `{filter, projection, sort, skip, limit}` as one find on the collection; limit capped at maxRows. Answers the documents. */
-  protected async rawQuery(collection: string, body: unknown): Promise<unknown> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new InvalidArgumentError('body', 'must be an object {filter, projection, sort, skip, limit}');
-    }
-    const input = body as Record<string, unknown>;
+  protected async rawQuery(collection: string, input: Record<string, unknown>): Promise<unknown> {
     for (const key of Object.keys(input)) {
       if (!RAW_QUERY_KEYS.includes(key)) throw new InvalidArgumentError(key, `unknown member (known: ${RAW_QUERY_KEYS.join(', ')})`);
     }
-    checkMongoRawQuery(body);
+    checkMongoRawQuery(input);
     for (const key of ['filter', 'projection', 'sort']) {
       const value = input[key];
       if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) {

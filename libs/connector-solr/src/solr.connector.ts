@@ -1,5 +1,4 @@
 import {
-  InvalidArgumentError,
   facetValue,
   resultDocument,
   sortBuckets,
@@ -7,7 +6,7 @@ import {
   type FacetBucket,
   type SearchResults,
   EngineConnector,
-  searchPublicParams,
+  urlEnginePublicParams,
 } from '@gateway/connector-api';
 import { checkSolrRawQuery, toSolrRequest, type SearchRequest } from '@gateway/search-query';
 import { SolrClient } from './solr-client';
@@ -24,17 +23,14 @@ interface SolrSelectAnswer {
 /** typeId `solr`: search only (no content operations), over Solr's JSON request API. */
 export class SolrConnector extends EngineConnector {
   readonly typeId = 'solr';
+  protected readonly rawQueryBody = 'a Solr JSON request or a params object';
   readonly publicParams: Record<string, unknown>;
   private readonly client: SolrClient;
 
   constructor(definition: ConnectorDefinition, private readonly params: SolrParams) {
     super(definition, params.settings);
     const { settings } = params;
-    this.publicParams = {
-      url: params.url,
-      ...(params.user ? { user: params.user } : {}),
-      ...searchPublicParams(settings),
-    };
+    this.publicParams = urlEnginePublicParams(params);
     this.client = new SolrClient({ url: params.url, user: params.user, password: params.password, timeoutMs: settings.timeoutMs });
   }
 
@@ -67,12 +63,8 @@ export class SolrConnector extends EngineConnector {
   }
 
   /** The body goes to <collection>/select only, as JSON, capped at maxRows. */
-  protected async rawQuery(collection: string, body: unknown): Promise<unknown> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new InvalidArgumentError('body', 'must be a Solr JSON request or a params object');
-    }
-    checkSolrRawQuery(body);
-    const input = body as Record<string, unknown>;
+  protected async rawQuery(collection: string, input: Record<string, unknown>): Promise<unknown> {
+    checkSolrRawQuery(input);
     const isJsonRequest = Object.keys(input).some((key) => JSON_REQUEST_KEYS.includes(key));
     const request: Record<string, unknown> = isJsonRequest ? { ...input } : { params: input };
     const params = { ...((request.params as Record<string, unknown> | undefined) ?? {}) };

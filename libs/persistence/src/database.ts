@@ -55,7 +55,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
-    db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
+    db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: reusingStatements(sqlite) }) });
   }
 
   const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
@@ -74,6 +74,40 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     },
     async close() {
       await db.destroy();
+    },
+  };
+}
+
+/** Statements kept prepared: the job engine repeats a few dozen statements per task. */
+const PREPARED_KEPT = 256;
+
+/**
+ * better-sqlite3 behind Kysely, reusing prepared statements. Kysely's SQLite driver prepares
+ * every query again (parse and plan: about 1% of a filesystem job's CPU, plus the
+ * statement objects to collect). A statement still iterating (a streamed select) is busy and
+ * cannot run twice at once, so that caller gets a fresh one.
+ */
+function reusingStatements(sqlite: BetterSqlite3.Database): { prepare(sql: string): BetterSqlite3.Statement; close(): void } {
+  const kept = new Map<string, BetterSqlite3.Statement>();
+  return {
+    prepare(sql: string) {
+      const found = kept.get(sql);
+      if (found && !found.busy) {
+        // Map order is insertion order: re-inserting makes it the most recently used.
+        kept.delete(sql);
+        kept.set(sql, found);
+        return found;
+      }
+      const statement = sqlite.prepare(sql);
+      if (!found) {
+        if (kept.size >= PREPARED_KEPT) kept.delete(kept.keys().next().value!);
+        kept.set(sql, statement);
+      }
+      return statement;
+    },
+    close() {
+      kept.clear();
+      sqlite.close();
     },
   };
 }

@@ -50,7 +50,7 @@ export class ContentService {
   /** What the download helper needs to serve a document (or one version of it). */
   async fileDownload(connectorId: string, id: string): Promise<DownloadSource> {
     const connector = this.registry.get(connectorId);
-    const item = await connector.getItem(id);
+    const item = connector.contentInfo ? await connector.contentInfo(id) : await connector.getItem(id);
     if (item.baseType !== 'document') {
       throw new InvalidArgumentError('id', `Invalid parameter 'id': '${id}' is a folder; only documents have content`, 'NOT_A_DOCUMENT');
     }
