@@ -34,6 +34,22 @@ describe('Hostile input (issue 16)', () => {
 
   const admin = () => adminAuth();
   const repoRoot = () => path.join(gw.dataDir, 'repository');
+  const raw = (method: string, url: string, body?: string): Promise<http.IncomingMessage & { body: string }> =>
+    new Promise((resolve, reject) => {
+      const server = gw.app.getHttpServer() as http.Server;
+      const ready = server.listening ? Promise.resolve() : new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      void ready.then(() => {
+        const { port } = server.address() as AddressInfo;
+        const req = http.request({ host: '127.0.0.1', port, method, path: url, headers: { Authorization: admin() } }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (text += d));
+          res.on('end', () => resolve(Object.assign(res, { body: text })));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    });
 
   describe('defect 2: a job definition without source or target', () => {
     it.each(['source', 'target'])('POST without %s answers 400 naming it', async (field) => {
@@ -88,7 +104,8 @@ describe('Hostile input (issue 16)', () => {
     it.each([[[[]]], [['fs']], [[null]], [[42]]])('%j answers 400 and starts no export', async (batch) => {
       const before = await gw.http().get(`${gw.api}/files/user`).set('Authorization', alice.auth).expect(200);
       const res = await gw.http().post(`${gw.api}/repo/batch`).set('Authorization', alice.auth).send({ batch }).expect(400);
-      expect(res.body.error.parameter).toBe('batch[0]');
+      expect(res.body.error.parameter).toBe('batch');
+      expect(res.body.message).toMatch(/object/);
       const after = await gw.http().get(`${gw.api}/files/user`).set('Authorization', alice.auth).expect(200);
       expect(after.body.results.files).toHaveLength(before.body.results.files.length);
     });
@@ -125,7 +142,7 @@ describe('Hostile input (issue 16)', () => {
       const disposition = download.headers['content-disposition'];
       expect(disposition).toMatch(/^attachment; filename="[\x20-\x7e]+"; filename\*=UTF-8''/);
       const fallback = /filename="([^"]*)"/.exec(disposition)![1];
-      expect(fallback).toBe('R_sum_ 2024.zip');
+      expect(fallback).toBe('R__sum__ 2024.zip');
       expect(decodeURIComponent(/filename\*=UTF-8''(.*)$/.exec(disposition)![1])).toBe('Ré"sumé; 2024.zip');
     });
   });
@@ -144,8 +161,7 @@ describe('Hostile input (issue 16)', () => {
         .post(`${gw.api}/repo/fs/file`)
         .query({ folderId: 'fs-', fileName: 'a\u0085b.txt' })
         .set('Authorization', admin())
-        .set('Content-Type', 'text/plain')
-        .send('x')
+        .attach('file', Buffer.from('x'), 'x.txt')
         .expect(400);
       expect(res.body.error.parameter).toBe('fileName');
     });
@@ -195,8 +211,10 @@ describe('Hostile input (issue 16)', () => {
     });
 
     it('a JSON body without any Content-Type answers 415', async () => {
-      const res = await gw.http().post(`${gw.api}/admin/users`).set('Authorization', admin()).set('Content-Type', '').send('{"username":"nct"}').expect(415);
-      expect(res.body.error.parameter).toBe('Content-Type');
+      // supertest would label a string body as a form; a plain request sends none.
+      const res = await raw('POST', `${gw.api}/admin/users`, '{"username":"nct","password":"12345678","roles":["user"]}');
+      expect(res.statusCode).toBe(415);
+      expect(JSON.parse(res.body).error.parameter).toBe('Content-Type');
     });
 
     it('application/json with a charset and +json types still work', async () => {
@@ -211,23 +229,6 @@ describe('Hostile input (issue 16)', () => {
   });
 
   describe('defect 10: methods', () => {
-    const raw = (method: string, url: string): Promise<http.IncomingMessage & { body: string }> =>
-      new Promise((resolve, reject) => {
-        const server = gw.app.getHttpServer() as http.Server;
-        const ready = server.listening ? Promise.resolve() : new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-        void ready.then(() => {
-          const { port } = server.address() as AddressInfo;
-          const req = http.request({ host: '127.0.0.1', port, method, path: url, headers: { Authorization: admin() } }, (res) => {
-            let body = '';
-            res.setEncoding('utf8');
-            res.on('data', (d: string) => (body += d));
-            res.on('end', () => resolve(Object.assign(res, { body })));
-          });
-          req.on('error', reject);
-          req.end();
-        });
-      });
-
     it('TRACE answers 405 with Allow, on known and unknown paths', async () => {
       for (const url of [`${gw.api}/repo/fs/folderitems?id=fs-`, `${gw.api}/health`, `${gw.api}/nothing-here`]) {
         const res = await raw('TRACE', url);
