@@ -8,6 +8,7 @@ import type { Server } from 'node:http';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { bodyParserErrors } from './common/body-parser-errors';
+import { completeOpenApi } from './common/openapi-completion';
 import { RawBodyRoutes } from './common/raw-body';
 import { bodyDepthLimit, MethodTable, requireParsedBodyType, strictUtf8Url, uploadLimit } from './common/request-guards';
 import { createValidationPipe } from './common/validation';
@@ -92,6 +93,7 @@ function buildOpenApi(app: NestExpressApplication, config: GatewayConfig): OpenA
       Object.entries(document.paths).map(([p, item]) => [p.startsWith(config.contextPath + '/') ? p.slice(config.contextPath.length) : p, item]),
     );
   }
+  completeOpenApi(document, app);
   return document;
 }
 
