@@ -26,7 +26,7 @@ describe('Hardening (issue 16)', () => {
   afterAll(() => gw.close());
 
   const repoNames = () => fs.readdirSync(path.join(gw.dataDir, 'repository')).filter((n) => n !== '.gateway');
-  const tempFiles = () => fs.readdirSync(path.join(gw.dataDir, 'repository', '.gateway', 'tmp')).filter((n) => !n.endsWith('.owner'));
+  const tempFiles = () => fs.readdirSync(path.join(gw.dataDir, 'repository', '.gateway', 'tmp'));
 
   describe('security headers', () => {
     it('API answers carry helmet headers', async () => {

@@ -20,8 +20,7 @@ describe('Restart after a kill -9 mid-upload (issue 16)', () => {
     GATEWAY_SWEEP_INTERVAL_SECONDS: '0',
   });
   const tmpDir = () => path.join(dataDir, 'repository', '.gateway', 'tmp');
-  /** Temp files (uploads, probes), not the live processes' owner records. */
-  const tempFiles = () => fs.readdirSync(tmpDir()).filter((n) => !n.endsWith('.owner'));
+  const tempFiles = () => fs.readdirSync(tmpDir());
 
   /** A multipart upload of `megabytes` MiB to the repository root, sent a MiB at a time on demand. */
   const startUpload = (baseUrl: string, fileName: string, megabytes: number) => {

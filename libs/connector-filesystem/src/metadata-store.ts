@@ -15,7 +15,8 @@ import { RecordDatabase } from './record-database';
  *   format.json                       layout version (2), for migrations
  *   metadata.db (-wal, -shm)          DocumentMeta of every document that has one (see RecordDatabase)
  *   tmp/                              uploads being written (same filesystem, so rename and link are atomic),
- *                                     `<ms>-<prefix>-<n>.<suffix>`, and `<prefix>.owner`: which process writes them
+ *                                     `<ms>-<prefix>-<n>.<suffix>`
+ *   owners/<prefix>                   which process writes the temp files of <prefix> (pid, host, boot, start)
  *   trash/                            folders being deleted (renamed here first, so they vanish at once)
  *   docs/<key(folder)>/<key(name)>/
  *     v/<n>                           content of version n, for every version but the current one
@@ -133,6 +134,7 @@ export class MetadataStore {
   private readonly docsDir: string;
   private readonly tmpDir: string;
   private readonly trashDir: string;
+  private readonly ownersDir: string;
   private readonly databaseFile: string;
   private records?: RecordDatabase;
   private tmpCheckedAt = 0;
@@ -150,6 +152,7 @@ export class MetadataStore {
     this.docsDir = path.join(this.base, 'docs');
     this.tmpDir = path.join(this.base, 'tmp');
     this.trashDir = path.join(this.base, 'trash');
+    this.ownersDir = path.join(this.base, 'owners');
     this.databaseFile = path.join(this.base, DATABASE_FILE);
   }
 
@@ -162,7 +165,7 @@ export class MetadataStore {
     } catch (e) {
       if (errnoCode(e) !== 'ENOENT') throw e;
     }
-    for (const dir of [this.base, this.docsDir, this.tmpDir, this.trashDir]) await fsp.mkdir(dir, { recursive: true });
+    for (const dir of [this.base, this.docsDir, this.tmpDir, this.trashDir, this.ownersDir]) await fsp.mkdir(dir, { recursive: true });
     await fsp.writeFile(this.ownerFile(this.tmpPrefix), JSON.stringify(currentOwner()));
     const format = await this.readFormat();
     this.records = await this.openRecords();
@@ -186,7 +189,7 @@ export class MetadataStore {
   }
 
   private ownerFile(prefix: string): string {
-    return path.join(this.tmpDir, `${prefix}${OWNER_SUFFIX}`);
+    return path.join(this.ownersDir, prefix);
   }
 
   documentDir(rel: string): string {
@@ -423,7 +426,7 @@ export class MetadataStore {
 
   /**
    * Temp files of a live process on the same root (another instance sharing the folder) may be in
-   * use; those of a dead one never will be. Each process records itself in `<prefix>.owner`, so a
+   * use; those of a dead one never will be. Each process records itself in `owners/<prefix>`, so a
    * restart after a kill -9 removes the partial uploads at once (issue 16). An owner on another
    * machine cannot be checked from here: its files, like files without an owner record, go once
    * they are an hour old. The trash is always safe to empty (nothing refers to it).
@@ -439,10 +442,9 @@ export class MetadataStore {
       }
       return state;
     };
-    const names = await fsp.readdir(this.tmpDir);
-    for (const name of names) {
+    for (const name of await fsp.readdir(this.tmpDir)) {
       const file = path.join(this.tmpDir, name);
-      const owned = OWNER_FILE.exec(name) ?? TEMP_FILE.exec(name);
+      const owned = TEMP_FILE.exec(name);
       const state = owned ? await stateOf(owned[1]) : 'unknown';
       if (state === 'alive') continue;
       if (state === 'unknown') {
@@ -451,14 +453,16 @@ export class MetadataStore {
       }
       await fsp.rm(file, { recursive: true, force: true });
     }
+    for (const prefix of await fsp.readdir(this.ownersDir)) {
+      if (OWNER_PREFIX.test(prefix) && (await stateOf(prefix)) === 'dead') unlinkQuietly(this.ownerFile(prefix));
+    }
     for (const name of await fsp.readdir(this.trashDir)) {
       await fsp.rm(path.join(this.trashDir, name), { recursive: true, force: true });
     }
   }
 }
 
-const OWNER_SUFFIX = '.owner';
-const OWNER_FILE = /^([0-9a-f]{16})\.owner$/;
+const OWNER_PREFIX = /^[0-9a-f]{16}$/;
 const TEMP_FILE = /^\d+-([0-9a-f]{16})-/;
 
 /** Who writes the temp files of one prefix: enough to tell, on the same machine, whether it still runs. */
