@@ -28,7 +28,8 @@ user_password="fuzz-user-$(openssl rand -hex 8)"
 base="http://127.0.0.1:$port"
 
 HOST=127.0.0.1 PORT=$port GATEWAY_DATA_DIR="$work/data" GATEWAY_ADMIN_USER=admin GATEWAY_ADMIN_PASSWORD="$admin_password" \
-  LOG_LEVEL=warn GATEWAY_SWEEP_INTERVAL_SECONDS=0 \
+  LOG_LEVEL=error GATEWAY_SWEEP_INTERVAL_SECONDS=0 \
+  GATEWAY_LOGIN_MAX_FAILURES=1000000 GATEWAY_PUBLIC_RATE_LIMIT=0 \
   node dist/apps/api/src/main.js >"$work/gateway.log" 2>&1 &
 gateway=$!
 cleanup() {
@@ -45,6 +46,9 @@ for _ in $(seq 1 120); do
 done
 curl -sf "$base/api/health" >/dev/null || { echo "gateway did not start"; cat "$work/gateway.log"; exit 1; }
 
+# GATEWAY_LOGIN_MAX_FAILURES: the ignored_auth check sends wrong passwords for the fuzzing user on every
+# operation; with the default lock-out (10) the user would be locked out and every later answer a 429.
+# The lock-out and the public rate limit have their own tests (auth, hostile-hardening).
 # A plain user, and a few documents so the read routes have something to find.
 curl -sf -u "admin:$admin_password" -H 'Content-Type: application/json' \
   -d "{\"username\":\"fuzzer\",\"password\":\"$user_password\",\"roles\":[\"user\"]}" "$base/api/admin/users" >/dev/null
@@ -60,11 +64,11 @@ run() {
   #   exist; the gateway rightly answers 404 (documented), which this check counts as a rejection.
   # - use_after_free / ensure_resource_availability: only meaningful in the stateful phase, not run here
   #   (stateful links between operations are not declared in the document).
-  "$st" run "$base/api/docs-json" \
+  "$st" --config-file test/fuzz/schemathesis.toml run "$base/api/docs-json" \
     --url "$base" \
     --auth "$auth" \
     --checks all \
-    --exclude-checks positive_data_acceptance \
+    ${GATEWAY_FUZZ_EXCLUDE:+--exclude-checks "$GATEWAY_FUZZ_EXCLUDE"} \
     --phases examples,coverage,fuzzing \
     --max-examples "${GATEWAY_FUZZ_EXAMPLES:-15}" \
     --seed "${GATEWAY_FUZZ_SEED:-16}" \
@@ -79,7 +83,8 @@ run() {
 status=0
 run user "fuzzer:$user_password" || status=1
 run admin "admin:$admin_password" || status=1
-if grep -q '"level":50' "$work/gateway.log"; then
-  echo "gateway logged errors:"; grep '"level":50' "$work/gateway.log" | head -20; status=1
+# A 5xx the checks did not see (a crash behind a documented status) is still logged by the exception filter.
+if grep -q 'Unhandled error' "$work/gateway.log"; then
+  echo "gateway logged unhandled errors:"; grep 'Unhandled error' "$work/gateway.log" | head -20; status=1
 fi
 exit $status
