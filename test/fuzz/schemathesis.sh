@@ -4,7 +4,7 @@
 # response-schema violation or undocumented status code (any failed check).
 # Installs Schemathesis into a venv cached beside the engine builds (PyPI); a fresh machine installs it.
 # Needs python3 (with venv) and a built dist/ (scripts/test.sh builds first).
-# Env: GATEWAY_FUZZ_EXAMPLES (default 15 per operation), GATEWAY_FUZZ_SEED (default 16).
+# Env: GATEWAY_FUZZ_EXAMPLES (default 10 per operation), GATEWAY_FUZZ_SEED (default 16).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -60,17 +60,20 @@ run() {
   shift 2
   echo "== Schemathesis as $who =="
   # Checks switched off, one by one, with the reason:
-  # - positive_data_acceptance: generated "valid" ids, paths and connector ids name things that do not
-  #   exist; the gateway rightly answers 404 (documented), which this check counts as a rejection.
-  # - use_after_free / ensure_resource_availability: only meaningful in the stateful phase, not run here
-  #   (stateful links between operations are not declared in the document).
+  # - positive_data_acceptance: it expects every schema-valid request to succeed (2xx/404), but much of
+  #   this API's validity is not expressible in the schema: ids are opaque strings only the connector
+  #   can check (`id=fuzzer` is "not an id of this repository": 400), and parameters exclude one
+  #   another (id or path, fileId or fileName+folderId, internal=true takes no connectorId). Those 400s
+  #   name the parameter and are right. Wrong acceptances are still caught by negative_data_rejection.
+  # Per-operation allowances (501 on capability groups the fuzzed connector lacks, 431 from Node)
+  # are in schemathesis.toml with their reasons.
   "$st" --config-file test/fuzz/schemathesis.toml run "$base/api/docs-json" \
     --url "$base" \
     --auth "$auth" \
     --checks all \
-    ${GATEWAY_FUZZ_EXCLUDE:+--exclude-checks "$GATEWAY_FUZZ_EXCLUDE"} \
+    --exclude-checks positive_data_acceptance \
     --phases examples,coverage,fuzzing \
-    --max-examples "${GATEWAY_FUZZ_EXAMPLES:-15}" \
+    --max-examples "${GATEWAY_FUZZ_EXAMPLES:-10}" \
     --seed "${GATEWAY_FUZZ_SEED:-16}" \
     --workers 2 \
     --request-timeout 30 \

@@ -17,7 +17,8 @@ import { ERROR_DESCRIPTIONS, ErrorResponseDto } from './openapi';
  *   @ApiProperty does not state them already;
  * - the error answers every route of a kind can give: 400 (a malformed Authorization header, a
  *   URL that is not UTF-8), 401 and 429 (login lock-out) on authenticated routes; 413 and 415 on
- *   routes that take a JSON body.
+ *   routes that take a JSON body; 431 everywhere (Node's limit on the request head);
+ * - `nullable` on optional body properties (class-validator's @IsOptional treats null as absent).
  */
 export function completeOpenApi(document: OpenAPIObject, app: INestApplication): void {
   addSchemaConstraints(document);
@@ -34,6 +35,8 @@ function addCommonErrors(document: OpenAPIObject): void {
       const add = (status: number) => {
         op.responses[String(status)] ??= { description: ERROR_DESCRIPTIONS[status], content: { [MEDIA_JSON]: { schema: errorRef } } } satisfies ResponseObject;
       };
+      // Node refuses a request head over its 16 KiB limit (a huge query string) before the gateway sees it.
+      add(431);
       if (op.security?.some((s) => 'basic' in s)) [400, 401, 429].forEach(add);
       const body = op.requestBody as { content?: Record<string, unknown> } | undefined;
       if (body?.content?.[MEDIA_JSON]) [400, 413, 415].forEach(add);
@@ -57,7 +60,10 @@ function addSchemaConstraints(document: OpenAPIObject): void {
     const properties = (schema as SchemaObject).properties;
     if (!target || !properties) continue;
     for (const [property, propertySchema] of Object.entries(properties)) {
-      applyConstraints(propertySchema, constraintsOf(target, property));
+      const constraints = constraintsOf(target, property);
+      applyConstraints(propertySchema, constraints);
+      // @IsOptional takes null for absent: say so, or a validator would call `null` a violation we accept.
+      if (constraints.some((m) => m.type === 'conditionalValidation') && !('$ref' in propertySchema)) propertySchema.nullable ??= true;
     }
   }
 }

@@ -130,6 +130,8 @@ export function tooLarge(maxBytes: number): PayloadTooLargeError {
 interface DocumentedPath {
   pattern: RegExp;
   methods: string[];
+  /** Parameters in the template: the fewer, the more specific. */
+  params: number;
 }
 
 const DOCUMENTED_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head'] as const;
@@ -150,13 +152,16 @@ export class MethodTable {
         .split('/')
         .map((s) => (/^\{[^}]+\}$/.test(s) ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
         .join('/');
-      return { pattern: new RegExp(`^${source}/?$`, 'i'), methods };
+      return { pattern: new RegExp(`^${source}/?$`, 'i'), methods, params: (template.match(/\{[^}]+\}/g) ?? []).length };
     });
   }
 
   middleware(): RequestHandler {
     return (req, res, next) => {
-      const matching = this.paths.filter((p) => p.pattern.test(req.path));
+      // A literal segment wins over a parameter, as in routing: /api/repo/__BATCH__/file is not /api/repo/{connectorId}/file.
+      const candidates = this.paths.filter((p) => p.pattern.test(req.path));
+      const fewest = Math.min(...candidates.map((p) => p.params));
+      const matching = candidates.filter((p) => p.params === fewest);
       if (req.method !== 'TRACE' && matching.length === 0) return next();
       const allowed = [...new Set(matching.flatMap((p) => p.methods))];
       if (req.method !== 'TRACE' && allowed.includes(req.method)) return next();
