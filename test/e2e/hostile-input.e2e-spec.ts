@@ -244,6 +244,12 @@ describe('Hostile input (issue 16)', () => {
       expect(res.body.error.code).toBe('METHOD_NOT_ALLOWED');
     });
 
+    it('a query string as long as the documented limits reaches the gateway (not a bare 431 from Node)', async () => {
+      // 4096 characters (the documented maxLength of ids), each 4 UTF-8 bytes: about 48 KiB percent-encoded.
+      const res = await gw.http().get(`${gw.api}/repo/fs/properties`).query({ id: '\u{1F600}'.repeat(2048) }).set('Authorization', admin()).expect(400);
+      expect(res.body.error.parameter).toBe('id');
+    });
+
     it('an unknown path still answers 404', async () => {
       await gw.http().get(`${gw.api}/nothing-here`).set('Authorization', admin()).expect(404);
     });

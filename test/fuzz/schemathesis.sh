@@ -18,6 +18,7 @@ if [ ! -x "$cache/venv/bin/st" ]; then
   "$cache/venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$version"
 fi
 st="$cache/venv/bin/st"
+config="$PWD/test/fuzz/schemathesis.toml"
 
 [ -f dist/apps/api/src/main.js ] || node scripts/build-if-needed.js
 
@@ -67,7 +68,9 @@ run() {
   #   name the parameter and are right. Wrong acceptances are still caught by negative_data_rejection.
   # Per-operation allowances (501 on capability groups the fuzzed connector lacks, 431 from Node)
   # are in schemathesis.toml with their reasons.
-  "$st" --config-file test/fuzz/schemathesis.toml run "$base/api/docs-json" \
+  # Run from the temporary folder: Schemathesis keeps a cache of past failures (.schemathesis/) in the
+  # working directory and would replay them; each run starts clean.
+  (cd "$work" && "$st" --config-file "$config" run "$base/api/docs-json" \
     --url "$base" \
     --auth "$auth" \
     --checks all \
@@ -80,7 +83,7 @@ run() {
     --suppress-health-check all \
     --warnings off \
     --no-color \
-    "$@"
+    "$@")
 }
 
 status=0

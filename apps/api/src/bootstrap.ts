@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NestApplicationOptions } from '@nestjs/common';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import { createServer } from 'node:http';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { json, urlencoded, type RequestHandler } from 'express';
 import helmet from 'helmet';
@@ -26,7 +28,7 @@ export interface GatewayApp {
  * body limits, pipes, filter, OpenAPI and user provisioning. Tests call this too.
  */
 export async function createGatewayApp(config: GatewayConfig = loadConfig()): Promise<GatewayApp> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), new GatewayExpressAdapter(), {
     bufferLogs: true,
     bodyParser: false,
     abortOnError: false,
@@ -73,6 +75,21 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
   rawBodyRoutes.collect(app, globalPrefix);
   await app.get(UsersService).provision();
   return { app, config, openApi };
+}
+
+/**
+ * Largest request head (request line and headers) the server reads. Node's default, 16 KiB, is
+ * less than the query strings the API documents: one 4096-character id of non-ASCII characters is
+ * up to 48 KiB once percent-encoded, and was refused with a bare 431 (and a reset connection when
+ * a body followed) before the gateway could answer. Heads beyond this still get Node's 431.
+ */
+export const MAX_REQUEST_HEAD_BYTES = 64 * 1024;
+
+class GatewayExpressAdapter extends ExpressAdapter {
+  override initHttpServer(options: NestApplicationOptions): void {
+    if (options?.httpsOptions || options?.forceCloseConnections) return super.initHttpServer(options);
+    this.setHttpServer(createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, this.getInstance()));
+  }
 }
 
 function buildOpenApi(app: NestExpressApplication, config: GatewayConfig): OpenAPIObject {

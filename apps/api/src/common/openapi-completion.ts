@@ -32,11 +32,11 @@ function addCommonErrors(document: OpenAPIObject): void {
   const errorRef = { $ref: `#/components/schemas/${ErrorResponseDto.name}` };
   for (const item of Object.values(document.paths)) {
     for (const op of operations(item)) {
+      // Node answers it before any middleware runs: no body, so no content is documented.
+      op.responses['431'] ??= { description: ERROR_DESCRIPTIONS[431] };
       const add = (status: number) => {
         op.responses[String(status)] ??= { description: ERROR_DESCRIPTIONS[status], content: { [MEDIA_JSON]: { schema: errorRef } } } satisfies ResponseObject;
       };
-      // Node refuses a request head over its 16 KiB limit (a huge query string) before the gateway sees it.
-      add(431);
       if (op.security?.some((s) => 'basic' in s)) [400, 401, 429].forEach(add);
       const body = op.requestBody as { content?: Record<string, unknown> } | undefined;
       if (body?.content?.[MEDIA_JSON]) [400, 413, 415].forEach(add);
