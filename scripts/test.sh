@@ -4,6 +4,7 @@
 #   3. the real engines' smoke tests (CMIS, Solr, Elasticsearch, FerretDB, PostgreSQL, Redis,
 #      provisioned from Maven Central, the Go module proxy and Debian; builds cached between runs);
 #   4. e2e tests on the embedded SQLite default (the contract suite includes the real CMIS server);
+#   4b. Schemathesis over the built gateway's OpenAPI document, as admin and as a user (test/fuzz; needs python3);
 #   5. the job suites (test/e2e/jobs*) again in Redis (BullMQ) mode, on a Redis this script starts;
 #   6. e2e tests again on a PostgreSQL this script starts (less the search contract), and the job suites
 #      on PostgreSQL + Redis.
@@ -23,6 +24,9 @@ npx jest -c test/engines/jest.engines.config.js --ci --runInBand
 
 echo "== e2e tests (SQLite) =="
 npx jest --config jest.config.js --selectProjects e2e --ci --runInBand
+
+echo "== outside fuzzing: Schemathesis over /api/docs-json (admin and user) =="
+test/fuzz/schemathesis.sh
 
 services=$(mktemp -d /tmp/gateway-test-services-XXXXXX)
 chmod 755 "$services" # PostgreSQL runs as the unprivileged postgres user and must reach its folder

@@ -29,13 +29,18 @@ describe('Permission management on the filesystem connector', () => {
   it.each([
     ['get without id', () => acls('get', {}), 'id'],
     ['post with a list body', () => acls('post', { id: rootId }).send([]), 'body'],
-    ['post with a text body', () => acls('post', { id: rootId }).set('Content-Type', 'text/plain').send('alice=read'), 'body'],
     ['delete without aclId', () => acls('delete', { id: rootId }), 'aclId'],
     ['delete with blank acls', () => acls('delete', { id: rootId, acls: ' , ' }), 'aclId'],
   ])('validates parameters before the capability: %s is a 400 naming %s', async (_what, request, parameter) => {
     const res = await request();
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ success: false, error: { parameter } });
+  });
+
+  it('answers 415 naming Content-Type for a body that is not JSON (issue 16, defect 8)', async () => {
+    const res = await acls('post', { id: rootId }).set('Content-Type', 'text/plain').send('alice=read');
+    expect(res.status).toBe(415);
+    expect(res.body).toMatchObject({ success: false, error: { parameter: 'Content-Type' } });
   });
 
   it('answers 404 for an unknown connector and 401 without credentials', async () => {

@@ -1,13 +1,18 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NestApplicationOptions } from '@nestjs/common';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
+import { createServer } from 'node:http';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { json, urlencoded, type RequestHandler } from 'express';
+import helmet from 'helmet';
 import type { Server } from 'node:http';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { bodyParserErrors } from './common/body-parser-errors';
+import { completeOpenApi } from './common/openapi-completion';
 import { RawBodyRoutes } from './common/raw-body';
+import { bodyDepthLimit, MethodTable, requireParsedBodyType, strictUtf8Url, uploadLimit } from './common/request-guards';
 import { createValidationPipe } from './common/validation';
 import { loadConfig, type GatewayConfig } from './config/gateway-config';
 import { UsersService } from './auth/users.service';
@@ -23,7 +28,7 @@ export interface GatewayApp {
  * body limits, pipes, filter, OpenAPI and user provisioning. Tests call this too.
  */
 export async function createGatewayApp(config: GatewayConfig = loadConfig()): Promise<GatewayApp> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), new GatewayExpressAdapter(), {
     bufferLogs: true,
     bodyParser: false,
     abortOnError: false,
@@ -31,18 +36,36 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
   app.useLogger(app.get(PinoLogger));
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
+  // Hostile requests are refused before routing (common/request-guards.ts, issue 16).
+  const methods = new MethodTable();
+  app.use(strictUtf8Url);
+  app.use(methods.middleware());
+  app.use(
+    helmet({
+      // The API answers JSON and attachments; the one HTML page is the OpenAPI UI, whose scripts and
+      // styles are files of its own (self) apart from inline styles, and whose logo is a data: URL.
+      contentSecurityPolicy: { directives: { 'img-src': ["'self'", 'data:'], 'style-src': ["'self'", "'unsafe-inline'"], 'upgrade-insecure-requests': null } },
+      // Plain HTTP behind a TLS-terminating proxy is the common set-up; HSTS belongs to that proxy.
+      strictTransportSecurity: false,
+    }),
+  );
   // JSON and form bodies only; file content is streamed by the routes that take it
   // (marked @RawBody), whatever its media type, so those routes are skipped.
   const rawBodyRoutes = new RawBodyRoutes();
   const unlessRawBody = (parser: RequestHandler): RequestHandler => (req, res, next) => (rawBodyRoutes.matches(req) ? next() : parser(req, res, next));
+  const onlyRawBody = (handler: RequestHandler): RequestHandler => (req, res, next) => (rawBodyRoutes.matches(req) ? handler(req, res, next) : next());
+  app.use(onlyRawBody(uploadLimit(config.maxUploadBytes)));
   app.use(unlessRawBody(json({ limit: config.jsonBodyLimit })));
   app.use(unlessRawBody(urlencoded({ extended: false, limit: config.jsonBodyLimit })));
   app.use(bodyParserErrors);
+  app.use(unlessRawBody(requireParsedBodyType));
+  app.use(bodyDepthLimit);
   const globalPrefix = `${config.contextPath}/api`.replace(/^\//, '');
   app.setGlobalPrefix(globalPrefix);
   app.useGlobalPipes(createValidationPipe());
 
   const openApi = buildOpenApi(app, config);
+  methods.load(openApi, config.contextPath);
   SwaggerModule.setup(`${config.contextPath}/api/docs`, app, openApi, {
     jsonDocumentUrl: `${config.contextPath}/api/docs-json`,
     customSiteTitle: 'Content Gateway API',
@@ -52,6 +75,21 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
   rawBodyRoutes.collect(app, globalPrefix);
   await app.get(UsersService).provision();
   return { app, config, openApi };
+}
+
+/**
+ * Largest request head (request line and headers) the server reads. Node's default, 16 KiB, is
+ * less than the query strings the API documents: one 4096-character id of non-ASCII characters is
+ * up to 48 KiB once percent-encoded, and was refused with a bare 431 (and a reset connection when
+ * a body followed) before the gateway could answer. Heads beyond this still get Node's 431.
+ */
+export const MAX_REQUEST_HEAD_BYTES = 64 * 1024;
+
+class GatewayExpressAdapter extends ExpressAdapter {
+  override initHttpServer(options: NestApplicationOptions): void {
+    if (options?.httpsOptions || options?.forceCloseConnections) return super.initHttpServer(options);
+    this.setHttpServer(createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, this.getInstance()));
+  }
 }
 
 function buildOpenApi(app: NestExpressApplication, config: GatewayConfig): OpenAPIObject {
@@ -72,6 +110,7 @@ function buildOpenApi(app: NestExpressApplication, config: GatewayConfig): OpenA
       Object.entries(document.paths).map(([p, item]) => [p.startsWith(config.contextPath + '/') ? p.slice(config.contextPath.length) : p, item]),
     );
   }
+  completeOpenApi(document, app);
   return document;
 }
 

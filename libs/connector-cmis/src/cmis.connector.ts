@@ -769,7 +769,7 @@ function checkId(id: string, parameter: string): void {
 function checkName(name: string, parameter: string): string {
   if (typeof name !== 'string' || name.trim() === '') throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': must be a non-empty name`);
   if (name.length > MAX_NAME_LENGTH) throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': at most ${MAX_NAME_LENGTH} characters`);
-  if (name === '.' || name === '..' || /[/\u0000-\u001f\u007f]/.test(name)) {
+  if (name === '.' || name === '..' || /[/\u0000-\u001f\u007f-\u009f]/.test(name)) {
     throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': a name is one path segment ('/', control characters, '.' and '..' are refused)`);
   }
   return name;

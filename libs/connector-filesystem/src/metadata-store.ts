@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, unlinkSync, type BigIntStats } from 'node:fs';
 import * as fsp from 'node:fs/promises';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { InvalidArgumentError, UpstreamError } from '@gateway/connector-api';
 import { errnoCode } from './fs-errors';
@@ -13,7 +14,9 @@ import { RecordDatabase } from './record-database';
  *
  *   format.json                       layout version (2), for migrations
  *   metadata.db (-wal, -shm)          DocumentMeta of every document that has one (see RecordDatabase)
- *   tmp/                              uploads being written (same filesystem, so rename and link are atomic)
+ *   tmp/                              uploads being written (same filesystem, so rename and link are atomic),
+ *                                     `<ms>-<prefix>-<n>.<suffix>`
+ *   owners/<prefix>                   which process writes the temp files of <prefix> (pid, host, boot, start)
  *   trash/                            folders being deleted (renamed here first, so they vanish at once)
  *   docs/<key(folder)>/<key(name)>/
  *     v/<n>                           content of version n, for every version but the current one
@@ -131,6 +134,7 @@ export class MetadataStore {
   private readonly docsDir: string;
   private readonly tmpDir: string;
   private readonly trashDir: string;
+  private readonly ownersDir: string;
   private readonly databaseFile: string;
   private records?: RecordDatabase;
   private tmpCheckedAt = 0;
@@ -148,6 +152,7 @@ export class MetadataStore {
     this.docsDir = path.join(this.base, 'docs');
     this.tmpDir = path.join(this.base, 'tmp');
     this.trashDir = path.join(this.base, 'trash');
+    this.ownersDir = path.join(this.base, 'owners');
     this.databaseFile = path.join(this.base, DATABASE_FILE);
   }
 
@@ -160,7 +165,8 @@ export class MetadataStore {
     } catch (e) {
       if (errnoCode(e) !== 'ENOENT') throw e;
     }
-    for (const dir of [this.base, this.docsDir, this.tmpDir, this.trashDir]) await fsp.mkdir(dir, { recursive: true });
+    for (const dir of [this.base, this.docsDir, this.tmpDir, this.trashDir, this.ownersDir]) await fsp.mkdir(dir, { recursive: true });
+    await fsp.writeFile(this.ownerFile(this.tmpPrefix), JSON.stringify(currentOwner()));
     const format = await this.readFormat();
     this.records = await this.openRecords();
     try {
@@ -179,6 +185,11 @@ export class MetadataStore {
   /** Commits the queued record writes and closes the database. */
   close(): void {
     this.records?.close();
+    unlinkQuietly(this.ownerFile(this.tmpPrefix));
+  }
+
+  private ownerFile(prefix: string): string {
+    return path.join(this.ownersDir, prefix);
   }
 
   documentDir(rel: string): string {
@@ -414,19 +425,104 @@ export class MetadataStore {
   }
 
   /**
-   * Temp files of another live instance on the same root may be in use, so
-   * only old ones go; the trash is always safe to empty (nothing refers to it).
+   * Temp files of a live process on the same root (another instance sharing the folder) may be in
+   * use; those of a dead one never will be. Each process records itself in `owners/<prefix>`, so a
+   * restart after a kill -9 removes the partial uploads at once (issue 16). An owner on another
+   * machine cannot be checked from here: its files, like files without an owner record, go once
+   * they are an hour old. The trash is always safe to empty (nothing refers to it).
    */
   private async sweep(): Promise<void> {
     const now = Date.now();
+    const verdicts = new Map<string, OwnerState>();
+    const stateOf = async (prefix: string): Promise<OwnerState> => {
+      let state = verdicts.get(prefix);
+      if (state === undefined) {
+        state = prefix === this.tmpPrefix ? 'alive' : ownerState(await readOwner(this.ownerFile(prefix)));
+        verdicts.set(prefix, state);
+      }
+      return state;
+    };
     for (const name of await fsp.readdir(this.tmpDir)) {
       const file = path.join(this.tmpDir, name);
-      const stat = await fsp.lstat(file).catch(() => undefined);
-      if (stat && now - stat.mtimeMs > STALE_TEMP_MS) await fsp.rm(file, { recursive: true, force: true });
+      const owned = TEMP_FILE.exec(name);
+      const state = owned ? await stateOf(owned[1]) : 'unknown';
+      if (state === 'alive') continue;
+      if (state === 'unknown') {
+        const stat = await fsp.lstat(file).catch(() => undefined);
+        if (!stat || now - stat.mtimeMs <= STALE_TEMP_MS) continue;
+      }
+      await fsp.rm(file, { recursive: true, force: true });
+    }
+    for (const prefix of await fsp.readdir(this.ownersDir)) {
+      if (OWNER_PREFIX.test(prefix) && (await stateOf(prefix)) === 'dead') unlinkQuietly(this.ownerFile(prefix));
     }
     for (const name of await fsp.readdir(this.trashDir)) {
       await fsp.rm(path.join(this.trashDir, name), { recursive: true, force: true });
     }
+  }
+}
+
+const OWNER_PREFIX = /^[0-9a-f]{16}$/;
+const TEMP_FILE = /^\d+-([0-9a-f]{16})-/;
+
+/** Who writes the temp files of one prefix: enough to tell, on the same machine, whether it still runs. */
+interface TempOwner {
+  pid: number;
+  host: string;
+  /** Changes with every boot (Linux); absent elsewhere. */
+  bootId?: string;
+  /** The process's start time in clock ticks since boot (Linux), so a reused pid is not mistaken for it. */
+  started?: string;
+}
+
+type OwnerState = 'alive' | 'dead' | 'unknown';
+
+function currentOwner(): TempOwner {
+  return { pid: process.pid, host: os.hostname(), bootId: bootId(), started: processStart(process.pid) };
+}
+
+function ownerState(owner: TempOwner | undefined): OwnerState {
+  if (owner === undefined || owner.host !== os.hostname()) return 'unknown';
+  const boot = bootId();
+  if (owner.bootId !== undefined && boot !== undefined && owner.bootId !== boot) return 'dead';
+  // Another prefix with our own pid: an earlier process of this pid namespace (a container restarted).
+  if (owner.pid === process.pid) return 'dead';
+  try {
+    process.kill(owner.pid, 0);
+  } catch (e) {
+    if (errnoCode(e) === 'ESRCH') return 'dead';
+  }
+  if (owner.started !== undefined) {
+    const started = processStart(owner.pid);
+    if (started !== undefined && started !== owner.started) return 'dead';
+  }
+  return 'alive';
+}
+
+async function readOwner(file: string): Promise<TempOwner | undefined> {
+  try {
+    const owner = JSON.parse(await fsp.readFile(file, 'utf8')) as TempOwner;
+    return typeof owner?.pid === 'number' && typeof owner.host === 'string' ? owner : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function bootId(): string | undefined {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+function processStart(pid: number): string | undefined {
+  try {
+    // Field 22 of /proc/<pid>/stat; the command name (field 2) may hold spaces, so count from its closing parenthesis.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
   }
 }
 

@@ -220,6 +220,9 @@ describe('refusal messages', () => {
     ['x\u0001', 'contains a control character'],
     ['x\u007f', 'contains a control character'],
     ['x\u001f', 'contains a control character'],
+    ['x\u0080', 'contains a control character'],
+    ['x\u0085', 'contains a control character'],
+    ['x\u009f', 'contains a control character'],
     ['.gateway', "'.gateway' is reserved for the repository's metadata"],
   ])('name the parameter and say why %j is refused as a fileName', (name, reason) => {
     expect(refusal(() => parseName(name, 'fileName', '')).message).toBe(`Invalid parameter 'fileName': ${reason}`);
@@ -227,7 +230,7 @@ describe('refusal messages', () => {
 
   it('accept characters just outside the control range', () => {
     expect(parseName('x\u0020y', 'fileName', '')).toBe('x y');
-    expect(parseName('x\u0080y', 'fileName', '')).toBe('x\u0080y');
+    expect(parseName('x\u00a0y', 'fileName', '')).toBe('x\u00a0y');
     expect(parseName('~', 'fileName', '')).toBe('~');
   });
 

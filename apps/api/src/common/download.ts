@@ -5,6 +5,7 @@ import type { Request, Response } from 'express';
 import rangeParser from 'range-parser';
 import type { ByteRange } from '@gateway/connector-api';
 import { RangeNotSatisfiableError } from '@gateway/errors';
+import { asciiFallback } from './file-name';
 import { sendBody } from './response-body';
 
 /**
@@ -33,6 +34,8 @@ export interface DownloadOptions {
 }
 
 const DEFAULT_MIME_TYPE = 'application/octet-stream';
+/** Media types a browser renders as a page with scripts: HTML, XHTML, SVG, XML and friends. */
+const ACTIVE_CONTENT = /^\s*(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|[a-z]+\/[a-z0-9.+-]*\+xml|text\/xsl|application\/xslt\+xml)\s*(;|$)/i;
 // RFC 9110 etagc: %x21 / %x23-7E (obs-text left out so headers stay ASCII).
 const ETAG_CHARACTERS = /^[\x21\x23-\x7e]+$/;
 
@@ -80,13 +83,21 @@ export async function sendDownload(req: Request, res: Response, source: Download
 
   const stream = isHead ? undefined : await source.open(range);
 
+  const mimeType = source.mimeType || DEFAULT_MIME_TYPE;
+  const fileName = source.fileName || 'download';
   res.status(range ? 206 : 200);
   setHeaders(res, {
     ...validators,
-    'Content-Type': source.mimeType || DEFAULT_MIME_TYPE,
-    'Content-Disposition': contentDisposition(source.fileName || 'download', { type: options.disposition ?? 'attachment' }),
+    'Content-Type': mimeType,
+    // Markup that a browser would run is never shown inline, whatever the caller asked: it would run in the gateway's origin.
+    'Content-Disposition': contentDisposition(fileName, {
+      type: ACTIVE_CONTENT.test(mimeType) ? 'attachment' : (options.disposition ?? 'attachment'),
+      fallback: asciiFallback(fileName),
+    }),
     'Accept-Ranges': size === undefined ? 'none' : 'bytes',
     'X-Content-Type-Options': 'nosniff',
+    // Even opened directly (a saved link, a lax client), the content gets no script, no plugins and an opaque origin.
+    'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
   });
   if (range) res.setHeader('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
   const length = range ? range.end - range.start + 1 : size;

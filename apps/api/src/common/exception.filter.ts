@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { GatewayError, RangeNotSatisfiableError, TooManyRequestsError, type GatewayErrorKind } from '@gateway/errors';
+import { GatewayError, PayloadTooLargeError, RangeNotSatisfiableError, TooManyRequestsError, type GatewayErrorKind } from '@gateway/errors';
 const STATUS_BY_KIND: Record<GatewayErrorKind, number> = {
   invalid_argument: 400,
   unauthenticated: 401,
@@ -60,6 +60,8 @@ export class GatewayExceptionFilter implements ExceptionFilter {
       return;
     }
     if (status === 401) res.setHeader('WWW-Authenticate', BASIC_CHALLENGE);
+    // The rest of a refused upload is not worth receiving: close once the answer is out.
+    if (exception instanceof PayloadTooLargeError && !req.complete) res.setHeader('Connection', 'close');
     if (exception instanceof TooManyRequestsError) res.setHeader('Retry-After', String(exception.retryAfterSeconds));
     if (exception instanceof RangeNotSatisfiableError) {
       // RFC 9110 15.5.17: the size goes in Content-Range so the client can ask again.

@@ -1,8 +1,9 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import multer, { MulterError, type StorageEngine } from 'multer';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { InvalidArgumentError, PayloadTooLargeError, UnsupportedMediaTypeError } from '@gateway/errors';
+import { tooLarge } from './request-guards';
 
 /** One file part as it streams in; `stream` must be consumed (or abandoned by throwing). */
 export interface IncomingFilePart {
@@ -56,14 +57,26 @@ export class IncomingContent {
     const req = this.req;
     if (req.headers['transfer-encoding'] === undefined) {
       const length = Number(req.headers['content-length'] ?? 0);
-      return length > 0 ? req : undefined;
+      return length > 0 ? this.limited(req) : undefined;
     }
-    return nonEmpty(req);
+    const body = await nonEmpty(req);
+    return body && this.limited(body);
   }
 
   /** The raw body as a stream, empty or not (updateContent: an empty body is an empty file). */
   rawStream(): Readable {
-    return this.req;
+    return this.limited(this.req);
+  }
+
+  /** GATEWAY_MAX_UPLOAD_BYTES, set on res.locals by the uploadLimit middleware (undefined: no limit). */
+  private get maxBytes(): number | undefined {
+    const max = (this.res.locals as { maxUploadBytes?: number } | undefined)?.maxUploadBytes;
+    return typeof max === 'number' && max > 0 ? max : undefined;
+  }
+
+  private limited(source: Readable): Readable {
+    const max = this.maxBytes;
+    return max === undefined ? source : limitBytes(source, max);
   }
 
   /**
@@ -87,8 +100,9 @@ export class IncomingContent {
     }
     type Stored = { result?: T };
     const storage: StorageEngine = {
-      _handleFile(_req, file, callback) {
-        sink({ stream: file.stream, fileName: file.originalname, mimeType: file.mimetype || undefined }).then(
+      _handleFile: (_req, file, callback) => {
+        const stream = this.maxBytes === undefined ? file.stream : limitBytes(file.stream, this.maxBytes);
+        sink({ stream, fileName: file.originalname, mimeType: file.mimetype || undefined }).then(
           (result) => callback(null, { result } as Partial<Express.Multer.File> & Stored),
           (e: unknown) => {
             // A sink that failed before reading leaves the part unread; busboy must not wait on it.
@@ -130,6 +144,30 @@ export function mediaTypeOf(contentType: string | undefined): string | undefined
   if (!contentType) return undefined;
   const essence = contentType.split(';', 1)[0].trim().toLowerCase();
   return essence === '' ? undefined : essence;
+}
+
+/**
+ * `source` through a counter that fails with PayloadTooLargeError (413) once more than `max` bytes
+ * passed: the consumer (a driver's write) fails and removes what it staged, and the rest of the
+ * body is left unread (the filter answers with Connection: close). `source` itself is not
+ * destroyed, so the 413 can still be written on its socket.
+ */
+export function limitBytes(source: Readable, max: number): Readable {
+  let seen = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      seen += chunk.length;
+      if (seen > max) {
+        source.unpipe(counter);
+        source.pause();
+        return callback(tooLarge(max));
+      }
+      callback(null, chunk);
+    },
+  });
+  source.once('error', (e) => counter.destroy(e));
+  source.pipe(counter);
+  return counter;
 }
 
 /** Resolves to the stream when it yields at least one byte, undefined when it ends empty. */

@@ -1,5 +1,5 @@
 import { applyDecorators, type Type } from '@nestjs/common';
-import { ApiExtraModels, ApiProduces, ApiProperty, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import type { HeadersObject, ReferenceObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
 export class ErrorDetailDto {
@@ -24,16 +24,17 @@ export class ErrorResponseDto {
   error!: ErrorDetailDto;
 }
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid input; `error.parameter` names the parameter',
+export const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid input (a malformed Authorization header or a URL whose escapes are not UTF-8 included); `error.parameter` names the parameter',
   401: 'Missing or wrong credentials (WWW-Authenticate: Basic)',
   403: 'The user lacks the required role',
   404: 'Unknown connector, item, file, link or user; `error.resource` names which',
   409: 'Conflict with the current state',
   410: 'The link has expired',
-  413: 'Request body too large',
-  415: 'Unsupported media type',
-  429: 'Too many failed logins; retry after the Retry-After seconds',
+  413: 'Request body too large (GATEWAY_JSON_LIMIT_BYTES for JSON, GATEWAY_MAX_UPLOAD_BYTES for content); `error.limit` gives the limit',
+  415: 'Unsupported media type (JSON routes take application/json); `error.parameter` is Content-Type',
+  431: 'Request head (request line and headers) over 64 KiB; refused by the HTTP server before routing, without a body',
+  429: 'Too many requests: failed logins for this user from this address (lock-out), or public download requests from this address; retry after the Retry-After seconds',
   501: 'Operation not supported by this connector kind; `error.capability` names it',
   502: 'The repository or engine answered with an error (its message is passed on)',
   503: 'The repository or engine is unavailable',
@@ -90,25 +91,28 @@ export function ApiFileDownload(description = 'The content') {
     'Content-Type': text('Media type of the document (application/octet-stream when unknown)'),
     'Content-Length': { description: 'Bytes in this answer', schema: { type: 'integer' } },
     'Content-Disposition': text("attachment; filename=\"<ASCII fallback>\"; filename*=UTF-8''<percent-encoded name>"),
+    'X-Content-Type-Options': text('nosniff'),
+    'Content-Security-Policy': text("default-src 'none'; style-src 'unsafe-inline'; sandbox"),
     ETag: text('Strong validator, quoted; usable in If-None-Match and If-Range'),
     'Last-Modified': text('HTTP date; usable in If-Modified-Since and If-Range'),
     'Accept-Ranges': text('bytes'),
   };
+  // Any media type: the document's own (application/zip for exports). Errors are JSON.
+  const content = { '*/*': { schema: BINARY } };
   return applyDecorators(
-    ApiProduces('application/octet-stream', 'application/json'),
-    ApiResponse({ status: 200, description, headers: common, content: { 'application/octet-stream': { schema: BINARY } } }),
+    ApiResponse({ status: 200, description, headers: common, content }),
     ApiResponse({
       status: 206,
       description: 'One byte range (Range: bytes=first-last, bytes=first-, bytes=-suffix). Several ranges are answered with the whole content (200)',
       headers: { ...common, 'Content-Range': text('bytes first-last/size') },
-      content: { 'application/octet-stream': { schema: BINARY } },
+      content,
     }),
     ApiResponse({ status: 304, description: 'Not modified: If-None-Match matched the ETag, or (without If-None-Match) If-Modified-Since is not older than Last-Modified' }),
     ApiResponse({
       status: 416,
       description: 'The range cannot be satisfied',
       headers: { 'Content-Range': text('bytes */size') },
-      type: ErrorResponseDto,
+      content: { 'application/json': { schema: { $ref: getSchemaPath(ErrorResponseDto) } } },
     }),
   );
 }

@@ -6,7 +6,7 @@ import type { Request } from 'express';
 const RAW_BODY = 'gateway:raw-body';
 
 /**
- * Marks a route whose body is document content of any media type. The global JSON and form
+ * Marks a route whose body is document content of any media type (or a multipart body carrying it). The global JSON and form
  * parsers leave such bodies alone, or a .json or form-encoded document would be parsed (and
  * size-limited) instead of stored byte for byte.
  */

@@ -17,14 +17,27 @@ export function createValidationPipe(): ValidationPipe {
   });
 }
 
+/**
+ * Constraints that say what kind of value was expected, checked first: a value of the wrong kind
+ * fails every other constraint too, and "must be shorter than 4096 characters" for a repeated
+ * parameter (an array) or "must not be greater than 10000" for `%00` would hide the real mistake.
+ * class-validator lists constraints in reverse declaration order, so the order cannot be left to it.
+ */
+const KIND_CONSTRAINTS = ['isDefined', 'isObject', 'isString', 'isInt', 'isNumber', 'isBoolean', 'isArray', 'isIn', 'isEnum'];
+const SCALAR_CONSTRAINTS = new Set(['isString', 'isInt', 'isNumber', 'isBoolean', 'isIn', 'isEnum']);
+
 function firstError(errors: ValidationError[], prefix: string): [string, string] {
   for (const e of errors) {
     const name = prefix ? (/^\d+$/.test(e.property) ? `${prefix}[${e.property}]` : `${prefix}.${e.property}`) : e.property;
-    if (e.constraints) {
-      const msg = Object.values(e.constraints)[0];
-      return [name, `Invalid parameter '${name}': ${msg}`];
-    }
+    if (e.constraints) return [name, `Invalid parameter '${name}': ${constraintMessage(e, e.constraints)}`];
     if (e.children?.length) return firstError(e.children, name);
   }
   return ['body', 'Invalid request'];
+}
+
+function constraintMessage(e: ValidationError, constraints: Record<string, string>): string {
+  const kind = KIND_CONSTRAINTS.find((c) => c in constraints);
+  // A query parameter given twice arrives as an array.
+  if (kind && SCALAR_CONSTRAINTS.has(kind) && Array.isArray(e.value)) return `${e.property} must be given once, as a single value (got a list of ${e.value.length})`;
+  return kind ? constraints[kind] : Object.values(constraints)[0];
 }

@@ -44,6 +44,7 @@ describe('loadConfig', () => {
       users: [],
       auth: { cacheTtlMs: 60_000, maxFailures: 10, lockoutSeconds: 300, disabled: false },
       jsonBodyLimit: 1024 * 1024,
+      maxUploadBytes: 10 * 1024 ** 3,
       logLevel: 'info',
       shutdownGraceMs: 10_000,
       files: {
@@ -55,6 +56,7 @@ describe('loadConfig', () => {
         batchMaxEntries: 10_000,
         zipLevel: 0,
         exportConcurrency: 2,
+        publicRateLimitPerMinute: 120,
       },
       jobs: { definitions: [], redisUrl: undefined, concurrency: 8, auditRetentionDays: 30 },
     });
@@ -75,6 +77,8 @@ describe('loadConfig', () => {
       GATEWAY_LOGIN_LOCKOUT_SECONDS: '60',
       GATEWAY_AUTH_DISABLED: 'true',
       GATEWAY_JSON_LIMIT_BYTES: '2048',
+      GATEWAY_MAX_UPLOAD_BYTES: '0',
+      GATEWAY_PUBLIC_RATE_LIMIT: '0',
       LOG_LEVEL: 'debug',
       GATEWAY_SHUTDOWN_GRACE_MS: '0',
       GATEWAY_USER_FILE_RETENTION_DAYS: '1',
@@ -99,6 +103,7 @@ describe('loadConfig', () => {
       trustProxy: 2,
       auth: { cacheTtlMs: 0, maxFailures: 3, lockoutSeconds: 60, disabled: true },
       jsonBodyLimit: 2048,
+      maxUploadBytes: 0,
       logLevel: 'debug',
       shutdownGraceMs: 0,
       files: {
@@ -110,6 +115,7 @@ describe('loadConfig', () => {
         batchMaxEntries: 50,
         zipLevel: 9,
         exportConcurrency: 4,
+        publicRateLimitPerMinute: 0,
       },
       jobs: { redisUrl: 'rediss://cache:6380', concurrency: 16, auditRetentionDays: 0 },
     });

@@ -40,6 +40,8 @@ export interface GatewayConfig {
   };
   /** Largest JSON or form body accepted, in bytes. */
   jsonBodyLimit: number;
+  /** Largest document content one upload may carry, in bytes; 0 = no limit (413 beyond it). */
+  maxUploadBytes: number;
   logLevel: string;
   /** Milliseconds that shutdown waits for in-flight requests. */
   shutdownGraceMs: number;
@@ -77,6 +79,8 @@ export interface FilesConfig {
   zipLevel: number;
   /** Exports built at the same time; more wait their turn (ready=false, nothing done yet). */
   exportConcurrency: number;
+  /** Requests to the public download routes one client address may make per minute; 0 = no limit (429 beyond it). */
+  publicRateLimitPerMinute: number;
 }
 
 export class ConfigError extends Error {
@@ -133,6 +137,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       disabled: env.GATEWAY_AUTH_DISABLED === 'true',
     },
     jsonBodyLimit: parseInteger(env, 'GATEWAY_JSON_LIMIT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxUploadBytes: parseInteger(env, 'GATEWAY_MAX_UPLOAD_BYTES', 10 * 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
     logLevel: env.LOG_LEVEL || 'info',
     shutdownGraceMs: parseInteger(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     files: {
@@ -144,6 +149,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       batchMaxEntries: parseInteger(env, 'GATEWAY_BATCH_MAX_ENTRIES', 10_000, 1, 1_000_000),
       zipLevel: parseInteger(env, 'GATEWAY_BATCH_ZIP_LEVEL', 0, 0, 9),
       exportConcurrency: parseInteger(env, 'GATEWAY_EXPORT_CONCURRENCY', 2, 1, 64),
+      publicRateLimitPerMinute: parseInteger(env, 'GATEWAY_PUBLIC_RATE_LIMIT', 120, 0, 1_000_000),
     },
     jobs: {
       definitions: jobDefinitions(file, env),

@@ -80,6 +80,8 @@ export class ContentController {
   }
 
   @Post('file')
+  // Document content too (in a multipart part): the JSON/form parsers and their 415 stay away, the upload limit applies.
+  @RawBody()
   @ApiConsumes('multipart/form-data')
   @ApiBody({
     required: true,

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import { ArrayNotEmpty, IsArray, IsBoolean, IsInt, IsNotEmpty, IsOptional, IsString, MaxLength, Min, ValidateNested } from 'class-validator';
+import { FILE_NAME_PATTERN, IsFileName } from '../common/file-name';
+import { ArrayNotEmpty, IsArray, IsBoolean, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength, Min, ValidateNested } from 'class-validator';
 
 const MAX_ID = 4096;
 const MAX_NAME = 1024;
@@ -69,12 +70,16 @@ export class CreateLinkQuery {
   @ApiPropertyOptional({
     description:
       'Name offered to whoever downloads. Required when connectorId is absent (spec 4.1); otherwise it defaults to ' +
-      "the user file's name (internal) or is left empty and the document's own name is used at download time (external)",
+      "the user file's name (internal) or is left empty and the document's own name is used at download time (external). " +
+      "One name: no '/' or '\\', not '.' or '..', no control characters",
     example: 'quarterly-report.zip',
+    maxLength: MAX_NAME,
+    pattern: FILE_NAME_PATTERN,
   })
   @IsOptional()
   @IsString()
   @MaxLength(MAX_NAME)
+  @IsFileName()
   fileName?: string;
 
   @ApiPropertyOptional({ description: 'Days until the link expires (default 3; 1 to GATEWAY_LINK_MAX_LIFESPAN_DAYS, default 365)', example: 3, default: 3 })
@@ -115,6 +120,8 @@ export class BatchRequestDto {
   @ApiProperty({ type: [BatchEntryDto], description: 'Documents to zip, in this order (at most GATEWAY_BATCH_MAX_ENTRIES, default 10000)' })
   @IsArray()
   @ArrayNotEmpty()
+  // An entry that is not an object ([[]], ["x"]) would otherwise pass nested validation (issue 16, defect 4).
+  @IsObject({ each: true, message: 'each batch entry must be an object with connId and id' })
   @ValidateNested({ each: true })
   @Type(() => BatchEntryDto)
   batch!: BatchEntryDto[];

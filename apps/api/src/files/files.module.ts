@@ -7,6 +7,7 @@ import { FilesController } from './files.controller';
 import { FilesSweeper } from './files-sweeper';
 import { LinksService } from './links.service';
 import { PublicDownloadController } from './public-download.controller';
+import { PublicRateLimitGuard } from './public-rate-limit.guard';
 import { UserFileStore } from './user-file.store';
 import { UserFilesService } from './user-files.service';
 
@@ -19,6 +20,6 @@ import { UserFilesService } from './user-files.service';
 @Module({
   imports: [ClockModule],
   controllers: [BatchController, FilesController, PublicDownloadController],
-  providers: [UserFileStore, ExportRunner, UserFilesService, LinksService, ExportsService, FilesSweeper],
+  providers: [PublicRateLimitGuard, UserFileStore, ExportRunner, UserFilesService, LinksService, ExportsService, FilesSweeper],
 })
 export class FilesModule {}

@@ -1,13 +1,15 @@
-import { Get, Query, Req, Res } from '@nestjs/common';
+import { Get, Query, Req, Res, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { sendDownload } from '../common/download';
 import { ApiFileDownload } from '../common/openapi';
 import { Route, RouteFamily } from '../common/routes';
 import { LinkKeyQuery } from './files.dto';
 import { LinksService } from './links.service';
+import { PublicRateLimitGuard } from './public-rate-limit.guard';
 
-/** No credentials: whoever holds a valid key may download. */
-@RouteFamily('public/download', { tag: 'File service', access: 'public' })
+/** No credentials: whoever holds a valid key may download, at GATEWAY_PUBLIC_RATE_LIMIT requests a minute per address. */
+@RouteFamily('public/download', { tag: 'File service', access: 'public', errors: [429] })
+@UseGuards(PublicRateLimitGuard)
 export class PublicDownloadController {
   constructor(private readonly links: LinksService) {}
 

@@ -5,7 +5,9 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
+  IsDefined,
   IsInt,
+  IsObject,
   IsOptional,
   IsString,
   Matches,
@@ -108,17 +110,24 @@ export class JobDefinitionDto {
   jobGroup?: string;
 
   @ApiProperty({ type: JobSourceDto })
+  // Without these a missing source passed validation and failed later as a 500 (issue 16, defect 2).
+  @IsDefined({ message: 'source is required: an object with connectorId and folderPath' })
+  @IsObject({ message: 'source must be an object with connectorId and folderPath' })
   @ValidateNested()
   @Type(() => JobSourceDto)
   source!: JobSourceDto;
 
   @ApiProperty({ type: JobTargetDto })
+  // Without these a missing target passed validation and failed later as a 500 (issue 16, defect 2).
+  @IsDefined({ message: 'target is required: an object with connectorId and folderPath' })
+  @IsObject({ message: 'target must be an object with connectorId and folderPath' })
   @ValidateNested()
   @Type(() => JobTargetDto)
   target!: JobTargetDto;
 
   @ApiPropertyOptional({ type: JobOptionsDto })
   @IsOptional()
+  @IsObject({ message: 'options must be an object' })
   @ValidateNested()
   @Type(() => JobOptionsDto)
   options?: JobOptionsDto;
