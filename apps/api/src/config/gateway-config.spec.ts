@@ -42,7 +42,7 @@ describe('loadConfig', () => {
       trustProxy: false,
       connectors: [{ id: 'fs', typeId: 'filesystem', description: 'Default filesystem repository', params: { root: path.join(dataDir, 'repository') } }],
       users: [],
-      auth: { cacheTtlMs: 60_000, maxFailures: 10, lockoutSeconds: 300, disabled: false, maxFailuresPerAddress: 100, verifyThreads: 2, verifyQueue: 32 },
+      auth: { cacheTtlMs: 60_000, maxFailures: 10, lockoutSeconds: 300, disabled: false, maxFailuresPerAddress: 100, verifyThreads: Math.max(1, Math.floor(os.availableParallelism() / 4)), verifyQueue: 32 },
       nodeId: `${os.hostname()}:3000`,
       jsonBodyLimit: 1024 * 1024,
       logLevel: 'info',

@@ -143,7 +143,8 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       lockoutSeconds: parseInteger(env, 'GATEWAY_LOGIN_LOCKOUT_SECONDS', 300, 1, 86400),
       disabled: env.GATEWAY_AUTH_DISABLED === 'true',
       maxFailuresPerAddress: parseInteger(env, 'GATEWAY_LOGIN_MAX_FAILURES_PER_ADDRESS', 100, 1, 1_000_000),
-      verifyThreads: parseInteger(env, 'GATEWAY_LOGIN_VERIFY_THREADS', 2, 1, 64),
+      // A quarter of the cores (at least one): argon2 is CPU- and memory-bound, and a flood must leave the rest to the I/O.
+      verifyThreads: parseInteger(env, 'GATEWAY_LOGIN_VERIFY_THREADS', Math.max(1, Math.floor(os.availableParallelism() / 4)), 1, 64),
       verifyQueue: parseInteger(env, 'GATEWAY_LOGIN_VERIFY_QUEUE', 32, 0, 100_000),
     },
     nodeId: env.GATEWAY_NODE_ID || `${os.hostname()}:${port}`,
