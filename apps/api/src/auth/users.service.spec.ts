@@ -124,6 +124,25 @@ describe('UsersService', () => {
       expect(service.verifyCached('alice', 'alice-password', '10.0.0.1')).toEqual({ username: 'alice', roles: ['user'] });
     });
 
+    it('rehashes, after a successful login, a hash made with older parameters, unless it changed meanwhile', async () => {
+      const real = new PasswordHasher(configWith());
+      try {
+        users = new FakeUsersRepository();
+        const old = hashSync('legacy-password', { algorithm: 2, memoryCost: 4096, timeCost: 3, parallelism: 2 });
+        users.rows.set('legacy', { username: 'legacy', passwordHash: old, roles: ['user'], createdAt: 1 });
+        service = new UsersService(users as unknown as UsersRepository, real, configWith(), new Coordination(configWith()));
+        expect(await service.verify('legacy', 'legacy-password', '10.0.0.1')).toEqual({ username: 'legacy', roles: ['user'] });
+        for (let i = 0; i < 200 && users.rows.get('legacy')!.passwordHash === old; i++) await new Promise((r) => setTimeout(r, 20));
+        const rehashed = users.rows.get('legacy')!.passwordHash;
+        expect(rehashed).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+        expect(await real.verify(rehashed, 'legacy-password')).toBe(true);
+        // A compare-and-set: a hash that is no longer the one verified is left alone.
+        expect(await users.update('legacy', { passwordHash: 'x' }, old)).toBe(false);
+      } finally {
+        await real.onModuleDestroy();
+      }
+    });
+
     it('verifies every time when the cache is off', async () => {
       await withAlice(configWith({}, { cacheTtlMs: 0 }));
       await service.verify('alice', 'alice-password', '10.0.0.1');
