@@ -36,7 +36,14 @@ export class PasswordHasher implements OnModuleDestroy {
 
   /** Spends the same time as a real verification, so unknown user names are not revealed by timing. */
   async verifyAgainstNothing(password: string): Promise<void> {
-    this.dummyHash ??= this.hash('not-a-real-password-' + Math.random());
+    if (!this.dummyHash) {
+      const made = this.hash('not-a-real-password-' + Math.random());
+      this.dummyHash = made;
+      // Refused (threads busy): the next unknown name tries again, rather than every one failing for good.
+      made.catch(() => {
+        if (this.dummyHash === made) this.dummyHash = undefined;
+      });
+    }
     await this.verify(await this.dummyHash, password);
   }
 

@@ -65,3 +65,17 @@ describe('PasswordHasher', () => {
     expect(await hasher.verify('garbage', 'a-password')).toBe(false);
   });
 });
+
+describe('PasswordHasher.verifyAgainstNothing', () => {
+  it('tries again to make its dummy hash when the threads refused it once', async () => {
+    const hasher = new PasswordHasher({ auth: { verifyThreads: 1, verifyQueue: 0 } } as GatewayConfig);
+    try {
+      const busy = hasher.hash('occupies-the-only-thread');
+      await expect(hasher.verifyAgainstNothing('a')).rejects.toBeInstanceOf(ServiceBusyError);
+      await busy;
+      await expect(hasher.verifyAgainstNothing('b')).resolves.toBeUndefined();
+    } finally {
+      await hasher.onModuleDestroy();
+    }
+  });
+});
