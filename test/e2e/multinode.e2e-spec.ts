@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
@@ -22,7 +23,7 @@ const JOB_DOCS = 2000;
 interface Answer {
   status: number;
   body: any;
-  headers: Headers;
+  headers: http.IncomingHttpHeaders;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -63,15 +64,39 @@ describe('Three gateway nodes on one PostgreSQL and one Redis (issue 17)', () =>
   /** The next node in round-robin order. */
   const next = () => nodes[turn++ % nodes.length];
 
-  async function call(node: GatewayProcess, method: string, p: string, auth = adminAuth(), headers: Record<string, string> = {}, body?: unknown): Promise<Answer> {
-    const res = await fetch(`${node.baseUrl}/api${p}`, {
-      method,
-      headers: { ...(auth ? { Authorization: auth } : {}), ...(body ? { 'Content-Type': 'application/json' } : {}), ...headers },
-      body: body ? JSON.stringify(body) : undefined,
+  /**
+   * One request on a connection of its own (node:http, no agent): a load balancer's connections are its
+   * own business, and a reused keep-alive socket the server closes at that moment would fail the test
+   * for a reason that has nothing to do with the nodes.
+   */
+  function call(node: GatewayProcess, method: string, p: string, auth = adminAuth(), headers: Record<string, string> = {}, body?: unknown): Promise<Answer> {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        `${node.baseUrl}/api${p}`,
+        {
+          method,
+          agent: false,
+          headers: {
+            ...(auth ? { Authorization: auth } : {}),
+            ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } : {}),
+            ...headers,
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            const buffer = Buffer.concat(chunks);
+            const type = String(res.headers['content-type'] ?? '');
+            resolve({ status: res.statusCode ?? 0, body: type.includes('json') ? JSON.parse(buffer.toString()) : buffer, headers: res.headers });
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
     });
-    const buffer = Buffer.from(await res.arrayBuffer());
-    const type = res.headers.get('content-type') ?? '';
-    return { status: res.status, body: type.includes('json') ? JSON.parse(buffer.toString()) : buffer, headers: res.headers };
   }
 
   beforeAll(async () => {

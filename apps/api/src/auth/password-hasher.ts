@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { ServiceBusyError } from '@gateway/errors';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import type { GatewayConfig } from '../config/gateway-config';
@@ -14,7 +14,7 @@ export const ARGON2_PARAMS: Argon2Params = { memoryCost: 19456, timeCost: 2, par
 
 /** argon2id hashing and verification, off the main thread and off libuv's pool (see PasswordPool). */
 @Injectable()
-export class PasswordHasher implements OnModuleDestroy {
+export class PasswordHasher implements OnApplicationShutdown {
   private readonly pool: PasswordPool;
   private dummyHash?: Promise<string>;
 
@@ -60,7 +60,8 @@ export class PasswordHasher implements OnModuleDestroy {
     );
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** After the HTTP server has closed: requests still in flight during shutdown keep verifying. */
+  async onApplicationShutdown(): Promise<void> {
     await this.pool.close();
   }
 }

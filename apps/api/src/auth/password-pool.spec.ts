@@ -51,7 +51,7 @@ describe('PasswordPool', () => {
 
 describe('PasswordHasher', () => {
   const hasher = new PasswordHasher({ auth: { verifyThreads: 1, verifyQueue: 10 } } as GatewayConfig);
-  afterAll(() => hasher.onModuleDestroy());
+  afterAll(() => hasher.onApplicationShutdown());
 
   it('hashes with the OWASP argon2id parameters and tells older hashes apart', async () => {
     const hash = await hasher.hash('a-password');
@@ -75,7 +75,7 @@ describe('PasswordHasher.verifyAgainstNothing', () => {
       await busy;
       await expect(hasher.verifyAgainstNothing('b')).resolves.toBeUndefined();
     } finally {
-      await hasher.onModuleDestroy();
+      await hasher.onApplicationShutdown();
     }
   });
 });

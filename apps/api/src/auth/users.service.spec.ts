@@ -64,7 +64,7 @@ class CheapPasswordHasher extends PasswordHasher {
 }
 
 const hasher = new CheapPasswordHasher(configWith());
-afterAll(() => hasher.onModuleDestroy());
+afterAll(() => hasher.onApplicationShutdown());
 let aliceHash: Promise<string>;
 beforeAll(() => {
   aliceHash = hasher.hash('alice-password');
@@ -139,7 +139,7 @@ describe('UsersService', () => {
         // A compare-and-set: a hash that is no longer the one verified is left alone.
         expect(await users.update('legacy', { passwordHash: 'x' }, old)).toBe(false);
       } finally {
-        await real.onModuleDestroy();
+        await real.onApplicationShutdown();
       }
     });
 

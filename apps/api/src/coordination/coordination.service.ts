@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import Redis from 'ioredis';
@@ -23,7 +23,7 @@ type Handler = (event: ClusterEvent) => void;
  * state exactly when they share a database, and test gateways on one Redis stay apart.
  */
 @Injectable()
-export class Coordination implements OnModuleDestroy {
+export class Coordination implements OnApplicationShutdown {
   private readonly logger = new Logger(Coordination.name);
   /** Commands; undefined on a single node. */
   readonly redis?: Redis;
@@ -97,7 +97,8 @@ export class Coordination implements OnModuleDestroy {
     await this.redis.ping();
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** After the HTTP server has closed: logins still in flight during shutdown keep their lock-out store. */
+  async onApplicationShutdown(): Promise<void> {
     await Promise.all([this.subscriber?.quit().catch(() => undefined), this.redis?.quit().catch(() => undefined)]);
   }
 }
