@@ -8,7 +8,8 @@
 #   5. the job suites (test/e2e/jobs*) again in Redis (BullMQ) mode, on a Redis this script starts;
 #   6. e2e tests again on a PostgreSQL this script starts (less the search contract), and the job suites
 #      on PostgreSQL + Redis.
-# Only the job suites have a Redis pass: nothing else reads REDIS_URL.
+# Only the job suites and test/e2e/multinode (three gateway nodes: lock-out, cache invalidation, exports,
+# links, jobs across nodes) have a Redis pass.
 # Needs Node 20, Java 17 + Maven, Go; installs Debian's postgresql/redis-server when missing (as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,8 @@ echo "== real engines: smoke tests =="
 npx jest -c test/engines/jest.engines.config.js --ci --runInBand
 
 echo "== e2e tests (SQLite) =="
-npx jest --config jest.config.js --selectProjects e2e --ci --runInBand
+# multinode: three nodes on PostgreSQL + Redis, run once, in the last pass.
+npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns multinode
 
 echo "== outside fuzzing: Schemathesis over /api/docs-json (admin and user) =="
 test/fuzz/schemathesis.sh
@@ -50,7 +52,7 @@ echo "== e2e tests (PostgreSQL) =="
 GATEWAY_TEST_POSTGRES_URL=$(scripts/postgres.sh start "$services/pg")
 export GATEWAY_TEST_POSTGRES_URL
 # The search contract reads no table but users: its SQLite pass covers it, and it is the slowest file.
-npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns search.contract
+npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns search.contract multinode
 
-echo "== job e2e tests (PostgreSQL + Redis/BullMQ) =="
-GATEWAY_TEST_REDIS_URL=$redis_url npx jest --config jest.config.js test/e2e/jobs --selectProjects e2e --ci --runInBand
+echo "== job e2e tests and three nodes (PostgreSQL + Redis/BullMQ) =="
+GATEWAY_TEST_REDIS_URL=$redis_url npx jest --config jest.config.js test/e2e/jobs test/e2e/multinode --selectProjects e2e --ci --runInBand

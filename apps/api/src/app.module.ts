@@ -11,6 +11,7 @@ import type { GatewayConfig } from './config/gateway-config';
 import { ConnectionsModule } from './connections/connections.module';
 import { ConnectorsModule } from './connectors/connectors.module';
 import { ContentModule } from './content/content.module';
+import { CoordinationModule } from './coordination/coordination.module';
 import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
 import { JobsModule } from './jobs/jobs.module';
@@ -31,6 +32,7 @@ export class AppModule {
           useFactory: (c: GatewayConfig) => ({ databaseUrl: c.databaseUrl, sqliteFile: path.join(c.dataDir, 'gateway.sqlite') }),
         }),
         ConnectorsModule,
+        CoordinationModule,
         AuthModule,
         AdminModule,
         ConnectionsModule,

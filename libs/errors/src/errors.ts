@@ -17,7 +17,8 @@ export type GatewayErrorKind =
   | 'not_supported'
   | 'upstream_error'
   | 'upstream_unavailable'
-  | 'upstream_timeout';
+  | 'upstream_timeout'
+  | 'service_busy';
 
 export abstract class GatewayError extends Error {
   abstract readonly kind: GatewayErrorKind;
@@ -108,6 +109,17 @@ export class TooManyRequestsError extends GatewayError {
     readonly retryAfterSeconds: number,
   ) {
     super('TOO_MANY_REQUESTS', message, { retryAfterSeconds });
+  }
+}
+
+/** The gateway itself is at capacity for this kind of work (a full queue); the client may retry after the delay. */
+export class ServiceBusyError extends GatewayError {
+  readonly kind = 'service_busy' as const;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super('SERVICE_BUSY', message, { retryAfterSeconds });
   }
 }
 

@@ -29,6 +29,9 @@ export interface UserFilesTable {
   bytes_done: Generated<number>;
   error_count: Generated<number>;
   message: string | null;
+  /** The node building a running export, and the end of its lease (epoch ms); null before either was recorded. */
+  node_id: string | null;
+  lease_expires_at: number | null;
 }
 
 /** A time-limited download link to a user file (internal = 1) or a repository document. */

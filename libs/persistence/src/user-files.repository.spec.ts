@@ -93,15 +93,33 @@ describe('UserFilesRepository (SQLite)', () => {
     expect((await files.find('f2'))?.state).toBe('running');
   });
 
-  it('fails every running export at start-up and names them, leaving finished ones alone', async () => {
-    expect(await files.failAllRunning(5000, 'restarted')).toEqual([]);
-    await files.insert(exportFile('r1'));
-    await files.insert(exportFile('r2'));
-    await files.insert(exportFile('done', { state: 'ready', size: 7, completedAt: 2000 }));
-    expect((await files.failAllRunning(5000, 'restarted')).sort()).toEqual(['r1', 'r2']);
-    expect(await files.find('r1')).toMatchObject({ state: 'failed', size: 0, completedAt: 5000, message: 'restarted' });
+  it('fails the running exports no live node builds: its own after a restart, unleased and expired ones', async () => {
+    expect(await files.failAbandoned('node-a', 5000, 'restarted')).toEqual([]);
+    await files.insert(exportFile('mine', { nodeId: 'node-a', leaseExpiresAt: 9000 }));
+    await files.insert(exportFile('theirs-live', { nodeId: 'node-b', leaseExpiresAt: 9000 }));
+    await files.insert(exportFile('theirs-dead', { nodeId: 'node-b', leaseExpiresAt: 4999 }));
+    await files.insert(exportFile('unleased'));
+    await files.insert(exportFile('done', { state: 'ready', size: 7, completedAt: 2000, nodeId: 'node-a', leaseExpiresAt: 1 }));
+    expect((await files.failAbandoned('node-a', 5000, 'restarted')).sort()).toEqual(['mine', 'theirs-dead', 'unleased']);
+    expect(await files.find('mine')).toMatchObject({ state: 'failed', size: 0, completedAt: 5000, message: 'restarted' });
+    expect(await files.find('theirs-live')).toMatchObject({ state: 'running', nodeId: 'node-b', leaseExpiresAt: 9000 });
     expect(await files.find('done')).toMatchObject({ state: 'ready', size: 7, completedAt: 2000 });
     expect(await files.readyIds()).toEqual(new Set(['done']));
+    expect(await files.runningIds()).toEqual(new Set(['theirs-live']));
+    // Without a node of its own (the periodic check), only expired leases count.
+    await files.insert(exportFile('mine-again', { nodeId: 'node-a', leaseExpiresAt: 9000 }));
+    expect(await files.failAbandoned(undefined, 8000, 'lost')).toEqual([]);
+    expect((await files.failAbandoned(undefined, 9001, 'lost')).sort()).toEqual(['mine-again', 'theirs-live']);
+  });
+
+  it('renews the lease of its own running export only', async () => {
+    await files.insert(exportFile('r', { nodeId: 'node-a', leaseExpiresAt: 1000 }));
+    expect(await files.renewLease('r', 'node-a', 2000)).toBe(true);
+    expect((await files.find('r'))?.leaseExpiresAt).toBe(2000);
+    expect(await files.renewLease('r', 'node-b', 3000)).toBe(false);
+    await files.markEnded('r', 'stopped', 2500, 'Stopped');
+    expect(await files.renewLease('r', 'node-a', 3000)).toBe(false);
+    expect(await files.renewLease('missing', 'node-a', 3000)).toBe(false);
   });
 
   it('only pushes the expiry forward', async () => {

@@ -21,6 +21,9 @@ export interface UserFileRecord {
   errorCount: number;
   /** Why an export failed or was stopped. */
   message?: string;
+  /** The node building a running export (GATEWAY_NODE_ID) and the end of its lease. */
+  nodeId?: string;
+  leaseExpiresAt?: number;
 }
 
 export interface UserFileProgress {
@@ -53,8 +56,63 @@ export class UserFilesRepository {
         bytes_done: file.bytesDone,
         error_count: file.errorCount,
         message: file.message ?? null,
+        node_id: file.nodeId ?? null,
+        lease_expires_at: file.leaseExpiresAt ?? null,
       })
       .execute();
+  }
+
+  /**
+   * Extends the lease of a running export held by `nodeId`; false when the export is no longer running or
+   * no longer that node's (stopped, deleted or failed through another node): its builder then gives up.
+   */
+  async renewLease(id: string, nodeId: string, until: number): Promise<boolean> {
+    const result = await this.database.db
+      .updateTable('user_files')
+      .set({ lease_expires_at: until })
+      .where('id', '=', id)
+      .where('node_id', '=', nodeId)
+      .where('state', '=', 'running')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Fails, in one transaction, the running exports no live node builds: `nodeId`'s own (this node
+   * restarted; pass undefined to skip them), those without a lease, and those whose lease ended before
+   * `now`. Returns their ids.
+   */
+  async failAbandoned(nodeId: string | undefined, now: number, message: string): Promise<string[]> {
+    return this.database.db.transaction().execute(async (trx) => {
+      const abandoned = trx
+        .selectFrom('user_files')
+        .select('id')
+        .where('state', '=', 'running')
+        .where((eb) =>
+          eb.or([
+            ...(nodeId !== undefined ? [eb('node_id', '=', nodeId)] : []),
+            eb('lease_expires_at', 'is', null),
+            eb('lease_expires_at', '<', now),
+          ]),
+        );
+      const rows = await abandoned.execute();
+      if (rows.length === 0) return [];
+      const ids = rows.map((r) => r.id);
+      // Conditional on `running`: an export that completed meanwhile keeps its word.
+      await trx
+        .updateTable('user_files')
+        .set({ state: 'failed', size: 0, completed_at: now, message })
+        .where('id', 'in', ids)
+        .where('state', '=', 'running')
+        .execute();
+      return ids;
+    });
+  }
+
+  /** Ids of the exports being built (by any node). */
+  async runningIds(): Promise<Set<string>> {
+    const rows = await this.database.db.selectFrom('user_files').select('id').where('state', '=', 'running').execute();
+    return new Set(rows.map((r) => r.id));
   }
 
   async find(id: string): Promise<UserFileRecord | undefined> {
@@ -121,20 +179,6 @@ export class UserFilesRepository {
       .where('state', '=', 'running')
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
-  }
-
-  /** Marks every running export failed (start-up after a crash or restart); returns their ids. */
-  async failAllRunning(completedAt: number, message: string): Promise<string[]> {
-    return this.database.db.transaction().execute(async (trx) => {
-      const rows = await trx.selectFrom('user_files').select('id').where('state', '=', 'running').execute();
-      if (rows.length === 0) return [];
-      await trx
-        .updateTable('user_files')
-        .set({ state: 'failed', size: 0, completed_at: completedAt, message })
-        .where('state', '=', 'running')
-        .execute();
-      return rows.map((r) => r.id);
-    });
   }
 
   /** Pushes `expires` forward to at least `expiresAt` (a link to the file outlives its retention). */
@@ -212,5 +256,7 @@ function toRecord(row: Selectable<UserFilesTable>): UserFileRecord {
     bytesDone: Number(row.bytes_done),
     errorCount: Number(row.error_count),
     message: row.message ?? undefined,
+    nodeId: row.node_id ?? undefined,
+    leaseExpiresAt: row.lease_expires_at === null ? undefined : Number(row.lease_expires_at),
   };
 }

@@ -53,6 +53,24 @@ export class UsersRepository {
       .execute();
   }
 
+  /**
+   * Changes the user's hash and/or roles; false when the user does not exist, or (with `expectedHash`)
+   * when the hash is no longer that one — a rehash must not undo a password change made meanwhile.
+   */
+  async update(username: string, change: { passwordHash?: string; roles?: string[] }, expectedHash?: string): Promise<boolean> {
+    if (change.passwordHash === undefined && change.roles === undefined) return (await this.find(username)) !== undefined;
+    let query = this.database.db
+      .updateTable('users')
+      .set({
+        ...(change.passwordHash !== undefined ? { password_hash: change.passwordHash } : {}),
+        ...(change.roles !== undefined ? { roles: change.roles.join(',') } : {}),
+      })
+      .where('username', '=', username);
+    if (expectedHash !== undefined) query = query.where('password_hash', '=', expectedHash);
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   async delete(username: string): Promise<boolean> {
     const result = await this.database.db.deleteFrom('users').where('username', '=', username).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;

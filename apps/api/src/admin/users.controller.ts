@@ -1,8 +1,8 @@
-import { Body, Delete, Get, Param, Post } from '@nestjs/common';
+import { Body, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import { UsersService } from '../auth/users.service';
 import { Route, RouteFamily } from '../common/routes';
-import { CreateUserDto, UserDto } from './users.dto';
+import { CreateUserDto, UpdateUserDto, UserDto } from './users.dto';
 
 @RouteFamily('admin/users', { tag: 'Administration', access: 'basic', roles: ['admin'] })
 export class UsersController {
@@ -18,6 +18,17 @@ export class UsersController {
   @Route({ summary: 'List users', results: UserDto, isArray: true })
   list(): Promise<UserDto[]> {
     return this.users.list();
+  }
+
+  @Patch(':username')
+  @Route({
+    summary: 'Change a user',
+    description: 'Sets the password and/or the roles. Cached verifications of the user end at once, on every node.',
+    results: UserDto,
+    errors: [400, 404],
+  })
+  update(@Param('username') username: string, @Body() body: UpdateUserDto): Promise<UserDto> {
+    return this.users.update(username, { password: body.password, roles: body.roles });
   }
 
   @Delete(':username')

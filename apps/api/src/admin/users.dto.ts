@@ -1,5 +1,5 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { ArrayNotEmpty, ArrayUnique, IsArray, IsIn, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayNotEmpty, ArrayUnique, IsArray, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { ROLES, USERNAME_PATTERN, type Role } from '../config/config.schema';
 
 export class CreateUserDto {
@@ -20,6 +20,23 @@ export class CreateUserDto {
   @ArrayUnique()
   @IsIn(ROLES, { each: true, message: `each role must be one of ${ROLES.join(', ')}` })
   roles!: Role[];
+}
+
+export class UpdateUserDto {
+  @ApiPropertyOptional({ example: 'another horse battery staple', minLength: 8, maxLength: 1024 })
+  @IsOptional()
+  @IsString()
+  @MinLength(8)
+  @MaxLength(1024)
+  password?: string;
+
+  @ApiPropertyOptional({ enum: ROLES, isArray: true, example: ['user'], minItems: 1 })
+  @IsOptional()
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayUnique()
+  @IsIn(ROLES, { each: true, message: `each role must be one of ${ROLES.join(', ')}` })
+  roles?: Role[];
 }
 
 export class UserDto {

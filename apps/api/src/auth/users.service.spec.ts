@@ -1,7 +1,8 @@
-import * as argon2 from 'argon2';
+import { hashSync } from '@node-rs/argon2';
 import { ConflictError, InvalidArgumentError, NotFoundError, TooManyRequestsError } from '@gateway/connector-api';
 import type { UserRecord, UsersRepository } from '@gateway/persistence';
 import type { GatewayConfig } from '../config/gateway-config';
+import { Coordination } from '../coordination/coordination.service';
 import { PasswordHasher } from './password-hasher';
 import { UsersService } from './users.service';
 
@@ -31,6 +32,13 @@ class FakeUsersRepository {
     this.rows.set(user.username, existing ? { ...existing, passwordHash: user.passwordHash, roles: user.roles } : { ...user });
   }
 
+  async update(username: string, change: { passwordHash?: string; roles?: string[] }, expectedHash?: string): Promise<boolean> {
+    const row = this.rows.get(username);
+    if (!row || (expectedHash !== undefined && row.passwordHash !== expectedHash)) return false;
+    this.rows.set(username, { ...row, ...(change.passwordHash ? { passwordHash: change.passwordHash } : {}), ...(change.roles ? { roles: change.roles } : {}) });
+    return true;
+  }
+
   async delete(username: string): Promise<boolean> {
     return this.rows.delete(username);
   }
@@ -41,18 +49,22 @@ function configWith(overrides: Partial<GatewayConfig> = {}, auth: Partial<Gatewa
     adminUser: 'admin',
     users: [],
     ...overrides,
-    auth: { cacheTtlMs: 60_000, maxFailures: 2, lockoutSeconds: 60, disabled: false, ...auth },
+    dataDir: '/nonexistent',
+    nodeId: 'test-node',
+    jobs: {},
+    auth: { cacheTtlMs: 60_000, maxFailures: 2, maxFailuresPerAddress: 100, lockoutSeconds: 60, disabled: false, verifyThreads: 1, verifyQueue: 100, ...auth },
   } as GatewayConfig;
 }
 
 /** The real argon2id at its lowest cost: the gateway's own parameters are slow on purpose, and are not what is tested here. */
 class CheapPasswordHasher extends PasswordHasher {
-  override hash(password: string): Promise<string> {
-    return argon2.hash(password, { type: argon2.argon2id, memoryCost: 1024, timeCost: 1 });
+  override async hash(password: string): Promise<string> {
+    return hashSync(password, { algorithm: 2, memoryCost: 1024, timeCost: 1 });
   }
 }
 
-const hasher = new CheapPasswordHasher();
+const hasher = new CheapPasswordHasher(configWith());
+afterAll(() => hasher.onApplicationShutdown());
 let aliceHash: Promise<string>;
 beforeAll(() => {
   aliceHash = hasher.hash('alice-password');
@@ -65,7 +77,7 @@ describe('UsersService', () => {
   async function withAlice(config = configWith()): Promise<void> {
     users = new FakeUsersRepository();
     users.rows.set('alice', { username: 'alice', passwordHash: await aliceHash, roles: ['user'], createdAt: 1 });
-    service = new UsersService(users as unknown as UsersRepository, hasher, config);
+    service = new UsersService(users as unknown as UsersRepository, hasher, config, new Coordination(config));
   }
 
   describe('verify', () => {
@@ -110,6 +122,25 @@ describe('UsersService', () => {
       await service.verify('alice', 'wrong-2', '10.0.0.1');
       // One failure since the success: below the limit of two.
       expect(service.verifyCached('alice', 'alice-password', '10.0.0.1')).toEqual({ username: 'alice', roles: ['user'] });
+    });
+
+    it('rehashes, after a successful login, a hash made with older parameters, unless it changed meanwhile', async () => {
+      const real = new PasswordHasher(configWith());
+      try {
+        users = new FakeUsersRepository();
+        const old = hashSync('legacy-password', { algorithm: 2, memoryCost: 4096, timeCost: 3, parallelism: 2 });
+        users.rows.set('legacy', { username: 'legacy', passwordHash: old, roles: ['user'], createdAt: 1 });
+        service = new UsersService(users as unknown as UsersRepository, real, configWith(), new Coordination(configWith()));
+        expect(await service.verify('legacy', 'legacy-password', '10.0.0.1')).toEqual({ username: 'legacy', roles: ['user'] });
+        for (let i = 0; i < 200 && users.rows.get('legacy')!.passwordHash === old; i++) await new Promise((r) => setTimeout(r, 20));
+        const rehashed = users.rows.get('legacy')!.passwordHash;
+        expect(rehashed).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+        expect(await real.verify(rehashed, 'legacy-password')).toBe(true);
+        // A compare-and-set: a hash that is no longer the one verified is left alone.
+        expect(await users.update('legacy', { passwordHash: 'x' }, old)).toBe(false);
+      } finally {
+        await real.onApplicationShutdown();
+      }
     });
 
     it('verifies every time when the cache is off', async () => {
@@ -180,7 +211,7 @@ describe('UsersService', () => {
       await service.provision();
       expect(users.rows.get('admin')!.passwordHash).toBe(unchanged);
 
-      service = new UsersService(users as unknown as UsersRepository, hasher, configWith({ adminPassword: 'second-admin-pw' }));
+      service = new UsersService(users as unknown as UsersRepository, hasher, configWith({ adminPassword: 'second-admin-pw' }), new Coordination(configWith()));
       await service.provision();
       expect(await service.verify('admin', 'second-admin-pw', '10.0.0.1')).toEqual({ username: 'admin', roles: ['user', 'admin'] });
       expect(await service.verify('admin', 'first-admin-pw', '10.0.0.2')).toBeUndefined();

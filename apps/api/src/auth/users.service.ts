@@ -7,6 +7,8 @@ import type { GatewayConfig } from '../config/gateway-config';
 import type { Role } from '../config/config.schema';
 import type { AuthenticatedUser } from './auth.decorators';
 import { PasswordHasher } from './password-hasher';
+import { Coordination } from '../coordination/coordination.service';
+import { MemoryAttemptStore, RedisAttemptStore } from './attempt-store';
 import { LoginLockout } from './login-lockout';
 import { VerificationCache } from './verification-cache';
 
@@ -16,19 +18,36 @@ export interface UserView {
   createdDate: number;
 }
 
+/** What one password check found: the user when the password was right. */
+interface CheckOutcome {
+  user?: AuthenticatedUser;
+}
+
 @Injectable()
 export class UsersService {
   private readonly logger = new Logger(UsersService.name);
   private readonly cache: VerificationCache;
   private readonly lockout: LoginLockout;
+  /** Checks under way, by credentials key: identical credentials arriving together share one argon2 run. */
+  private readonly inflight = new Map<string, Promise<CheckOutcome>>();
 
   constructor(
     private readonly users: UsersRepository,
     private readonly hasher: PasswordHasher,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly coordination: Coordination,
   ) {
     this.cache = new VerificationCache(config.auth.cacheTtlMs);
-    this.lockout = new LoginLockout({ maxFailures: config.auth.maxFailures, lockoutSeconds: config.auth.lockoutSeconds });
+    const store = coordination.redis ? new RedisAttemptStore(coordination.redis, coordination.prefix) : new MemoryAttemptStore();
+    this.lockout = new LoginLockout(
+      { maxFailures: config.auth.maxFailures, maxFailuresPerAddress: config.auth.maxFailuresPerAddress, lockoutSeconds: config.auth.lockoutSeconds },
+      store,
+    );
+    coordination.onEvent((event) => {
+      if (event.type === 'user-changed') this.cache.forget(event.username);
+      else if (event.type === 'login-locked') this.lockout.noteLock(event.username, event.address, event.until);
+    });
+    coordination.onResync(() => this.cache.clear());
   }
 
   /**
@@ -43,24 +62,88 @@ export class UsersService {
 
   /**
    * Verifies Basic credentials. Returns undefined for wrong ones; throws
-   * TooManyRequestsError while this user+address pair is locked out.
+   * TooManyRequestsError while this user+address pair (or the address) is locked
+   * out, ServiceBusyError when the password threads' queue is full.
    */
   async verify(username: string, password: string, clientAddress: string): Promise<AuthenticatedUser | undefined> {
     const cached = this.verifyCached(username, password, clientAddress);
     if (cached) return cached;
 
-    const record = await this.users.find(username);
-    const ok = record ? await this.hasher.verify(record.passwordHash, password) : (await this.hasher.verifyAgainstNothing(password), false);
-    if (!record || !ok) {
-      if (await this.lockout.recordFailure(username, clientAddress)) {
-        this.logger.warn({ username, clientAddress }, 'Login locked out after repeated failures');
+    const key = this.cache.credentialsKey(username, password);
+    const running = this.inflight.get(key);
+    if (running) {
+      const outcome = await running.catch(() => undefined);
+      if (outcome?.user) return outcome.user;
+      if (outcome) {
+        // The same wrong password, sent again: it still counts as an attempt of its own.
+        await this.lockout.reserve(username, clientAddress);
+        await this.failed(username, clientAddress);
+        return undefined;
       }
+    }
+
+    // Counted before it is evaluated: parallel attempts past the limit are refused here, unevaluated.
+    await this.lockout.reserve(username, clientAddress);
+    const epoch = this.cache.epoch;
+    const check = this.check(username, password);
+    this.inflight.set(key, check);
+    let outcome: CheckOutcome;
+    try {
+      outcome = await check;
+    } catch (e) {
+      // Not evaluated (no thread free, database down): the attempt is given back.
+      await this.lockout.release(username, clientAddress).catch(() => undefined);
+      throw e;
+    } finally {
+      if (this.inflight.get(key) === check) this.inflight.delete(key);
+    }
+    if (!outcome.user) {
+      await this.failed(username, clientAddress);
       return undefined;
     }
     await this.lockout.recordSuccess(username, clientAddress);
-    const user: AuthenticatedUser = { username: record.username, roles: record.roles as Role[] };
-    this.cache.set(username, password, user);
-    return user;
+    this.cache.set(username, password, outcome.user, epoch);
+    return outcome.user;
+  }
+
+  private async check(username: string, password: string): Promise<CheckOutcome> {
+    const record = await this.users.find(username);
+    if (!record) {
+      await this.hasher.verifyAgainstNothing(password);
+      return {};
+    }
+    if (!(await this.hasher.verify(record.passwordHash, password))) return {};
+    if (this.hasher.needsRehash(record.passwordHash)) this.rehash(record, password);
+    return { user: { username: record.username, roles: record.roles as Role[] } };
+  }
+
+  /**
+   * Brings a hash made with older argon2 parameters to the current ones, in the background, once per
+   * successful login; skipped when the threads are busy (the next login tries again).
+   */
+  private rehash(record: UserRecord, password: string): void {
+    this.hasher
+      .hash(password)
+      .then((next) => this.users.update(record.username, { passwordHash: next }, record.passwordHash))
+      .catch(() => undefined);
+  }
+
+  private async failed(username: string, clientAddress: string): Promise<void> {
+    if (await this.lockout.recordFailure(username, clientAddress)) {
+      this.logger.warn({ username, clientAddress }, 'Login locked out after repeated failures');
+      await this.coordination.broadcast({
+        type: 'login-locked',
+        username,
+        address: clientAddress,
+        until: Date.now() + this.config.auth.lockoutSeconds * 1000,
+      });
+    }
+  }
+
+  /** Void cached verifications of `username` here and on every other node. */
+  private async forget(username: string): Promise<void> {
+    this.cache.forget(username);
+    await this.coordination.broadcast({ type: 'user-changed', username });
   }
 
   async create(username: string, password: string, roles: Role[]): Promise<UserView> {
@@ -87,7 +170,18 @@ export class UsersService {
     const record = await this.users.find(username);
     if (!record) throw new NotFoundError('user', username);
     await this.users.delete(username);
-    this.cache.forget(username);
+    await this.forget(username);
+    return toView(record);
+  }
+
+  /** Changes a user's password and/or roles; cached verifications of the user end at once, on every node. */
+  async update(username: string, change: { password?: string; roles?: Role[] }): Promise<UserView> {
+    const passwordHash = change.password === undefined ? undefined : await this.hasher.hash(change.password);
+    const roles = change.roles === undefined ? undefined : dedupe(change.roles);
+    if (!(await this.users.update(username, { passwordHash, roles }))) throw new NotFoundError('user', username);
+    await this.forget(username);
+    const record = await this.users.find(username);
+    if (!record) throw new NotFoundError('user', username);
     return toView(record);
   }
 
@@ -103,13 +197,14 @@ export class UsersService {
         roles: dedupe(u.roles),
         createdAt: Date.now(),
       });
-      this.cache.forget(u.username);
+      await this.forget(u.username);
     }
     const adminName = this.config.adminUser;
     const existing = await this.users.find(adminName);
     if (existing) {
       if (this.config.adminPassword && !(await this.hasher.verify(existing.passwordHash, this.config.adminPassword))) {
         await this.users.upsert({ ...existing, passwordHash: await this.hasher.hash(this.config.adminPassword), roles: dedupe([...existing.roles, 'admin']) });
+        await this.forget(adminName);
         this.logger.log(`Password of admin user '${adminName}' updated from GATEWAY_ADMIN_PASSWORD`);
       }
       return;

@@ -22,6 +22,19 @@ export class VerificationCache {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Bumped by every forget/clear: a verification that started before one must not fill the cache after it. */
+  private generation = 0;
+
+  /** The current generation, to hand back to set() once a verification that starts now has finished. */
+  get epoch(): number {
+    return this.generation;
+  }
+
+  /** The key of the credentials (an HMAC; never the password). */
+  credentialsKey(username: string, password: string): string {
+    return this.digest(username, password);
+  }
+
   get(username: string, password: string): AuthenticatedUser | undefined {
     // Stryker disable next-line ConditionalExpression,EqualityOperator: a shortcut only; with the cache off, set() stores nothing, so the look-up below finds nothing either
     if (this.ttlMs <= 0) return undefined;
@@ -35,8 +48,8 @@ export class VerificationCache {
     return entry.user;
   }
 
-  set(username: string, password: string, user: AuthenticatedUser): void {
-    if (this.ttlMs <= 0) return;
+  set(username: string, password: string, user: AuthenticatedUser, epoch = this.generation): void {
+    if (this.ttlMs <= 0 || epoch !== this.generation) return;
     if (this.entries.size >= this.maxEntries) {
       // Maps iterate in insertion order: drop the oldest entry.
       const oldest = this.entries.keys().next().value;
@@ -47,9 +60,16 @@ export class VerificationCache {
 
   /** Called when a user is deleted or changed, so old credentials stop working at once. */
   forget(username: string): void {
+    this.generation++;
     for (const [k, entry] of this.entries) {
       if (entry.user.username === username) this.entries.delete(k);
     }
+  }
+
+  /** Forgets everything (events from other nodes may have been missed). */
+  clear(): void {
+    this.generation++;
+    this.entries.clear();
   }
 
   get size(): number {

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
@@ -37,7 +38,15 @@ export interface GatewayConfig {
     lockoutSeconds: number;
     /** Switches authentication off entirely; only the benchmark's baseline uses it. */
     disabled: boolean;
+    /** Failed attempts from one client address, whatever the user names, before the address is locked out. */
+    maxFailuresPerAddress: number;
+    /** Worker threads that verify and hash passwords (argon2id), apart from the libuv pool file I/O needs. */
+    verifyThreads: number;
+    /** Verifications that may wait for a thread; beyond it a login gets 503 with Retry-After. */
+    verifyQueue: number;
   };
+  /** This process's name in shared state (export leases); stable across restarts of the same node. */
+  nodeId: string;
   /** Largest JSON or form body accepted, in bytes. */
   jsonBodyLimit: number;
   /** Largest document content one upload may carry, in bytes; 0 = no limit (413 beyond it). */
@@ -63,8 +72,10 @@ export interface JobsConfig {
 }
 
 export interface FilesConfig {
-  /** Where user files live: <data>/user-files. */
+  /** Where user files live: GATEWAY_USER_FILES_DIR, or <data>/user-files; a shared volume when several nodes run. */
   dir: string;
+  /** A running export's lease: renewed by its node while it runs; once expired, any node fails the export. */
+  leaseMs: number;
   /** How long a user file is kept after it was created (its `expires`; a link to it extends it). */
   retentionMs: number;
   /** How long an expired link is kept (answering 410) before the sweep removes it (then 404). */
@@ -135,13 +146,19 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       maxFailures: parseInteger(env, 'GATEWAY_LOGIN_MAX_FAILURES', 10, 1, 1_000_000),
       lockoutSeconds: parseInteger(env, 'GATEWAY_LOGIN_LOCKOUT_SECONDS', 300, 1, 86400),
       disabled: env.GATEWAY_AUTH_DISABLED === 'true',
+      maxFailuresPerAddress: parseInteger(env, 'GATEWAY_LOGIN_MAX_FAILURES_PER_ADDRESS', 100, 1, 1_000_000),
+      // A quarter of the cores (at least one): argon2 is CPU- and memory-bound, and a flood must leave the rest to the I/O.
+      verifyThreads: parseInteger(env, 'GATEWAY_LOGIN_VERIFY_THREADS', Math.max(1, Math.floor(os.availableParallelism() / 4)), 1, 64),
+      verifyQueue: parseInteger(env, 'GATEWAY_LOGIN_VERIFY_QUEUE', 32, 0, 100_000),
     },
+    nodeId: env.GATEWAY_NODE_ID || `${os.hostname()}:${port}`,
     jsonBodyLimit: parseInteger(env, 'GATEWAY_JSON_LIMIT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxUploadBytes: parseInteger(env, 'GATEWAY_MAX_UPLOAD_BYTES', 10 * 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
     logLevel: env.LOG_LEVEL || 'info',
     shutdownGraceMs: parseInteger(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     files: {
-      dir: path.join(dataDir, 'user-files'),
+      dir: env.GATEWAY_USER_FILES_DIR ? path.resolve(env.GATEWAY_USER_FILES_DIR) : path.join(dataDir, 'user-files'),
+      leaseMs: parseInteger(env, 'GATEWAY_EXPORT_LEASE_SECONDS', 30, 3, 3600) * 1000,
       retentionMs: parseInteger(env, 'GATEWAY_USER_FILE_RETENTION_DAYS', 7, 1, 3650) * DAY_MS,
       expiredLinkRetentionMs: parseInteger(env, 'GATEWAY_EXPIRED_LINK_RETENTION_HOURS', 24, 0, 87600) * 3_600_000,
       sweepIntervalMs: parseInteger(env, 'GATEWAY_SWEEP_INTERVAL_SECONDS', 300, 0, 86400) * 1000,

@@ -17,6 +17,7 @@ export type ExportOutcome = { state: 'ready'; size: number } | { state: 'stopped
 const PROGRESS_FLUSH_MS = 500;
 
 export const INTERRUPTED_MESSAGE = 'Interrupted: the gateway stopped while this export was running';
+export const LEASE_LOST_MESSAGE = 'Interrupted: the gateway node building this export stopped answering';
 
 interface Job {
   controller: AbortController;
@@ -42,6 +43,7 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
   private readonly jobs = new Map<string, Job>();
   private readonly slots: Limiter;
   private closing = false;
+  private leaseSweep?: NodeJS.Timeout;
 
   constructor(
     private readonly files: UserFilesRepository,
@@ -53,13 +55,34 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
     this.slots = new Limiter(config.files.exportConcurrency);
   }
 
+  /**
+   * Start-up: the exports this node was building when it stopped, and those whose node's lease ran out,
+   * are failed — not every running one, since other nodes may be building theirs on the shared folder.
+   * Stray files go, but not the partial files of exports still running elsewhere.
+   */
   async onModuleInit(): Promise<void> {
     await this.store.ensureDir();
-    const failed = await this.files.failAllRunning(this.clock.now(), INTERRUPTED_MESSAGE);
-    const removed = await this.store.removeAllExcept(await this.files.readyIds());
+    const failed = await this.files.failAbandoned(this.config.nodeId, this.clock.now(), INTERRUPTED_MESSAGE);
+    // Listed before the rows are read: a file an export creates after the read is then not in the list.
+    const removed = await this.store.removeAllExcept(
+      async () => this.files.readyIds(),
+      async () => this.files.runningIds(),
+    );
     if (failed.length > 0 || removed.length > 0) {
       this.logger.warn(`Start-up: ${failed.length} interrupted export(s) marked failed, ${removed.length} stray file(s) removed`);
     }
+    this.leaseSweep = setInterval(() => {
+      this.failExpiredLeases().catch((e: unknown) => this.logger.warn(`Lease sweep failed: ${describe(e)}`));
+    }, this.config.files.leaseMs);
+    this.leaseSweep.unref();
+  }
+
+  /** Fails the exports of nodes whose lease ran out (they died mid-export) and removes their partial files. */
+  async failExpiredLeases(): Promise<string[]> {
+    const failed = await this.files.failAbandoned(undefined, this.clock.now(), LEASE_LOST_MESSAGE);
+    for (const id of failed) await this.store.remove(id);
+    if (failed.length > 0) this.logger.warn(`${failed.length} export(s) of a node that stopped answering marked failed`);
+    return failed;
   }
 
   /** Refuses new work once shutdown began. */
@@ -99,6 +122,7 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     this.closing = true;
+    clearInterval(this.leaseSweep);
     const running = [...this.jobs.values()];
     for (const job of running) {
       job.reason ??= 'shutdown';
@@ -123,6 +147,20 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
         .catch((e: unknown) => this.logger.warn(`Export ${file.id}: progress not saved: ${describe(e)}`));
     };
     let timer: NodeJS.Timeout | undefined;
+    // The lease is renewed three times per lease length; a renewal refused means the export was stopped,
+    // deleted or failed through another node: this one gives up at once.
+    const leaseMs = this.config.files.leaseMs;
+    const lease = setInterval(() => {
+      this.files
+        .renewLease(file.id, this.config.nodeId, this.clock.now() + leaseMs)
+        .then((held) => {
+          if (held || signal.aborted) return;
+          job.reason ??= 'stopped';
+          job.controller.abort();
+        })
+        .catch((e: unknown) => this.logger.warn(`Export ${file.id}: lease not renewed: ${describe(e)}`));
+    }, Math.max(1000, Math.floor(leaseMs / 3)));
+    lease.unref();
     try {
       const release = await this.slots.acquire(signal);
       try {
@@ -159,10 +197,12 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
         return { state: 'ready', size };
       } finally {
         clearInterval(timer);
+        clearInterval(lease);
         release();
       }
     } catch (e) {
       clearInterval(timer);
+      clearInterval(lease);
       await flushing;
       await this.store.remove(file.id).catch((r: unknown) => this.logger.error(`Export ${file.id}: partial file not removed: ${describe(r)}`));
       const stopped = job.reason === 'stopped';

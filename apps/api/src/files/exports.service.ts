@@ -55,6 +55,8 @@ export class ExportsService {
       entriesDone: 0,
       bytesDone: 0,
       errorCount: 0,
+      nodeId: this.config.nodeId,
+      leaseExpiresAt: now + this.config.files.leaseMs,
     };
     await this.files.insert(file);
     this.runner.start(file, entries);

@@ -98,11 +98,18 @@ export class UserFileStore {
     await fsp.rm(this.finalPath(id), { force: true });
   }
 
-  /** Removes everything in the folder except the complete files of `keep`; returns what was removed. */
-  async removeAllExcept(keep: Set<string>): Promise<string[]> {
+  /**
+   * Removes everything in the folder except the complete files of `keep` and the partial files of
+   * `keepPartial` (exports other nodes build in a shared folder); returns what was removed. The sets are
+   * read after the folder is listed, so a file created meanwhile is not in the listing.
+   */
+  async removeAllExcept(keep: () => Promise<Set<string>>, keepPartial: () => Promise<Set<string>> = async () => new Set()): Promise<string[]> {
     const removed: string[] = [];
-    for (const name of await fsp.readdir(this.dir)) {
-      if (FILE_ID.test(name) && keep.has(name)) continue;
+    const names = await fsp.readdir(this.dir);
+    const [complete, partial] = [await keep(), await keepPartial()];
+    for (const name of names) {
+      if (FILE_ID.test(name) && complete.has(name)) continue;
+      if (name.endsWith(PART_SUFFIX) && partial.has(name.slice(0, -PART_SUFFIX.length))) continue;
       await fsp.rm(path.join(this.dir, name), { force: true, recursive: true });
       removed.push(name);
     }

@@ -2,6 +2,7 @@ import { Test } from '@nestjs/testing';
 import { TerminusModule } from '@nestjs/terminus';
 import { UpstreamUnavailableError } from '@gateway/errors';
 import { DATABASE } from '@gateway/persistence';
+import { Coordination } from '../coordination/coordination.service';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { HealthService } from './health.service';
 
@@ -11,7 +12,7 @@ async function healthWith(database: Probe, connectors: Record<string, Probe>): P
   const registry = { list: () => Object.entries(connectors).map(([id, checkHealth]) => ({ id, typeId: 'filesystem', checkHealth })) };
   const moduleRef = await Test.createTestingModule({
     imports: [TerminusModule.forRoot({ logger: false })],
-    providers: [HealthService, { provide: ConnectorRegistry, useValue: registry }, { provide: DATABASE, useValue: { engine: 'sqlite', ping: database } }],
+    providers: [HealthService, { provide: Coordination, useValue: { shared: false } }, { provide: ConnectorRegistry, useValue: registry }, { provide: DATABASE, useValue: { engine: 'sqlite', ping: database } }],
   }).compile();
   return moduleRef.get(HealthService);
 }

@@ -3,6 +3,7 @@ import { HealthCheckService, HealthIndicatorService, type HealthCheckResult, typ
 import { UpstreamUnavailableError } from '@gateway/errors';
 import { DATABASE, type Database } from '@gateway/persistence';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
+import { Coordination } from '../coordination/coordination.service';
 
 // A probe that hangs must not hang the readiness answer (load balancers give up long before).
 const CHECK_TIMEOUT_MS = 5000;
@@ -15,6 +16,7 @@ export class HealthService {
     private readonly indicators: HealthIndicatorService,
     private readonly registry: ConnectorRegistry,
     @Inject(DATABASE) private readonly database: Database,
+    private readonly coordination: Coordination,
   ) {}
 
   liveness(): { status: string } {
@@ -26,6 +28,8 @@ export class HealthService {
     try {
       return await this.health.check([
         () => this.probe('database', () => this.database.ping(), { engine: this.database.engine }),
+        // Redis carries the lock-out counters and the cache invalidations of several nodes: a node without it is not ready.
+        ...(this.coordination.shared ? [() => this.probe('redis', () => this.coordination.ping(), {})] : []),
         ...this.registry.list().map((c) => () => this.probe(`connector:${c.id}`, () => c.checkHealth(), { typeId: c.typeId })),
       ]);
     } catch (e) {

@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001-users';
 import * as m0002 from './0002-user-files-and-links';
 import * as m0010 from './0010-jobs';
+import * as m0030 from './0030-user-file-leases';
 
 /**
  * Every migration, in order. Written with Kysely's schema builder only, so the
@@ -11,4 +12,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0001-users': m0001,
   '0002-user-files-and-links': m0002,
   '0010-jobs': m0010,
+  '0030-user-file-leases': m0030,
 };
