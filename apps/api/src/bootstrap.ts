@@ -11,6 +11,8 @@ import { RawBodyRoutes } from './common/raw-body';
 import { createValidationPipe } from './common/validation';
 import { loadConfig, type GatewayConfig } from './config/gateway-config';
 import { UsersService } from './auth/users.service';
+import { GatewayMetrics } from './metrics/gateway-metrics';
+import { httpMetrics } from './metrics/http-metrics';
 
 export interface GatewayApp {
   app: NestExpressApplication;
@@ -31,6 +33,8 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
   app.useLogger(app.get(PinoLogger));
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
+  // First, so every request is counted, those the parsers refuse included.
+  if (config.metricsPort !== undefined) app.use(httpMetrics(app.get(GatewayMetrics), config.contextPath));
   // JSON and form bodies only; file content is streamed by the routes that take it
   // (marked @RawBody), whatever its media type, so those routes are skipped.
   const rawBodyRoutes = new RawBodyRoutes();
