@@ -4,16 +4,17 @@
  * file marks "harness:" rewritten: pid, logs, listen address, the upstream servers (the gateway
  * processes a test started) and the offload's internal locations (the test's data folders).
  *
- * Unlike the other engines, nginx needs to know its upstreams, which a test starts itself, so a
- * test calls startNginx() once its gateways listen; the global harness entry ('nginx' in
- * GATEWAY_TEST_ENGINES) only checks that the binary is there (installing it) and that the
- * shipped file loads (`nginx -t`).
+ * Unlike the other engines, nginx needs to know its upstreams and the folders behind its internal
+ * locations, which a test creates itself: so a test file calls startNginx() once its gateways
+ * listen (as a test file may start its own CMIS server), rather than global-setup starting one
+ * nginx for the run. A missing nginx is installed from Debian (nginx-light) when running as root.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { aptInstall } from './engines';
 
 export const NGINX_CONF = path.resolve(__dirname, '../../docker/nginx.conf');
 const HOST = '127.0.0.1';
@@ -50,8 +51,8 @@ export function findNginx(): string | undefined {
   return undefined;
 }
 
-/** The binary, installing Debian's nginx-light when it is missing (as root). */
-export async function requireNginx(aptInstall: (packages: string[], log: (line: string) => void) => Promise<void>, log: (line: string) => void): Promise<string> {
+/** The binary, installing Debian's nginx-light when it is missing (as root; otherwise a clear error). */
+export async function requireNginx(log: (line: string) => void = (line) => process.stderr.write(`[engines] ${line}\n`)): Promise<string> {
   const found = findNginx();
   if (found) return found;
   await aptInstall(['nginx-light'], log);
@@ -123,7 +124,12 @@ function offloadLocations(template: string, options: NginxOptions, indent: strin
   for (const [id, root] of Object.entries(options.connectorRoots ?? {})) {
     out.push(alias(repo, root).replace(/location \/_offload\/repo\/[^/]+\/ \{[^\n]*/, `location /_offload/repo/${id}/ {`));
   }
-  return out.map((l) => l.split('\n').map((x) => indent + x.trim()).join('\n'));
+  return out.map((l) =>
+    l
+      .split('\n')
+      .map((x, i, all) => indent + (i === 0 || i === all.length - 1 ? '' : '  ') + x.trim())
+      .join('\n'),
+  );
 }
 
 function freePort(): Promise<number> {
@@ -152,19 +158,9 @@ function rssOfTree(pid: number): number {
   return total;
 }
 
-/** Checks the shipped file loads in this nginx (the global harness entry). */
-export function checkShippedConf(binary: string, dir: string): void {
-  fs.mkdirSync(dir, { recursive: true });
-  const conf = path.join(dir, 'nginx.conf');
-  fs.writeFileSync(conf, renderNginxConf(fs.readFileSync(NGINX_CONF, 'utf8'), { upstreams: [{ port: 1 }], userFilesDir: dir, connectorRoots: { fs: dir }, port: 1, dir }));
-  const result = spawnSync(binary, ['-t', '-q', '-p', dir, '-c', conf], { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`nginx -t refused docker/nginx.conf:\n${result.stderr}`);
-}
-
 /** Starts nginx on a free port of 127.0.0.1 with the shipped configuration; resolves once it answers. */
 export async function startNginx(options: NginxOptions): Promise<NginxHandle> {
-  const binary = findNginx();
-  if (!binary) throw new Error("nginx is missing: run the harness with GATEWAY_TEST_ENGINES including 'nginx' (installs Debian's nginx-light as root) or apt-get install nginx-light");
+  const binary = await requireNginx();
   const dir = fs.mkdtempSync(path.join(options.tmpDir ?? os.tmpdir(), 'gateway-nginx-'));
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
