@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
+import { aptInstall } from '../engines/engines';
 import { startNginx, type NginxHandle } from '../engines/nginx';
 import { listen } from '../support/files';
 import { ADMIN, startGateway, type TestGateway } from '../support/gateway';
@@ -21,6 +22,8 @@ describe('OpenAPI UI through nginx in headless Chromium', () => {
   let browser: Browser;
 
   beforeAll(async () => {
+    // Debian's chromium, installed like the harness's engines when missing (as root; otherwise a clear error).
+    if (!fs.existsSync(CHROMIUM)) await aptInstall(['chromium'], (line) => process.stderr.write(`[browser] ${line}\n`));
     if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (or set GATEWAY_TEST_CHROMIUM)`);
     gw = await startGateway({ env: { GATEWAY_CONTEXT_PATH: '/gateway', TRUST_PROXY: '127.0.0.1' } });
     nginx = await startNginx({ upstreams: [{ port: Number(new URL(await listen(gw)).port) }] });
