@@ -135,5 +135,8 @@ describe('Behind nginx (docker/nginx.conf)', () => {
       expect([path, (await rawRequest(`${nginx.url}${path}`)).status]).toEqual([path, 404]);
     }
     expect((await rawRequest(`${nginx.url}/gateway/api/health`)).status).toBe(200);
+    // nginx's own redirect keeps the client's scheme and host: it is relative.
+    const bare = await rawRequest(`${nginx.url}/gateway`, { headers: { Host: 'gw.example.org' } });
+    expect([bare.status, bare.headers.location]).toEqual([301, '/gateway/']);
   });
 });
