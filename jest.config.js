@@ -20,7 +20,7 @@ module.exports = {
       displayName: 'e2e',
       rootDir: __dirname,
       testEnvironment: 'node',
-      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts', '<rootDir>/test/contract/**/*.e2e-spec.ts'],
+      testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts', '<rootDir>/test/contract/**/*.e2e-spec.ts', '<rootDir>/test/browser/**/*.e2e-spec.ts', '<rootDir>/test/docker/**/*.e2e-spec.ts'],
       moduleFileExtensions: ['ts', 'js', 'json'],
       transform,
       moduleNameMapper,

@@ -3,7 +3,8 @@
 #   1. type-check and build; 2. unit tests;
 #   3. the real engines' smoke tests (CMIS, Solr, Elasticsearch, FerretDB, PostgreSQL, Redis,
 #      provisioned from Maven Central, the Go module proxy and Debian; builds cached between runs);
-#   4. e2e tests on the embedded SQLite default (the contract suite includes the real CMIS server);
+#   4. e2e tests on the embedded SQLite default (the contract suite includes the real CMIS server;
+#      test/e2e/proxy*, offload*, test/browser run Debian's nginx and chromium; test/docker the Dockerfile's steps);
 #   4b. Schemathesis over the built gateway's OpenAPI document, as admin and as a user (test/fuzz; needs python3);
 #   5. the job suites (test/e2e/jobs*) again in Redis (BullMQ) mode, on a Redis this script starts;
 #   6. e2e tests again on a PostgreSQL this script starts (less the search contract), and the job suites
@@ -52,7 +53,9 @@ echo "== e2e tests (PostgreSQL) =="
 GATEWAY_TEST_POSTGRES_URL=$(scripts/postgres.sh start "$services/pg")
 export GATEWAY_TEST_POSTGRES_URL
 # The search contract reads no table but users: its SQLite pass covers it, and it is the slowest file.
-npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns search.contract multinode
+# proxy-large and test/docker start the built gateway on its own SQLite, and the browser test reads
+# only users: the first pass covers them, and they are the slowest after it.
+npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns search.contract proxy-large test/docker test/browser multinode
 
 echo "== job e2e tests and three nodes (PostgreSQL + Redis/BullMQ) =="
 GATEWAY_TEST_REDIS_URL=$redis_url npx jest --config jest.config.js test/e2e/jobs test/e2e/multinode --selectProjects e2e --ci --runInBand

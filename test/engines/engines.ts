@@ -392,7 +392,7 @@ function findRedisServer(): string | undefined {
 let aptDone: Promise<void> | undefined;
 
 /** Installs Debian packages (one apt-get run for all of them). Needs root. */
-function aptInstall(packages: string[], log: (line: string) => void): Promise<void> {
+export function aptInstall(packages: string[], log: (line: string) => void): Promise<void> {
   if (packages.length === 0) return Promise.resolve();
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot || !which('apt-get')) {

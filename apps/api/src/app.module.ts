@@ -16,6 +16,7 @@ import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
 import { JobsModule } from './jobs/jobs.module';
 import { LoggingModule } from './logging/logging.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { PermissionsModule } from './permissions/permissions.module';
 import { SearchModule } from './search/search.module';
 
@@ -27,6 +28,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(config),
+        MetricsModule.register(config),
         PersistenceModule.forRootAsync({
           inject: [GATEWAY_CONFIG],
           useFactory: (c: GatewayConfig) => ({ databaseUrl: c.databaseUrl, sqliteFile: path.join(c.dataDir, 'gateway.sqlite') }),

@@ -16,6 +16,8 @@ import { bodyDepthLimit, MethodTable, requireParsedBodyType, strictUtf8Url, uplo
 import { createValidationPipe } from './common/validation';
 import { loadConfig, type GatewayConfig } from './config/gateway-config';
 import { UsersService } from './auth/users.service';
+import { GatewayMetrics } from './metrics/gateway-metrics';
+import { httpMetrics } from './metrics/http-metrics';
 
 export interface GatewayApp {
   app: NestExpressApplication;
@@ -36,6 +38,8 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
   app.useLogger(app.get(PinoLogger));
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
+  // First, so every request is counted, those the parsers refuse included.
+  if (config.metricsPort !== undefined) app.use(httpMetrics(app.get(GatewayMetrics), config.contextPath));
   // Hostile requests are refused before routing (common/request-guards.ts, issue 16).
   const methods = new MethodTable();
   app.use(strictUtf8Url);

@@ -143,6 +143,18 @@ export interface SiteCapability {
   getLibrariesForSite(siteId: string): Promise<unknown[]>;
 }
 
+/**
+ * Content kept as plain files on a local disk. The download offload
+ * (GATEWAY_ACCEL_REDIRECT / GATEWAY_SENDFILE_HEADER) hands such a file to the
+ * reverse proxy instead of streaming it through the gateway.
+ */
+export interface LocalFilesCapability {
+  /** The real folder every such file lies under; the offload maps it to one internal location. */
+  readonly root: string;
+  /** The file that holds the content of document `id` (a version id: that version), located as openContent would. */
+  localPath(id: string): Promise<string>;
+}
+
 export interface CopyCapability {
   createFileFromItem(sourceId: string, folderId: string, fileName: string, actor: Actor): Promise<string>;
 }
@@ -202,6 +214,7 @@ export interface ContentConnector extends Connector {
   readonly relationships?: RelationshipCapability;
   readonly sites?: SiteCapability;
   readonly copy?: CopyCapability;
+  readonly localFiles?: LocalFilesCapability;
 }
 
 /** A connector that implements the search group. */

@@ -37,6 +37,7 @@ import {
   type FolderPage,
   type ItemInfo,
   type ListFolderOptions,
+  type LocalFilesCapability,
   type NewContent,
   type NewFile,
   type PropertyUpdateCapability,
@@ -133,6 +134,8 @@ export class FilesystemConnector implements ContentConnector {
     updateProperties: (id, properties, actor) => this.updateProperties(id, properties, actor),
   };
 
+  readonly localFiles: LocalFilesCapability;
+
   private readonly store: MetadataStore;
   private readonly rootPrefix: string;
   private readonly rootName: string;
@@ -148,6 +151,7 @@ export class FilesystemConnector implements ContentConnector {
     this.store = new MetadataStore(root);
     this.rootPrefix = root.endsWith(path.sep) ? root : root + path.sep;
     this.rootName = path.basename(root) || '/';
+    this.localFiles = { root, localPath: (id) => this.localPath(id) };
   }
 
   init(): Promise<void> {
@@ -197,6 +201,15 @@ export class FilesystemConnector implements ContentConnector {
     if (version === undefined) return documentItem({ id, rel, stat: located.stat, meta, record: latestVersion(meta) });
     const target = await this.versionTarget(located, meta, version, id);
     return documentItem({ id, rel, stat: target.stat, meta, record: target.record });
+  }
+
+  /** The file openContent would read; reached without links (locate), so the offload serves nothing outside the root. */
+  private async localPath(id: string): Promise<string> {
+    const { rel, version } = decodeId(id, 'id');
+    const located = await this.locate(rel, id);
+    if (located.stat.isDirectory()) throw invalid('id', `'${id}' names a folder; a document is expected`);
+    if (version === undefined) return located.abs;
+    return (await this.versionTarget(located, await this.currentMeta(located), version, id)).file;
   }
 
   async openContent(id: string, range?: ByteRange): Promise<Readable> {

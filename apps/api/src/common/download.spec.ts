@@ -400,3 +400,55 @@ describe('strongEtag', () => {
     expect(strongEtag('ümlaut')).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
   });
 });
+
+describe('sendDownload with a hand-off (the download offload)', () => {
+  const handOffTo = (value: string | undefined, calls: unknown[]) =>
+    source({
+      handOff: async (range) => {
+        calls.push(range ?? 'whole');
+        return value === undefined ? undefined : { header: 'X-Accel-Redirect', value };
+      },
+    });
+
+  it('sets every header of a download, the hand-off header, and no body; open is never called', async () => {
+    const calls: unknown[] = [];
+    const src = handOffTo('/_offload/repo/fs/notes.txt', calls);
+    const { app } = appFor(() => src);
+    const res = await request(app).get('/file').buffer(true).parse(binary).expect(200);
+    expect(res.headers['x-accel-redirect']).toBe('/_offload/repo/fs/notes.txt');
+    expect(res.headers).toMatchObject({
+      etag: '"v1"',
+      'last-modified': MODIFIED.toUTCString(),
+      'content-type': 'text/plain',
+      'content-disposition': 'attachment; filename=notes.txt',
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'private, no-cache',
+    });
+    expect(res.body.length).toBe(0);
+    expect(src.opened).toEqual([]);
+    expect(calls).toEqual(['whole']);
+  });
+
+  it('passes the range it resolved (for counting) and leaves 304 and 416 to the gateway', async () => {
+    const calls: unknown[] = [];
+    const src = handOffTo('/x', calls);
+    const { app } = appFor(() => src);
+    await request(app).get('/file').set('Range', 'bytes=5-9').expect(200);
+    expect(calls).toEqual([{ start: 5, end: 9 }]);
+    await request(app).get('/file').set('If-None-Match', '"v1"').expect(304);
+    await request(app).get('/file').set('Range', 'bytes=50-').expect(416);
+    await request(app).head('/file').expect(200);
+    // 304, 416 and HEAD never hand off (nor count).
+    expect(calls).toEqual([{ start: 5, end: 9 }]);
+  });
+
+  it('streams as usual when the hand-off declines', async () => {
+    const calls: unknown[] = [];
+    const src = handOffTo(undefined, calls);
+    const { app } = appFor(() => src);
+    const res = await request(app).get('/file').buffer(true).parse(binary).expect(200);
+    expect(res.body.equals(CONTENT)).toBe(true);
+    expect(res.headers['x-accel-redirect']).toBeUndefined();
+    expect(src.opened).toEqual(['whole']);
+  });
+});

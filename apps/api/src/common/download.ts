@@ -24,6 +24,18 @@ export interface DownloadSource {
   lastModified?: Date;
   /** Opens the whole content, or the inclusive byte range when given. Called at most once. */
   open(range?: ByteRange): Promise<Readable> | Readable;
+  /**
+   * The download offload (offload.ts): runs what `open` checks and counts, without
+   * opening, and names the header that hands the bytes to the reverse proxy;
+   * undefined (or absent) streams them through `open` as usual. Never called for HEAD.
+   */
+  handOff?(range?: ByteRange): Promise<HandOff | undefined>;
+}
+
+/** The one header that hands a download's bytes to the reverse proxy (offload.ts). */
+export interface HandOff {
+  header: string;
+  value: string;
 }
 
 export interface DownloadOptions {
@@ -81,6 +93,20 @@ export async function sendDownload(req: Request, res: Response, source: Download
   const size = source.size;
   const range = isHead || size === undefined ? undefined : requestedRange(req, size, etag, lastModified);
 
+  const handOff = isHead ? undefined : await source.handOff?.(range);
+  if (handOff) {
+    // The proxy answers Range and sends the bytes and their length; the validators and names are ours.
+    res.status(200);
+    setHeaders(res, {
+      ...validators,
+      'Content-Type': source.mimeType || DEFAULT_MIME_TYPE,
+      'Content-Disposition': contentDisposition(source.fileName || 'download', { type: options.disposition ?? 'attachment' }),
+      'X-Content-Type-Options': 'nosniff',
+      [handOff.header]: handOff.value,
+    });
+    res.end();
+    return;
+  }
   const stream = isHead ? undefined : await source.open(range);
 
   const mimeType = source.mimeType || DEFAULT_MIME_TYPE;

@@ -191,6 +191,19 @@ describe('loadConfig', () => {
     expect(loadConfig({ REDIS_URL: '  ' }).jobs.redisUrl).toBeUndefined();
     expect(loadConfig({ REDIS_URL: 'REDIS://cache' }).jobs.redisUrl).toBe('REDIS://cache');
   });
+
+  it('reads the download offload (one kind at most) and the metrics port', () => {
+    expect(loadConfig({}).offload).toBeUndefined();
+    expect(loadConfig({}).metricsPort).toBeUndefined();
+    expect(loadConfig({ GATEWAY_ACCEL_REDIRECT: '/_offload' }).offload).toEqual({ kind: 'accel-redirect', prefix: '/_offload' });
+    expect(loadConfig({ GATEWAY_SENDFILE_HEADER: 'X-Sendfile' }).offload).toEqual({ kind: 'sendfile', header: 'X-Sendfile' });
+    expect(loadConfig({ GATEWAY_METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+    expect(refusal({ GATEWAY_ACCEL_REDIRECT: '/_offload', GATEWAY_SENDFILE_HEADER: 'X-Sendfile' }).message).toMatch(/set one of them, not both/);
+    expect(refusal({ GATEWAY_ACCEL_REDIRECT: '_offload/../x' }).message).toMatch(/^GATEWAY_ACCEL_REDIRECT: /);
+    expect(refusal({ GATEWAY_ACCEL_REDIRECT: '/_offload/' }).message).toMatch(/^GATEWAY_ACCEL_REDIRECT: /);
+    expect(refusal({ GATEWAY_SENDFILE_HEADER: 'X-Sendfile: /etc' }).message).toMatch(/^GATEWAY_SENDFILE_HEADER: /);
+    expect(refusal({ GATEWAY_METRICS_PORT: '0' }).message).toMatch(/^GATEWAY_METRICS_PORT: /);
+  });
 });
 
 describe('loadConfig with a GATEWAY_CONFIG file', () => {

@@ -58,7 +58,18 @@ export interface GatewayConfig {
   files: FilesConfig;
   /** The job service. */
   jobs: JobsConfig;
+  /** Download offload to the reverse proxy; undefined: the gateway streams every download itself. */
+  offload?: OffloadConfig;
+  /** Port of the separate Prometheus /metrics listener; undefined: no metrics are served. */
+  metricsPort?: number;
 }
+
+/**
+ * accel-redirect (nginx): `X-Accel-Redirect: <prefix>/files/<file>` for user files and
+ * `<prefix>/repo/<connectorId>/<path>` for documents of connectors with local files.
+ * sendfile (Apache mod_xsendfile, lighttpd): `<header>: <real path of the file>`.
+ */
+export type OffloadConfig = { kind: 'accel-redirect'; prefix: string } | { kind: 'sendfile'; header: string };
 
 export interface JobsConfig {
   /** Declared in the configuration file. */
@@ -174,7 +185,27 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       concurrency: parseInteger(env, 'GATEWAY_JOB_CONCURRENCY', 8, 1, 256),
       auditRetentionDays: parseInteger(env, 'GATEWAY_JOB_AUDIT_RETENTION_DAYS', 30, 0, 36500),
     },
+    offload: parseOffload(env),
+    metricsPort: env.GATEWAY_METRICS_PORT ? parseInteger(env, 'GATEWAY_METRICS_PORT', 0, 1, 65535) : undefined,
   };
+}
+
+function parseOffload(env: Env): OffloadConfig | undefined {
+  const accel = env.GATEWAY_ACCEL_REDIRECT?.trim() || undefined;
+  const sendfile = env.GATEWAY_SENDFILE_HEADER?.trim() || undefined;
+  if (accel && sendfile) throw new ConfigError('GATEWAY_ACCEL_REDIRECT and GATEWAY_SENDFILE_HEADER: set one of them, not both');
+  if (accel) {
+    // The prefix starts every internal URI the proxy maps to a folder; it must not collide with public routes.
+    if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(accel)) {
+      throw new ConfigError(`GATEWAY_ACCEL_REDIRECT: must be the proxy's internal location prefix, like /_offload (got '${accel}')`);
+    }
+    return { kind: 'accel-redirect', prefix: accel };
+  }
+  if (sendfile) {
+    if (!/^[A-Za-z0-9-]+$/.test(sendfile)) throw new ConfigError(`GATEWAY_SENDFILE_HEADER: must be a header name, like X-Sendfile (got '${sendfile}')`);
+    return { kind: 'sendfile', header: sendfile };
+  }
+  return undefined;
 }
 
 function jobDefinitions(file: ConfigFile, env: Env): JobDefinition[] {

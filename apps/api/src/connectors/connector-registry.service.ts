@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import {
   CONNECTOR_TYPES,
   GatewayError,
@@ -12,6 +12,8 @@ import {
 } from '@gateway/connector-api';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import { ConfigError, type GatewayConfig } from '../config/gateway-config';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
+import { instrumentConnector } from '../metrics/instrument-connector';
 
 /** Resolves a connector id to its driver; built once from the config at start-up. */
 @Injectable()
@@ -22,6 +24,7 @@ export class ConnectorRegistry implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(CONNECTOR_TYPES) private readonly types: ConnectorType[],
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Optional() private readonly metrics?: GatewayMetrics,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -34,7 +37,9 @@ export class ConnectorRegistry implements OnModuleInit, OnApplicationShutdown {
         );
       }
       try {
-        this.connectors.set(definition.id, await type.create(definition, { dataDir: this.config.dataDir }));
+        const driver = await type.create(definition, { dataDir: this.config.dataDir });
+        // With metrics on, every driver call is counted and timed here, for every connector kind.
+        this.connectors.set(definition.id, this.metrics ? instrumentConnector(driver, this.metrics) : driver);
       } catch (e) {
         if (e instanceof GatewayError && 'parameter' in e) {
           throw new ConfigError(`connectors[${index}].params.${String((e as { parameter: string }).parameter)}: ${e.message}`);

@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
+import { OffloadModule } from '../common/offload';
 import { ContentController } from './content.controller';
 import { ContentService } from './content.service';
 
 /** Spec 4.2, the content service, over whichever connector the path names. */
-@Module({ controllers: [ContentController], providers: [ContentService] })
+@Module({ imports: [OffloadModule], controllers: [ContentController], providers: [ContentService] })
 export class ContentModule {}

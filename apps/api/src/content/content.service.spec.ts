@@ -5,6 +5,7 @@ import type { IncomingContent } from '../common/incoming-content';
 import { Page } from '../common/paging';
 import type { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { ContentService } from './content.service';
+import { DownloadOffload } from '../common/offload';
 
 const user: AuthenticatedUser = { username: 'alice', roles: ['user'] };
 
@@ -38,7 +39,7 @@ function coreOnly(overrides: Partial<ContentConnector> = {}): ContentConnector {
 
 function serviceFor(connector: ContentConnector): ContentService {
   const registry = { get: (id: string) => (id === connector.id ? connector : (() => { throw new NotFoundError('connector', id); })()) };
-  return new ContentService(registry as unknown as ConnectorRegistry);
+  return new ContentService(registry as unknown as ConnectorRegistry, new DownloadOffload(undefined));
 }
 
 /** A body that records whether anyone read it. */

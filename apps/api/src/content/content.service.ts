@@ -9,6 +9,7 @@ import {
 import type { AuthenticatedUser } from '../auth/auth.decorators';
 import type { DownloadSource } from '../common/download';
 import type { IncomingContent } from '../common/incoming-content';
+import { DownloadOffload, offloadable } from '../common/offload';
 import { Page } from '../common/paging';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import {
@@ -45,7 +46,10 @@ export const FILE_PART = 'file';
  */
 @Injectable()
 export class ContentService {
-  constructor(private readonly registry: ConnectorRegistry) {}
+  constructor(
+    private readonly registry: ConnectorRegistry,
+    private readonly offload: DownloadOffload,
+  ) {}
 
   /** What the download helper needs to serve a document (or one version of it). */
   async fileDownload(connectorId: string, id: string): Promise<DownloadSource> {
@@ -61,6 +65,7 @@ export class ContentService {
       etag: item.etag,
       lastModified: item.modified,
       open: (range) => connector.openContent(item.id, range),
+      handOff: offloadable(this.offload, connectorId, connector, item.id),
     };
   }
 

@@ -1,10 +1,11 @@
-import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit, Optional } from '@nestjs/common';
 import { pipeline } from 'node:stream/promises';
 import { Limiter } from '@gateway/concurrency';
 import { UpstreamUnavailableError } from '@gateway/connector-api';
 import { UserFilesRepository, type UserFileProgress, type UserFileRecord } from '@gateway/persistence';
 import { Clock } from '../common/clock';
 import { GATEWAY_CONFIG } from '../config/config.module';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { GatewayConfig } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { BatchZip, type BatchEntry } from './batch-zip';
@@ -51,6 +52,7 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
     private readonly registry: ConnectorRegistry,
     private readonly clock: Clock,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Optional() private readonly metrics?: GatewayMetrics,
   ) {
     this.slots = new Limiter(config.files.exportConcurrency);
   }
@@ -95,7 +97,12 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
     this.assertAccepting();
     const job: Job = { controller: new AbortController(), done: Promise.resolve<ExportOutcome>({ state: 'stopped' }) };
     this.jobs.set(file.id, job);
-    job.done = this.run(file, entries, job).finally(() => this.jobs.delete(file.id));
+    job.done = this.run(file, entries, job)
+      .then((outcome) => {
+        this.metrics?.exportEnded(outcome.state);
+        return outcome;
+      })
+      .finally(() => this.jobs.delete(file.id));
   }
 
   isRunning(id: string): boolean {

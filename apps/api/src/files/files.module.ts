@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ClockModule } from '../common/clock';
+import { OffloadModule } from '../common/offload';
 import { BatchController } from './batch.controller';
 import { ExportRunner } from './export-runner';
 import { ExportsService } from './exports.service';
@@ -18,7 +19,7 @@ import { UserFilesService } from './user-files.service';
  * `repo/:connectorId/...`.
  */
 @Module({
-  imports: [ClockModule],
+  imports: [ClockModule, OffloadModule],
   controllers: [BatchController, FilesController, PublicDownloadController],
   providers: [PublicRateLimitGuard, UserFileStore, ExportRunner, UserFilesService, LinksService, ExportsService, FilesSweeper],
 })

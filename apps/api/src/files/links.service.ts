@@ -5,6 +5,7 @@ import { DownloadLinksRepository, UserFilesRepository, type DownloadLinkRecord, 
 import type { AuthenticatedUser } from '../auth/auth.decorators';
 import { Clock } from '../common/clock';
 import type { DownloadSource } from '../common/download';
+import { DownloadOffload, offloadable } from '../common/offload';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import type { GatewayConfig } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
@@ -30,6 +31,7 @@ export class LinksService {
     private readonly registry: ConnectorRegistry,
     private readonly clock: Clock,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly offload: DownloadOffload,
   ) {}
 
   async create(user: AuthenticatedUser, query: CreateLinkQuery): Promise<DownloadLinkKeyDto> {
@@ -112,6 +114,7 @@ export class LinksService {
       fileName: link.fileName || item.name,
       etag: item.etag,
       lastModified: item.modified,
+      handOff: offloadable(this.offload, link.connectorId, connector, link.docId, count),
       open: async (range) => {
         const stream = await connector.openContent(link.docId, range);
         try {

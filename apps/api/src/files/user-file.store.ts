@@ -116,6 +116,11 @@ export class UserFileStore {
     return removed;
   }
 
+  /** Where a complete user file lies (the download offload hands it to the proxy). */
+  localPath(id: string): string {
+    return this.finalPath(id);
+  }
+
   private finalPath(id: string): string {
     return path.join(this.dir, checkedId(id));
   }

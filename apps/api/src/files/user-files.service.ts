@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import type { AuthenticatedUser } from '../auth/auth.decorators';
 import { Clock } from '../common/clock';
 import type { DownloadSource } from '../common/download';
+import { DownloadOffload } from '../common/offload';
 import { ExportRunner } from './export-runner';
 import type { UserFileDto, UserFilesListDto } from './files.dto';
 import { toLinkDto, toUserFileDto } from './files.mapping';
@@ -25,6 +26,7 @@ export class UserFilesService {
     private readonly store: UserFileStore,
     private readonly runner: ExportRunner,
     private readonly clock: Clock,
+    private readonly offload: DownloadOffload,
   ) {}
 
   async list(user: AuthenticatedUser): Promise<UserFilesListDto> {
@@ -74,6 +76,9 @@ export class UserFilesService {
         }
         return stream;
       },
+      handOff: this.offload.enabled
+        ? (range) => this.offload.handOff({ area: 'files', root: this.store.dir, path: this.store.localPath(file.id) }, options.onOpen, range)
+        : undefined,
     };
   }
 

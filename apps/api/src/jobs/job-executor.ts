@@ -1,8 +1,9 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { Limiter } from '@gateway/concurrency';
 import { GatewayError } from '@gateway/connector-api';
 import { JobsRepository, type ClaimedDoc, type DocOutcome, type DocToClaim, type TaskState } from '@gateway/persistence';
 import { GATEWAY_CONFIG } from '../config/config.module';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { GatewayConfig } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { DocumentCopier, resolveFolderId } from './document-copier';
@@ -51,6 +52,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     private readonly registry: ConnectorRegistry,
     @Inject(TASK_QUEUE) private readonly queue: TaskQueue,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    @Optional() private readonly metrics?: GatewayMetrics,
   ) {
     this.docSlots = new Limiter(config.jobs.concurrency);
     this.watcher = new RunWatcher(repo, WATCH_EVERY_MS);
@@ -223,6 +225,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         unfinished++;
         return;
       }
+      this.metrics?.jobDocument(outcome.outcome);
       if (outcomes.add(outcome) >= FLUSH_EVERY_DOCS) void outcomes.flush().catch(() => undefined);
     };
     try {

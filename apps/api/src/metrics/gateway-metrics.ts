@@ -1,0 +1,143 @@
+import { Injectable } from '@nestjs/common';
+import { GatewayError } from '@gateway/errors';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Seconds; from a cached verification (sub-millisecond) to a long export download. */
+const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+export type TransferDirection = 'upload' | 'download';
+
+/**
+ * Every Prometheus metric of one gateway, in a registry of its own (not prom-client's global
+ * one: tests run several gateways in one process). Created only when GATEWAY_METRICS_PORT is set;
+ * the places that report hold it as optional and do nothing without it.
+ */
+@Injectable()
+export class GatewayMetrics {
+  readonly registry = new Registry();
+
+  private readonly requests = new Counter({
+    name: 'gateway_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly latency = new Histogram({
+    name: 'gateway_http_request_duration_seconds',
+    help: 'Time from the request to the last byte of the answer, by method, route template and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly bytesIn = new Counter({
+    name: 'gateway_http_received_bytes_total',
+    help: 'Bytes received on the sockets (headers and bodies), by route template.',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+  private readonly bytesOut = new Counter({
+    name: 'gateway_http_sent_bytes_total',
+    help: 'Bytes sent on the sockets (headers and bodies), by route template. Offloaded downloads are sent by the proxy and not counted.',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+  private readonly transfers = new Gauge({
+    name: 'gateway_active_transfers',
+    help: 'File uploads and downloads in progress.',
+    labelNames: ['direction'] as const,
+    registers: [this.registry],
+  });
+  private readonly exports = new Counter({
+    name: 'gateway_exports_total',
+    help: 'Background exports (batch zips) ended on this node, by outcome.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly jobDocuments = new Counter({
+    name: 'gateway_job_documents_total',
+    help: 'Documents handled by job runs on this node, by outcome (written, error, duplicate, skipped).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly connectorCalls = new Counter({
+    name: 'gateway_connector_calls_total',
+    help: 'Calls to connector drivers, by connector, operation and outcome (ok or the typed error).',
+    labelNames: ['connector', 'operation', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly connectorLatency = new Histogram({
+    name: 'gateway_connector_call_duration_seconds',
+    help: 'Time a connector driver call took until it answered (for content reads: until the stream was open).',
+    labelNames: ['connector', 'operation', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly loginFailures = new Counter({
+    name: 'gateway_login_failures_total',
+    help: 'Requests with credentials refused with 401 (wrong user name or password).',
+    registers: [this.registry],
+  });
+  private readonly lockedOut = new Counter({
+    name: 'gateway_login_locked_out_total',
+    help: 'Requests refused with 429 because their user and client address are locked out.',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'gateway_' });
+    this.transfers.set({ direction: 'upload' }, 0);
+    this.transfers.set({ direction: 'download' }, 0);
+  }
+
+  request(method: string, route: string, status: number, seconds: number, bytesIn: number, bytesOut: number): void {
+    const labels = { method, route, status: String(status) };
+    this.requests.inc(labels);
+    this.latency.observe(labels, seconds);
+    if (bytesIn > 0) this.bytesIn.inc({ route }, bytesIn);
+    if (bytesOut > 0) this.bytesOut.inc({ route }, bytesOut);
+  }
+
+  /** Counts a transfer as active; call the returned function once when it ends. */
+  transferStarted(direction: TransferDirection): () => void {
+    this.transfers.inc({ direction });
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.transfers.dec({ direction });
+    };
+  }
+
+  exportEnded(outcome: 'ready' | 'failed' | 'stopped'): void {
+    this.exports.inc({ outcome });
+  }
+
+  jobDocument(code: 'p' | 'e' | 'd' | 's'): void {
+    this.jobDocuments.inc({ outcome: { p: 'written', e: 'error', d: 'duplicate', s: 'skipped' }[code] });
+  }
+
+  connectorCall(connector: string, operation: string, error: unknown, seconds: number): void {
+    const labels = { connector, operation, outcome: outcomeOf(error) };
+    this.connectorCalls.inc(labels);
+    this.connectorLatency.observe(labels, seconds);
+  }
+
+  loginFailed(): void {
+    this.loginFailures.inc();
+  }
+
+  loginLockedOut(): void {
+    this.lockedOut.inc();
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+/** 'ok', the typed error's kind (not_found, upstream_unavailable...: a small fixed set), or 'error' for anything untyped. */
+function outcomeOf(error: unknown): string {
+  if (error === undefined) return 'ok';
+  if (error instanceof GatewayError) return error.kind;
+  return 'error';
+}

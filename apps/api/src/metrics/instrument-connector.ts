@@ -1,0 +1,62 @@
+import type { Connector } from '@gateway/connector-api';
+import type { GatewayMetrics } from './gateway-metrics';
+
+/** Members that are data, not operations or capability groups. */
+const NOT_GROUPS = new Set(['publicParams']);
+
+/**
+ * The connector as the registry hands it out, every call counted and timed: the driver's own
+ * methods (`getItem`) and those of its capability groups (`versioning.listVersions`), whatever the
+ * kind, in this one place. A Proxy, so a driver's identity checks, its groups' presence
+ * (deriveCapabilities) and fields such as `localFiles.root` read through unchanged.
+ */
+export function instrumentConnector<C extends Connector>(connector: C, metrics: GatewayMetrics): C {
+  return wrap(connector, connector.id, '', metrics);
+}
+
+function wrap<T extends object>(target: T, connectorId: string, group: string, metrics: GatewayMetrics): T {
+  const wrapped = new Map<PropertyKey, { original: unknown; proxy: unknown }>();
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      const value: unknown = Reflect.get(object, property, receiver);
+      if (typeof property !== 'string' || property === 'constructor' || property === 'then') return value;
+      const known = wrapped.get(property);
+      if (known && known.original === value) return known.proxy;
+      let proxy: unknown;
+      if (typeof value === 'function') {
+        const operation = group + property;
+        proxy = function (this: unknown, ...args: unknown[]) {
+          const started = process.hrtime.bigint();
+          const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+          let result: unknown;
+          try {
+            result = (value as (...a: unknown[]) => unknown).apply(this === receiver ? object : this, args);
+          } catch (e) {
+            metrics.connectorCall(connectorId, operation, e ?? 'error', seconds());
+            throw e;
+          }
+          if (result instanceof Promise) {
+            return result.then(
+              (v) => {
+                metrics.connectorCall(connectorId, operation, undefined, seconds());
+                return v;
+              },
+              (e: unknown) => {
+                metrics.connectorCall(connectorId, operation, e ?? 'error', seconds());
+                throw e;
+              },
+            );
+          }
+          metrics.connectorCall(connectorId, operation, undefined, seconds());
+          return result;
+        };
+      } else if (group === '' && value !== null && typeof value === 'object' && !NOT_GROUPS.has(property) && !Array.isArray(value)) {
+        proxy = wrap(value, connectorId, `${property}.`, metrics);
+      } else {
+        return value;
+      }
+      wrapped.set(property, { original: value, proxy });
+      return proxy;
+    },
+  });
+}
