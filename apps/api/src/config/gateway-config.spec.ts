@@ -48,6 +48,7 @@ describe('loadConfig', () => {
       shutdownGraceMs: 10_000,
       files: {
         dir: path.join(dataDir, 'user-files'),
+        store: { kind: 'local' },
         retentionMs: 7 * 86_400_000,
         expiredLinkRetentionMs: 24 * 3_600_000,
         sweepIntervalMs: 300_000,
@@ -103,6 +104,7 @@ describe('loadConfig', () => {
       shutdownGraceMs: 0,
       files: {
         dir: '/srv/gateway/user-files',
+        store: { kind: 'local' },
         retentionMs: 86_400_000,
         expiredLinkRetentionMs: 0,
         sweepIntervalMs: 5000,

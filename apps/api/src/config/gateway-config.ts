@@ -6,6 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import type { ConnectorDefinition } from '@gateway/connector-api';
 import { ConfigFile, type Role } from './config.schema';
 import { withDefaults, type JobDefinition } from '../jobs/job-definition.dto';
+import { parseUserFilesStore, type UserFilesStoreConfig } from './user-files-store';
 
 export interface ConfiguredUser {
   username: string;
@@ -63,6 +64,8 @@ export interface JobsConfig {
 export interface FilesConfig {
   /** Where user files live: <data>/user-files. */
   dir: string;
+  /** GATEWAY_USER_FILES_STORE: the local folder `dir` (default) or S3. */
+  store: UserFilesStoreConfig;
   /** How long a user file is kept after it was created (its `expires`; a link to it extends it). */
   retentionMs: number;
   /** How long an expired link is kept (answering 410) before the sweep removes it (then 404). */
@@ -137,6 +140,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     shutdownGraceMs: parseInteger(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     files: {
       dir: path.join(dataDir, 'user-files'),
+      store: parseUserFilesStore(env, connectors, (message) => new ConfigError(message)),
       retentionMs: parseInteger(env, 'GATEWAY_USER_FILE_RETENTION_DAYS', 7, 1, 3650) * DAY_MS,
       expiredLinkRetentionMs: parseInteger(env, 'GATEWAY_EXPIRED_LINK_RETENTION_HOURS', 24, 0, 87600) * 3_600_000,
       sweepIntervalMs: parseInteger(env, 'GATEWAY_SWEEP_INTERVAL_SECONDS', 300, 0, 86400) * 1000,

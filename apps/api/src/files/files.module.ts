@@ -7,7 +7,10 @@ import { FilesController } from './files.controller';
 import { FilesSweeper } from './files-sweeper';
 import { LinksService } from './links.service';
 import { PublicDownloadController } from './public-download.controller';
-import { UserFileStore } from './user-file.store';
+import { GATEWAY_CONFIG } from '../config/config.module';
+import type { GatewayConfig } from '../config/gateway-config';
+import { S3UserFileStore } from './s3-user-file.store';
+import { LocalUserFileStore, UserFileStore } from './user-file.store';
 import { UserFilesService } from './user-files.service';
 
 /**
@@ -19,6 +22,12 @@ import { UserFilesService } from './user-files.service';
 @Module({
   imports: [ClockModule],
   controllers: [BatchController, FilesController, PublicDownloadController],
-  providers: [UserFileStore, ExportRunner, UserFilesService, LinksService, ExportsService, FilesSweeper],
+  providers: [
+    {
+      provide: UserFileStore,
+      useFactory: (config: GatewayConfig) => (config.files.store.kind === 's3' ? new S3UserFileStore(config.files.store) : new LocalUserFileStore(config)),
+      inject: [GATEWAY_CONFIG],
+    },
+    ExportRunner, UserFilesService, LinksService, ExportsService, FilesSweeper],
 })
 export class FilesModule {}
