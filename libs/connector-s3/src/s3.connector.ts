@@ -187,7 +187,10 @@ export class S3Connector implements ContentConnector {
 
   async listFolder(folderId: string, options: ListFolderOptions = {}): Promise<FolderPage> {
     const { rel, versionId } = decodeId(folderId, 'id');
-    if (!isFolderRel(rel) || versionId !== undefined) throw invalid('id', `'${folderId}' names a document, not a folder`);
+    if (!isFolderRel(rel) || versionId !== undefined) {
+      if (!(await this.exists(rel))) throw new NotFoundError('item', folderId);
+      throw invalid('id', `'${folderId}' names a document, not a folder`);
+    }
     const limit = options.limit;
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)) throw invalid('limit', `must be an integer from 1 to ${MAX_LIMIT}`);
     let token = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
