@@ -44,6 +44,28 @@ http.get(url, { headers: { Authorization: auth } }, async (res) => {
 });
 `;
 
+// For context: a bare Node relay (SDK GetObject piped into an http response: no framework, no auth,
+// no lookups). Its throughput is the most any Node process in the path can reach on this machine;
+// `of_relay` says how close the gateway gets to it.
+const RELAY = `
+const http = require('node:http');
+const { S3Client, GetObjectCommand } = require('@aws-sdk/client-s3');
+const [endpoint, region, id, secret, bucket, key] = process.argv.slice(1);
+const client = new S3Client({ endpoint, region, forcePathStyle: true, credentials: { accessKeyId: id, secretAccessKey: secret }, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+const server = http.createServer(async (req, res) => {
+  const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  res.writeHead(200, { 'content-length': answer.ContentLength });
+  answer.Body.pipe(res);
+});
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+`;
+
+function startRelay(args) {
+  const { spawn } = require('node:child_process');
+  const child = spawn(process.execPath, ['-e', RELAY, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve) => child.stdout.once('data', (d) => resolve({ url: `http://127.0.0.1:${String(d).trim()}/`, stop: () => child.kill() })));
+}
+
 function read(script, args, hash = false) {
   const out = execFileSync(process.execPath, ['-e', script, ...args, hash ? '1' : '0'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 20 }).trim();
   const [bytes, seconds, sha] = out.split(' ');
@@ -57,6 +79,7 @@ async function main() {
   makeFile(file, SIZE);
   const s3 = await startS3();
   let gateway;
+  let relay;
   try {
     const bucket = 'bench-download';
     await createBucket(s3.info, bucket);
@@ -79,14 +102,19 @@ async function main() {
     for (const [name, got] of [['direct', read(SDK_READER, sdkArgs, true)], ['gateway', read(HTTP_READER, gatewayArgs, true)]]) {
       if (got.sha !== expected || got.bytes !== SIZE) throw new Error(`${name} delivered other bytes than the object's (${got.bytes} bytes, sha256 ${got.sha})`);
     }
+    relay = await startRelay(sdkArgs);
+    read(HTTP_READER, [relay.url, '']);
     const g = [];
     const d = [];
+    const r = [];
     for (let i = 0; i < ROUNDS; i++) {
       const dr = read(SDK_READER, sdkArgs);
       const gr = read(HTTP_READER, gatewayArgs);
-      if (gr.bytes !== SIZE || dr.bytes !== SIZE) throw new Error(`short read: gateway ${gr.bytes}, direct ${dr.bytes}`);
+      const rr = read(HTTP_READER, [relay.url, '']);
+      if (gr.bytes !== SIZE || dr.bytes !== SIZE || rr.bytes !== SIZE) throw new Error(`short read: gateway ${gr.bytes}, direct ${dr.bytes}, relay ${rr.bytes}`);
       d.push(dr.seconds);
       g.push(gr.seconds);
+      r.push(rr.seconds);
     }
     const gatewayS = median(g);
     const directS = median(d);
@@ -98,6 +126,9 @@ async function main() {
       gateway_s: gatewayS,
       direct_MBps: SIZE / directS / 1e6,
       gateway_MBps: SIZE / gatewayS / 1e6,
+      relay_s: median(r),
+      relay_of_direct: directS / median(r),
+      of_relay: median(r) / gatewayS,
       direct_rounds_s: d.map((v) => v.toFixed(2)).join(','),
       gateway_rounds_s: g.map((v) => v.toFixed(2)).join(','),
       ratio,
@@ -106,6 +137,7 @@ async function main() {
     });
     return ratio >= TARGET;
   } finally {
+    relay?.stop();
     await gateway?.stop();
     await s3.stop();
   }
