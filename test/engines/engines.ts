@@ -20,8 +20,10 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { buildMinio, startMinio, type MinioInfo } from './minio';
+import { buildS3Proxy, startS3Proxy, type S3ProxyInfo } from './s3proxy';
 
-export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis'] as const;
+export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 's3proxy', 'minio'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 export const HOST = '127.0.0.1';
@@ -102,6 +104,8 @@ export interface EngineInfoMap {
   ferretdb: FerretDbInfo;
   postgres: PostgresInfo;
   redis: RedisInfo;
+  s3proxy: S3ProxyInfo;
+  minio: MinioInfo;
 }
 
 export type EngineInfo<N extends EngineName = EngineName> = EngineInfoMap[N];
@@ -141,6 +145,8 @@ const READY_TIMEOUT_MS: Record<EngineName, number> = {
   ferretdb: 60_000,
   postgres: 60_000,
   redis: 30_000,
+  s3proxy: 60_000,
+  minio: 60_000,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -170,7 +176,7 @@ function defaultLog(line: string): void {
   process.stderr.write(`[engines] ${line}\n`);
 }
 
-function seconds(ms: number): string {
+export function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
@@ -200,7 +206,7 @@ function which(command: string): string | undefined {
   return undefined;
 }
 
-function tailOfFile(file: string, maxLines = 60, maxBytes = 16_384): string {
+export function tailOfFile(file: string, maxLines = 60, maxBytes = 16_384): string {
   try {
     const size = fs.statSync(file).size;
     const start = Math.max(0, size - maxBytes);
@@ -326,7 +332,7 @@ export function cacheRoot(): string {
   return path.join(base, 'content-gateway-engines');
 }
 
-function requireJava(): string {
+export function requireJava(): string {
   const fromHome = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'java') : undefined;
   const java = fromHome && fs.existsSync(fromHome) ? fromHome : which('java');
   const advice =
@@ -341,7 +347,7 @@ function requireJava(): string {
   return java;
 }
 
-function requireMaven(): string {
+export function requireMaven(): string {
   const mvn = which('mvn');
   if (!mvn) {
     throw new Error(
@@ -352,7 +358,7 @@ function requireMaven(): string {
   return mvn;
 }
 
-function requireGo(): string {
+export function requireGo(): string {
   const go = which('go') ?? ['/usr/local/go/bin/go', '/usr/lib/go/bin/go'].find((p) => fs.existsSync(p));
   if (!go) {
     throw new Error(
@@ -426,7 +432,7 @@ export function aptInstall(packages: string[], log: (line: string) => void): Pro
   return run;
 }
 
-function runToLog(
+export function runToLog(
   command: string,
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv; logFile: string },
@@ -581,7 +587,9 @@ type Prepared =
   | { kind: 'java'; build: JavaBuild; java: string }
   | { kind: 'ferretdb'; binary: string }
   | { kind: 'postgres'; bins: { initdb: string; postgres: string } }
-  | { kind: 'redis'; binary: string };
+  | { kind: 'redis'; binary: string }
+  | { kind: 's3proxy'; jar: string; java: string }
+  | { kind: 'minio'; binary: string };
 
 /** Debian packages that the selected engines miss, installed in one apt-get run. */
 let pendingApt: Promise<void> | undefined;
@@ -621,6 +629,10 @@ async function prepareEngine(name: EngineName, log: (line: string) => void): Pro
       if (!binary) throw new Error("redis-server not found even after installing Debian's 'redis-server'");
       return { kind: 'redis', binary };
     }
+    case 's3proxy':
+      return { kind: 's3proxy', jar: await buildS3Proxy(log), java: requireJava() };
+    case 'minio':
+      return { kind: 'minio', binary: await buildMinio(log) };
   }
 }
 
@@ -670,7 +682,7 @@ const WATCHDOG_SCRIPT = [
   'exit "$status"',
 ].join('\n');
 
-function launchProcess(name: EngineName, dir: string, run: Run, launch: Launch): RunningProcess {
+export function launchProcess(name: EngineName, dir: string, run: Run, launch: Launch): RunningProcess {
   const logFile = path.join(dir, `${name}.log`);
   const fd = fs.openSync(logFile, 'a');
   if (launch.uid !== undefined) fs.fchownSync(fd, launch.uid, launch.gid ?? -1);
@@ -757,7 +769,7 @@ function engineError(name: EngineName, proc: RunningProcess, message: string): E
   return new Error(`${name}: ${message}\n--- last lines of ${proc.logFile} ---\n${tailOfFile(proc.logFile)}\n---`);
 }
 
-async function waitUntilReady(
+export async function waitUntilReady(
   name: EngineName,
   proc: RunningProcess,
   probe: () => Promise<boolean>,
@@ -789,7 +801,7 @@ const PORT_IN_USE = /address already in use|BindException|bind: address|could no
 // ---------------------------------------------------------------------------------------------
 // Runs: a run is one startEngines() call, with its own temporary folder.
 
-interface Run {
+export interface Run {
   rootDir: string;
   tag: string;
   processes: Map<EngineName, RunningProcess>;
@@ -885,7 +897,7 @@ function removeHandlers(): void {
 // ---------------------------------------------------------------------------------------------
 // Engines
 
-interface Started<N extends EngineName> {
+export interface Started<N extends EngineName> {
   info: EngineInfoMap[N];
   proc: RunningProcess;
 }
@@ -1145,7 +1157,7 @@ async function startRedis(prepared: Prepared, dir: string, run: Run): Promise<St
 }
 
 /** Picks a free port and starts; when the port was taken in the meantime, tries again with another. */
-async function withPortRetry<N extends EngineName>(name: N, start: (port: number) => Promise<Started<N>>): Promise<Started<N>> {
+export async function withPortRetry<N extends EngineName>(name: N, start: (port: number) => Promise<Started<N>>): Promise<Started<N>> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     try {
@@ -1164,6 +1176,8 @@ const starters: { [N in EngineName]: (prepared: Prepared, dir: string, run: Run)
   ferretdb: startFerretDb,
   postgres: startPostgres,
   redis: startRedis,
+  s3proxy: (p, dir, run) => (p.kind === 's3proxy' ? startS3Proxy(p.jar, p.java, dir, run) : Promise.reject(new Error('s3proxy: not prepared'))),
+  minio: (p, dir, run) => (p.kind === 'minio' ? startMinio(p.binary, dir, run) : Promise.reject(new Error('minio: not prepared'))),
 };
 
 /**
@@ -1241,6 +1255,9 @@ function describe(info: EngineInfo): string {
     case 'postgres':
     case 'redis':
       return info.url;
+    case 's3proxy':
+    case 'minio':
+      return info.endpoint;
   }
 }
 

@@ -24,6 +24,8 @@ export type {
   RedisInfo,
   SolrInfo,
 } from './engines';
+export type { S3ProxyInfo, S3EngineFields } from './s3proxy';
+export type { MinioInfo } from './minio';
 
 let cached: { file: string; engines: Partial<EngineInfoMap> } | undefined;
 

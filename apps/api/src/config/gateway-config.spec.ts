@@ -51,6 +51,7 @@ describe('loadConfig', () => {
       files: {
         dir: path.join(dataDir, 'user-files'),
         leaseMs: 30_000,
+        store: { kind: 'local' },
         retentionMs: 7 * 86_400_000,
         expiredLinkRetentionMs: 24 * 3_600_000,
         sweepIntervalMs: 300_000,
@@ -118,6 +119,7 @@ describe('loadConfig', () => {
       files: {
         dir: '/shared/user-files',
         leaseMs: 10_000,
+        store: { kind: 'local' },
         retentionMs: 86_400_000,
         expiredLinkRetentionMs: 0,
         sweepIntervalMs: 5000,

@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import type { ConnectorDefinition } from '@gateway/connector-api';
 import { ConfigFile, type Role } from './config.schema';
 import { withDefaults, type JobDefinition } from '../jobs/job-definition.dto';
+import { parseUserFilesStore, type UserFilesStoreConfig } from './user-files-store';
 
 export interface ConfiguredUser {
   username: string;
@@ -87,6 +88,8 @@ export interface FilesConfig {
   dir: string;
   /** A running export's lease: renewed by its node while it runs; once expired, any node fails the export. */
   leaseMs: number;
+  /** GATEWAY_USER_FILES_STORE: the local folder `dir` (default) or S3. */
+  store: UserFilesStoreConfig;
   /** How long a user file is kept after it was created (its `expires`; a link to it extends it). */
   retentionMs: number;
   /** How long an expired link is kept (answering 410) before the sweep removes it (then 404). */
@@ -170,6 +173,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     files: {
       dir: env.GATEWAY_USER_FILES_DIR ? path.resolve(env.GATEWAY_USER_FILES_DIR) : path.join(dataDir, 'user-files'),
       leaseMs: parseInteger(env, 'GATEWAY_EXPORT_LEASE_SECONDS', 30, 3, 3600) * 1000,
+      store: parseUserFilesStore(env, connectors, (message) => new ConfigError(message)),
       retentionMs: parseInteger(env, 'GATEWAY_USER_FILE_RETENTION_DAYS', 7, 1, 3650) * DAY_MS,
       expiredLinkRetentionMs: parseInteger(env, 'GATEWAY_EXPIRED_LINK_RETENTION_HOURS', 24, 0, 87600) * 3_600_000,
       sweepIntervalMs: parseInteger(env, 'GATEWAY_SWEEP_INTERVAL_SECONDS', 300, 0, 86400) * 1000,

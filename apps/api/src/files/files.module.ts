@@ -9,7 +9,10 @@ import { FilesSweeper } from './files-sweeper';
 import { LinksService } from './links.service';
 import { PublicDownloadController } from './public-download.controller';
 import { PublicRateLimitGuard } from './public-rate-limit.guard';
-import { UserFileStore } from './user-file.store';
+import { GATEWAY_CONFIG } from '../config/config.module';
+import type { GatewayConfig } from '../config/gateway-config';
+import { S3UserFileStore } from './s3-user-file.store';
+import { LocalUserFileStore, UserFileStore } from './user-file.store';
 import { UserFilesService } from './user-files.service';
 
 /**
@@ -21,6 +24,13 @@ import { UserFilesService } from './user-files.service';
 @Module({
   imports: [ClockModule, OffloadModule],
   controllers: [BatchController, FilesController, PublicDownloadController],
-  providers: [PublicRateLimitGuard, UserFileStore, ExportRunner, UserFilesService, LinksService, ExportsService, FilesSweeper],
+  providers: [
+    PublicRateLimitGuard,
+    {
+      provide: UserFileStore,
+      useFactory: (config: GatewayConfig) => (config.files.store.kind === 's3' ? new S3UserFileStore(config.files.store) : new LocalUserFileStore(config)),
+      inject: [GATEWAY_CONFIG],
+    },
+    ExportRunner, UserFilesService, LinksService, ExportsService, FilesSweeper],
 })
 export class FilesModule {}

@@ -1,0 +1,189 @@
+import { Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { PassThrough, Writable, type Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { NotFoundError, RangeNotSatisfiableError, UpstreamUnavailableError, type ByteRange } from '@gateway/connector-api';
+import { createS3Client, mapS3Error } from '@gateway/connector-s3';
+import type { UserFilesStoreConfig } from '../config/user-files-store';
+import { FILE_ID, UserFileStore, type StoredFileStat } from './user-file.store';
+
+type S3StoreConfig = Extract<UserFilesStoreConfig, { kind: 's3' }>;
+
+/**
+ * User files as objects `<prefix><id>` of one bucket, so an export built by one gateway node can be
+ * downloaded through any other. An export streams from the zip builder straight into a multipart
+ * upload (parts of `partBytes`, `partConcurrency` in flight: memory is bounded, no temporary file):
+ * the object appears only when the upload completes, so a partial file is the unfinished upload
+ * itself, and discarding one (a stop, a failure, a shutdown) aborts it, leaving no parts behind.
+ */
+export class S3UserFileStore extends UserFileStore implements OnApplicationShutdown {
+  private readonly logger = new Logger(S3UserFileStore.name);
+  readonly client: S3Client;
+
+  constructor(readonly config: S3StoreConfig) {
+    super();
+    this.client = createS3Client(config.connection);
+  }
+
+  async ensureDir(): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.config.bucket }));
+    } catch (e) {
+      const mapped = mapS3Error(e, this.config.bucket);
+      throw mapped instanceof NotFoundError ? new UpstreamUnavailableError(`User-file bucket '${this.config.bucket}' does not exist`) : mapped;
+    }
+  }
+
+  createPartial(id: string): Writable {
+    return new MultipartWriter(this.client, this.config, this.key(id));
+  }
+
+  async commit(id: string): Promise<number> {
+    // The upload completed when the stream finished: the object is there, whole.
+    return (await this.stat(id)).size;
+  }
+
+  async stat(id: string): Promise<StoredFileStat> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.config.bucket, Key: this.key(id) }));
+      return { size: head.ContentLength ?? 0, modified: head.LastModified ?? new Date(0) };
+    } catch (e) {
+      throw fileError(e, id);
+    }
+  }
+
+  async openRead(id: string, range?: ByteRange): Promise<Readable> {
+    try {
+      const answer = await this.client.send(
+        new GetObjectCommand({ Bucket: this.config.bucket, Key: this.key(id), Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+      );
+      return answer.Body as Readable;
+    } catch (e) {
+      if ((e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 416) throw new RangeNotSatisfiableError((await this.stat(id)).size);
+      throw fileError(e, id);
+    }
+  }
+
+  async remove(id: string): Promise<void> {
+    const key = this.key(id);
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: key }));
+    } catch (e) {
+      const mapped = mapS3Error(e, id);
+      if (!(mapped instanceof NotFoundError)) throw mapped;
+    }
+    // An upload a crashed process left unfinished (a running export discards its own).
+    await this.abortUploads(key, (k) => k === key);
+  }
+
+  async removeAllExcept(keep: Set<string>): Promise<string[]> {
+    const removed: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.config.bucket, Prefix: this.config.prefix, Delimiter: '/', ContinuationToken: token }));
+      for (const object of page.Contents ?? []) {
+        const name = object.Key!.slice(this.config.prefix.length);
+        if (FILE_ID.test(name) && keep.has(name)) continue;
+        await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: object.Key! }));
+        removed.push(name);
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token !== undefined);
+    // Like the local store's '.part' files: at start-up, no export of this store runs (see the README).
+    const aborted = await this.abortUploads(this.config.prefix, (k) => !k.slice(this.config.prefix.length).includes('/'));
+    return [...removed, ...aborted.map((k) => `${k.slice(this.config.prefix.length)} (unfinished upload)`)];
+  }
+
+  /** Aborts the unfinished multipart uploads under `prefix` whose key passes `filter`; returns their keys. */
+  async abortUploads(prefix: string, filter: (key: string) => boolean): Promise<string[]> {
+    const aborted: string[] = [];
+    let keyMarker: string | undefined;
+    let uploadMarker: string | undefined;
+    do {
+      const page = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.config.bucket, Prefix: prefix, KeyMarker: keyMarker, UploadIdMarker: uploadMarker }));
+      for (const upload of page.Uploads ?? []) {
+        if (!upload.Key || !upload.UploadId || !filter(upload.Key)) continue;
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.config.bucket, Key: upload.Key, UploadId: upload.UploadId })).catch((e: unknown) => {
+          this.logger.warn(`Unfinished upload of ${upload.Key} not aborted: ${(e as Error)?.message ?? String(e)}`);
+        });
+        aborted.push(upload.Key);
+      }
+      keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
+      uploadMarker = page.IsTruncated ? page.NextUploadIdMarker : undefined;
+    } while (keyMarker !== undefined);
+    return aborted;
+  }
+
+  /** After every module's onModuleDestroy: running exports have discarded their uploads by then. */
+  onApplicationShutdown(): void {
+    this.client.destroy();
+  }
+
+  private key(id: string): string {
+    if (!FILE_ID.test(id)) throw new NotFoundError('file', id);
+    return this.config.prefix + id;
+  }
+}
+
+/**
+ * The zip builder's output as a multipart upload. Chunks go into the upload's body with the
+ * writer's backpressure (lib-storage cuts it into parts and holds at most `partConcurrency` + 1);
+ * `final` resolves once S3 has the complete object. A destroyed writer (stop, failure) errors the
+ * body, which makes lib-storage abort the multipart upload; `destroy` finishes only after that, so
+ * an export that ended has left nothing on S3.
+ */
+class MultipartWriter extends Writable {
+  private readonly body: PassThrough;
+  private readonly done: Promise<unknown>;
+  private completed = false;
+
+  constructor(client: S3Client, config: S3StoreConfig, key: string) {
+    super({ highWaterMark: 1024 * 1024 });
+    this.body = new PassThrough({ highWaterMark: 1024 * 1024 });
+    const upload = new Upload({
+      client,
+      params: { Bucket: config.bucket, Key: key, Body: this.body, ContentType: 'application/zip' },
+      partSize: config.partBytes,
+      queueSize: config.partConcurrency,
+      leavePartsOnError: false,
+    });
+    this.done = upload.done().then(() => (this.completed = true));
+    this.done.catch(() => undefined); // observed in final/destroy
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    if (this.body.write(chunk)) callback();
+    else this.body.once('drain', () => callback());
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.body.end();
+    this.done.then(
+      () => callback(),
+      (e: unknown) => callback(e instanceof Error ? e : new Error(String(e))),
+    );
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (this.completed) return callback(error);
+    this.body.destroy(error ?? new Error('The export was discarded'));
+    this.done.then(
+      () => callback(error),
+      () => callback(error),
+    );
+  }
+}
+
+function fileError(e: unknown, id: string): unknown {
+  const mapped = mapS3Error(e, id);
+  return mapped instanceof NotFoundError ? new NotFoundError('file', id) : mapped;
+}

@@ -1,0 +1,147 @@
+'use strict';
+// A 1 GiB object read through the gateway (GET /api/repo/s3/file) against the same object read with
+// the AWS SDK (GetObject, body drained) by a bare Node script, alternating rounds. Both readers are
+// child Node processes that drain the body and report bytes and seconds, so the consumer's cost is
+// the same on both sides. Prints the throughput ratio gateway/direct. Target: >= 0.9.
+const { execFileSync } = require('node:child_process');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const path = require('node:path');
+const { ROOT, startGateway, median, printResult, workDir } = require('./lib/harness');
+const { makeFile } = require('./lib/files');
+const { startS3, s3Client, createBucket, writeGatewayConfig } = require('./lib/s3-engine');
+
+const SIZE = Number(process.env.BENCH_FILE_BYTES || 1024 * 1024 * 1024);
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
+const TARGET = 0.9;
+const KEY = 'bench/big.bin';
+
+// The two readers. Each prints "<bytes> <seconds> <sha256 or ->" (the hash only when asked: outside the timing).
+const SDK_READER = `
+const { S3Client, GetObjectCommand } = require('@aws-sdk/client-s3');
+const [endpoint, region, id, secret, bucket, key, hash] = process.argv.slice(1);
+const client = new S3Client({ endpoint, region, forcePathStyle: true, credentials: { accessKeyId: id, secretAccessKey: secret }, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+(async () => {
+  const h = hash === '1' ? require('node:crypto').createHash('sha256') : undefined;
+  const t0 = process.hrtime.bigint();
+  const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  let bytes = 0;
+  for await (const c of res.Body) { bytes += c.length; if (h) h.update(c); }
+  console.log(bytes, Number(process.hrtime.bigint() - t0) / 1e9, h ? h.digest('hex') : '-');
+  client.destroy();
+})();
+`;
+const HTTP_READER = `
+const http = require('node:http');
+const [url, auth, hash] = process.argv.slice(1);
+const h = hash === '1' ? require('node:crypto').createHash('sha256') : undefined;
+const t0 = process.hrtime.bigint();
+http.get(url, { headers: { Authorization: auth } }, async (res) => {
+  if (res.statusCode !== 200) { console.log(0, 0, 'status-' + res.statusCode); return; }
+  let bytes = 0;
+  for await (const c of res) { bytes += c.length; if (h) h.update(c); }
+  console.log(bytes, Number(process.hrtime.bigint() - t0) / 1e9, h ? h.digest('hex') : '-');
+});
+`;
+
+// For context: a bare Node relay (SDK GetObject piped into an http response: no framework, no auth,
+// no lookups). Its throughput is the most any Node process in the path can reach on this machine;
+// `of_relay` says how close the gateway gets to it.
+const RELAY = `
+const http = require('node:http');
+const { S3Client, GetObjectCommand } = require('@aws-sdk/client-s3');
+const [endpoint, region, id, secret, bucket, key] = process.argv.slice(1);
+const client = new S3Client({ endpoint, region, forcePathStyle: true, credentials: { accessKeyId: id, secretAccessKey: secret }, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+const server = http.createServer(async (req, res) => {
+  const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+  res.writeHead(200, { 'content-length': answer.ContentLength });
+  answer.Body.pipe(res);
+});
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+`;
+
+function startRelay(args) {
+  const { spawn } = require('node:child_process');
+  const child = spawn(process.execPath, ['-e', RELAY, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve) => child.stdout.once('data', (d) => resolve({ url: `http://127.0.0.1:${String(d).trim()}/`, stop: () => child.kill() })));
+}
+
+function read(script, args, hash = false) {
+  const out = execFileSync(process.execPath, ['-e', script, ...args, hash ? '1' : '0'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 20 }).trim();
+  const [bytes, seconds, sha] = out.split(' ');
+  return { bytes: Number(bytes), seconds: Number(seconds), sha };
+}
+
+async function main() {
+  const dir = workDir('s3-download');
+  fs.mkdirSync(path.join(dir, 'repository'), { recursive: true });
+  const file = path.join(dir, 'big.bin');
+  makeFile(file, SIZE);
+  const s3 = await startS3();
+  let gateway;
+  let relay;
+  try {
+    const bucket = 'bench-download';
+    await createBucket(s3.info, bucket);
+    const { Upload } = require('@aws-sdk/lib-storage');
+    const client = s3Client(s3.info);
+    await new Upload({ client, params: { Bucket: bucket, Key: KEY, Body: fs.createReadStream(file) }, partSize: 16 * 1024 * 1024 }).done();
+    client.destroy();
+    gateway = await startGateway({ GATEWAY_CONFIG: writeGatewayConfig(s3.info, dir, bucket), BENCH_S3_SECRET: s3.info.secretAccessKey });
+
+    const idRes = await fetch(`${gateway.baseUrl}/api/repo/s3/idbypath?folderPath=/bench&fileName=big.bin`, { headers: { Authorization: gateway.auth } });
+    const id = (await idRes.json()).results.id;
+    const gatewayArgs = [`${gateway.baseUrl}/api/repo/s3/file?id=${encodeURIComponent(id)}`, gateway.auth];
+    const sdkArgs = [s3.info.endpoint, s3.info.region, s3.info.accessKeyId, s3.info.secretAccessKey, bucket, KEY];
+
+    // The bytes must be the object's, not just as many of them (outside the timing; also warms both paths).
+    const expected = await new Promise((resolve, reject) => {
+      const h = crypto.createHash('sha256');
+      fs.createReadStream(file).on('data', (c) => h.update(c)).on('end', () => resolve(h.digest('hex'))).on('error', reject);
+    });
+    for (const [name, got] of [['direct', read(SDK_READER, sdkArgs, true)], ['gateway', read(HTTP_READER, gatewayArgs, true)]]) {
+      if (got.sha !== expected || got.bytes !== SIZE) throw new Error(`${name} delivered other bytes than the object's (${got.bytes} bytes, sha256 ${got.sha})`);
+    }
+    relay = await startRelay(sdkArgs);
+    read(HTTP_READER, [relay.url, '']);
+    const g = [];
+    const d = [];
+    const r = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const dr = read(SDK_READER, sdkArgs);
+      const gr = read(HTTP_READER, gatewayArgs);
+      const rr = read(HTTP_READER, [relay.url, '']);
+      if (gr.bytes !== SIZE || dr.bytes !== SIZE || rr.bytes !== SIZE) throw new Error(`short read: gateway ${gr.bytes}, direct ${dr.bytes}, relay ${rr.bytes}`);
+      d.push(dr.seconds);
+      g.push(gr.seconds);
+      r.push(rr.seconds);
+    }
+    const gatewayS = median(g);
+    const directS = median(d);
+    const ratio = directS / gatewayS; // throughput gateway / direct
+    printResult('s3-download', {
+      engine: s3.info.name,
+      bytes: SIZE,
+      direct_s: directS,
+      gateway_s: gatewayS,
+      direct_MBps: SIZE / directS / 1e6,
+      gateway_MBps: SIZE / gatewayS / 1e6,
+      relay_s: median(r),
+      relay_of_direct: directS / median(r),
+      of_relay: median(r) / gatewayS,
+      direct_rounds_s: d.map((v) => v.toFixed(2)).join(','),
+      gateway_rounds_s: g.map((v) => v.toFixed(2)).join(','),
+      ratio,
+      target: `>=${TARGET}`,
+      verdict: ratio >= TARGET ? 'PASS' : 'FAIL',
+    });
+    return ratio >= TARGET;
+  } finally {
+    relay?.stop();
+    await gateway?.stop();
+    await s3.stop();
+  }
+}
+
+module.exports = main;
+if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));

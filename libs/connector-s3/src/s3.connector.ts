@@ -1,0 +1,594 @@
+import type { Readable } from 'node:stream';
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetBucketVersioningCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  ListObjectVersionsCommand,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+  type HeadObjectCommandOutput,
+  type ObjectIdentifier,
+  type StorageClass,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { mapBounded } from '@gateway/concurrency';
+import {
+  ConflictError,
+  GatewayError,
+  NotFoundError,
+  UpstreamError,
+  UpstreamTimeoutError,
+  UpstreamUnavailableError,
+  type Actor,
+  type ByteRange,
+  type ConnectorDefinition,
+  type ContentConnector,
+  type ContentUpdateCapability,
+  type FolderCapability,
+  type FolderInfo,
+  type FolderPage,
+  type ItemInfo,
+  type ListFolderOptions,
+  type NewContent,
+  type NewFile,
+  type PropertyUpdateCapability,
+  type RepositoryDescription,
+  type VersionInfo,
+  type VersioningCapability,
+} from '@gateway/connector-api';
+import type { S3ConnectorParams } from './client';
+import {
+  ancestors,
+  checkSegment,
+  decodeCursor,
+  decodeId,
+  encodeCursor,
+  encodeId,
+  invalid,
+  isFolderRel,
+  MAX_KEY_BYTES,
+  nameOf,
+  parseFolderPath,
+  repoPath,
+} from './keys';
+import { applyChanges, CREATED_BY, encodeValue, gatewayField, MODIFIED_BY, parsePropertyChanges, propertiesOf } from './metadata';
+
+const MAX_LIMIT = 10_000;
+/** ListObjectsV2 and DeleteObjects take at most this many keys per call. */
+const S3_PAGE = 1000;
+const FOLDER_TYPE = 'folder';
+/** HEADs in flight while a listing page is completed. */
+const LISTING_HEADS = 16;
+
+/**
+ * A bucket (or a prefix of one) as a repository: keys are documents, key prefixes are folders
+ * (with the conventional zero-byte `folder/` marker when made through the gateway). Nothing is kept
+ * outside the bucket, so several gateway nodes can share it. Decisions in the lib's README.
+ */
+export class S3Connector implements ContentConnector {
+  readonly id: string;
+  readonly typeId = 's3';
+  readonly description: string;
+  readonly publicParams: Record<string, unknown>;
+
+  /** Only on a bucket with versioning on: there an update is a new version, as the spec means it. */
+  readonly contentUpdate?: ContentUpdateCapability;
+  readonly versioning?: VersioningCapability;
+  readonly folders: Required<FolderCapability> = {
+    createFolder: (p, actor) => this.createFolder(p, actor),
+    deleteFolder: (p) => this.deleteFolder(p),
+  };
+  readonly propertyUpdate: PropertyUpdateCapability = {
+    updateProperties: (id, properties, actor) => this.updateProperties(id, properties, actor),
+  };
+
+  constructor(
+    definition: ConnectorDefinition,
+    private readonly client: S3Client,
+    private readonly params: S3ConnectorParams,
+    readonly versioned: boolean,
+  ) {
+    this.id = definition.id;
+    this.description = definition.description;
+    this.publicParams = {
+      ...(params.endpoint ? { endpoint: params.endpoint } : {}),
+      region: params.region,
+      bucket: params.bucket,
+      prefix: params.prefix,
+      versioning: versioned,
+    };
+    if (versioned) {
+      this.contentUpdate = { updateContent: (id, input, actor) => this.updateContent(id, input, actor) };
+      this.versioning = { listVersions: (id) => this.listVersions(id) };
+    }
+  }
+
+  /** Whether the bucket has versioning on; a server without the call (S3Proxy) has none. */
+  static async bucketVersioned(client: S3Client, bucket: string): Promise<boolean> {
+    try {
+      const answer = await client.send(new GetBucketVersioningCommand({ Bucket: bucket }));
+      return answer.Status === 'Enabled';
+    } catch (e) {
+      if (e instanceof S3ServiceException && (e.name === 'NotImplemented' || e.$metadata.httpStatusCode === 501)) return false;
+      throw mapS3Error(e, bucket);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.client.destroy();
+  }
+
+  async checkHealth(): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.params.bucket }));
+    } catch (e) {
+      const mapped = mapS3Error(e, this.params.bucket);
+      throw mapped instanceof NotFoundError ? new UpstreamUnavailableError(`Bucket '${this.params.bucket}' does not exist`) : mapped;
+    }
+  }
+
+  async describeRepository(): Promise<RepositoryDescription> {
+    return {
+      repositoryId: this.id,
+      repositoryName: this.params.bucket,
+      repositoryDescription: this.description || `S3 bucket ${this.params.bucket}${this.params.prefix ? `, prefix ${this.params.prefix}` : ''}`,
+      rootFolderId: encodeId(''),
+    };
+  }
+
+  async rootFolder(): Promise<FolderInfo> {
+    return { folderId: encodeId(''), folderName: this.params.bucket, folderPath: '/' };
+  }
+
+  async types(): Promise<Record<string, string>> {
+    return Object.fromEntries(this.params.storageClasses.map((c) => [c, `Storage class ${c}`]));
+  }
+
+  // ---- reading ------------------------------------------------------------
+
+  async getItem(id: string): Promise<ItemInfo> {
+    const { rel, versionId } = decodeId(id, 'id');
+    if (isFolderRel(rel)) {
+      await this.assertFolder(rel, id);
+      return this.folderItem(rel);
+    }
+    const head = await this.head(rel, id, versionId);
+    return this.documentItem(id, rel, head, versionId);
+  }
+
+  async openContent(id: string, range?: ByteRange): Promise<Readable> {
+    const { rel, versionId } = decodeId(id, 'id');
+    if (isFolderRel(rel)) throw invalid('id', `'${id}' names a folder; a document is expected`);
+    try {
+      const answer = await this.client.send(
+        new GetObjectCommand({ Bucket: this.params.bucket, Key: this.key(rel), VersionId: versionId, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+      );
+      // In Node the SDK's body is the response stream itself (an IncomingMessage): no copy in between.
+      return answer.Body as Readable;
+    } catch (e) {
+      throw mapS3Error(e, id);
+    }
+  }
+
+  async idByPath(folderPath: string, fileName: string): Promise<string> {
+    const folder = parseFolderPath(folderPath, 'folderPath');
+    const rel = folder + checkSegment(fileName, 'fileName');
+    this.checkKeyLength(rel, 'fileName');
+    if (await this.exists(rel)) return encodeId(rel);
+    if (await this.folderExists(`${rel}/`)) return encodeId(`${rel}/`);
+    throw new NotFoundError('item', repoPath(rel));
+  }
+
+  async listFolder(folderId: string, options: ListFolderOptions = {}): Promise<FolderPage> {
+    const { rel, versionId } = decodeId(folderId, 'id');
+    if (!isFolderRel(rel) || versionId !== undefined) {
+      if (!(await this.exists(rel))) throw new NotFoundError('item', folderId);
+      throw invalid('id', `'${folderId}' names a document, not a folder`);
+    }
+    const limit = options.limit;
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT)) throw invalid('limit', `must be an integer from 1 to ${MAX_LIMIT}`);
+    let token = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+    const items: ItemInfo[] = [];
+    const prefix = this.key(rel);
+    let sawAnything = false;
+    // Each S3 page is taken whole, so its continuation token resumes exactly after the last item
+    // returned; only the folder's own marker (always its first key) is dropped, so a page is
+    // refilled from the next S3 page until it holds `limit` items.
+    for (;;) {
+      const want = limit === undefined ? S3_PAGE : Math.min(S3_PAGE, limit - items.length);
+      let answer;
+      try {
+        answer = await this.client.send(
+          new ListObjectsV2Command({ Bucket: this.params.bucket, Prefix: prefix, Delimiter: '/', MaxKeys: want, ContinuationToken: token }),
+        );
+      } catch (e) {
+        if (token !== undefined && e instanceof S3ServiceException && e.$metadata.httpStatusCode === 400) throw invalid('cursor', 'is not a cursor of this listing');
+        throw mapS3Error(e, folderId);
+      }
+      const entries: Array<{ key: string; item?: ItemInfo }> = [];
+      for (const p of answer.CommonPrefixes ?? []) if (p.Prefix) entries.push({ key: p.Prefix, item: this.folderItem(p.Prefix.slice(this.params.prefix.length)) });
+      for (const o of answer.Contents ?? []) {
+        if (!o.Key) continue;
+        sawAnything = true;
+        if (o.Key === prefix) continue; // the folder's own marker
+        const childRel = o.Key.slice(this.params.prefix.length);
+        entries.push({
+          key: o.Key,
+          item: {
+            id: encodeId(childRel),
+            name: nameOf(childRel),
+            path: repoPath(childRel),
+            baseType: 'document',
+            typeId: o.StorageClass ?? 'STANDARD',
+            size: o.Size ?? 0,
+            modified: o.LastModified,
+            created: o.LastModified,
+            etag: o.ETag ? stripQuotes(o.ETag) : undefined,
+          },
+        });
+      }
+      if ((answer.CommonPrefixes ?? []).length > 0) sawAnything = true;
+      // S3 answers keys and prefixes each sorted; one listing order for the client: by key, as S3 pages.
+      entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      items.push(...(await this.withDetails(entries.map((e) => e.item!))));
+      token = answer.IsTruncated ? answer.NextContinuationToken : undefined;
+      if (token === undefined || (limit !== undefined && items.length >= limit)) break;
+    }
+    // S3Proxy leaves a folder's own marker out of a listing of its prefix: an empty answer is
+    // settled by the marker itself.
+    if (!sawAnything && rel !== '' && options.cursor === undefined && !(await this.exists(rel))) throw new NotFoundError('item', folderId);
+    return { items, ...(token !== undefined && items.length > 0 ? { nextCursor: encodeCursor(token) } : {}) };
+  }
+
+  async listVersions(id: string): Promise<VersionInfo[]> {
+    const { rel, versionId } = decodeId(id, 'id');
+    if (isFolderRel(rel)) throw invalid('id', `'${id}' names a folder; a document is expected`);
+    await this.head(rel, id, versionId);
+    const versions = await this.allVersions(rel);
+    return versions
+      .filter((v) => !v.deleteMarker)
+      .map((v, i, all) => ({
+        id: encodeId(rel, v.versionId),
+        name: nameOf(rel),
+        label: `${all.length - i}.0`,
+        size: v.size,
+        modified: v.modified,
+        versionSeriesId: encodeId(rel),
+      }));
+  }
+
+  // ---- writing ------------------------------------------------------------
+
+  async createFile(input: NewFile, actor: Actor): Promise<string> {
+    const { rel: folder, versionId } = decodeId(input.folderId, 'folderId');
+    if (!isFolderRel(folder) || versionId !== undefined) throw invalid('folderId', `'${input.folderId}' names a document, not a folder`);
+    const rel = folder + checkSegment(input.fileName, 'fileName');
+    this.checkKeyLength(rel, 'fileName');
+    await this.assertFolder(folder, input.folderId);
+    // Refused before reading a possibly large upload. S3 has no create-only write that every
+    // compatible server honours, so two creators racing on one name may both succeed (last wins).
+    if (await this.exists(rel)) throw alreadyExists(rel);
+    if (await this.folderExists(`${rel}/`)) throw alreadyExists(rel);
+    const user = encodeValue(actor.username);
+    await this.upload(rel, input.content, {
+      contentType: input.mimeType,
+      storageClass: input.type,
+      metadata: { [CREATED_BY]: user, [MODIFIED_BY]: user },
+    });
+    return encodeId(rel);
+  }
+
+  async updateContent(id: string, input: NewContent, actor: Actor): Promise<string> {
+    const { rel, versionId } = decodeId(id, 'fileId');
+    if (isFolderRel(rel) || versionId !== undefined) throw invalid('fileId', 'must name a document (not a folder or an old version)');
+    const head = await this.head(rel, id);
+    await this.upload(rel, input.content, {
+      contentType: input.mimeType ?? head.ContentType,
+      storageClass: head.StorageClass,
+      // Properties belong to the document, not to one version of its content.
+      metadata: { ...(head.Metadata ?? {}), [MODIFIED_BY]: encodeValue(actor.username) },
+    });
+    return encodeId(rel);
+  }
+
+  async updateProperties(id: string, properties: Record<string, string>, actor: Actor): Promise<string> {
+    const changes = parsePropertyChanges(properties);
+    const { rel, versionId } = decodeId(id, 'fileId');
+    if (isFolderRel(rel) || versionId !== undefined) throw invalid('fileId', 'must name a document (not a folder or an old version)');
+    const head = await this.head(rel, id);
+    const metadata = applyChanges(head.Metadata, [...changes, [MODIFIED_BY, actor.username]]);
+    const key = this.key(rel);
+    try {
+      // S3 metadata is immutable: a copy of the object onto itself with new metadata replaces it
+      // (server-side, no bytes through the gateway). IfMatch-style CopySourceIfMatch keeps a
+      // concurrent content update from being overwritten with the old bytes.
+      await this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.params.bucket,
+          Key: key,
+          CopySource: `${this.params.bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}`,
+          CopySourceIfMatch: head.ETag,
+          MetadataDirective: 'REPLACE',
+          Metadata: metadata,
+          ContentType: head.ContentType,
+          ...(head.StorageClass && head.StorageClass !== 'STANDARD' ? { StorageClass: head.StorageClass } : {}),
+        }),
+      );
+    } catch (e) {
+      if (e instanceof S3ServiceException && e.$metadata.httpStatusCode === 412) {
+        throw new ConflictError(`'${repoPath(rel)}' changed while its properties were updated; try again`, 'CONFLICT', { path: repoPath(rel) });
+      }
+      throw mapS3Error(e, id);
+    }
+    return encodeId(rel);
+  }
+
+  async deleteItem(id: string, allVersions: boolean, _actor: Actor): Promise<string> {
+    const { rel, versionId } = decodeId(id, 'id');
+    if (isFolderRel(rel)) throw invalid('id', `'${id}' names a folder; folders are deleted by path`);
+    const head = await this.head(rel, id, versionId);
+    const key = this.key(rel);
+    try {
+      if (!this.versioned) {
+        await this.client.send(new DeleteObjectCommand({ Bucket: this.params.bucket, Key: key }));
+      } else if (versionId !== undefined || allVersions === false) {
+        // Only the latest (or the named) version goes, for good: the previous one becomes current.
+        await this.client.send(new DeleteObjectCommand({ Bucket: this.params.bucket, Key: key, VersionId: versionId ?? head.VersionId }));
+      } else {
+        const versions = await this.allVersions(rel);
+        await this.deleteKeys(versions.map((v) => ({ Key: key, VersionId: v.versionId })));
+      }
+    } catch (e) {
+      throw mapS3Error(e, id);
+    }
+    return encodeId(rel);
+  }
+
+  async createFolder(folderPath: string, _actor: Actor): Promise<string> {
+    if (folderPath === '') throw invalid('path', 'must be the absolute path of a folder');
+    const rel = parseFolderPath(folderPath, 'path');
+    if (rel === '') return encodeId('');
+    this.checkKeyLength(rel, 'path');
+    for (const level of [...ancestors(rel), rel]) {
+      const asDocument = level.slice(0, -1);
+      if (await this.exists(asDocument)) {
+        throw new ConflictError(`'${repoPath(asDocument)}' exists and is not a folder`, 'ALREADY_EXISTS', { path: repoPath(asDocument) });
+      }
+      if (await this.exists(level)) continue;
+      try {
+        await this.client.send(new PutObjectCommand({ Bucket: this.params.bucket, Key: this.key(level), Body: '', ContentType: 'application/x-directory' }));
+      } catch (e) {
+        throw mapS3Error(e, repoPath(level));
+      }
+    }
+    return encodeId(rel);
+  }
+
+  async deleteFolder(folderPath: string): Promise<string> {
+    const rel = parseFolderPath(folderPath, 'path');
+    if (rel === '') throw invalid('path', 'the root folder cannot be deleted');
+    if (await this.exists(rel.slice(0, -1))) throw invalid('path', `'${repoPath(rel)}' is a document; documents are deleted by id`);
+    await this.assertFolder(rel, repoPath(rel));
+    const prefix = this.key(rel);
+    try {
+      if (this.versioned) {
+        let keyMarker: string | undefined;
+        let versionMarker: string | undefined;
+        do {
+          const page = await this.client.send(
+            new ListObjectVersionsCommand({ Bucket: this.params.bucket, Prefix: prefix, KeyMarker: keyMarker, VersionIdMarker: versionMarker }),
+          );
+          const doomed = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])].map((v) => ({ Key: v.Key!, VersionId: v.VersionId }));
+          await this.deleteKeys(doomed);
+          keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
+          versionMarker = page.IsTruncated ? page.NextVersionIdMarker : undefined;
+        } while (keyMarker !== undefined);
+      } else {
+        let token: string | undefined;
+        do {
+          const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.params.bucket, Prefix: prefix, ContinuationToken: token }));
+          await this.deleteKeys((page.Contents ?? []).map((o) => ({ Key: o.Key! })));
+          token = page.IsTruncated ? page.NextContinuationToken : undefined;
+        } while (token !== undefined);
+        // Deepest markers last: S3Proxy's filesystem backend keeps markers as directories, and lists neither a
+        // folder's own marker under its prefix nor removes a directory that still has entries.
+        await this.deleteKeys([{ Key: prefix }]);
+      }
+    } catch (e) {
+      throw mapS3Error(e, repoPath(rel));
+    }
+    return encodeId(rel);
+  }
+
+  // ---- helpers ------------------------------------------------------------
+
+  private key(rel: string): string {
+    return this.params.prefix + rel;
+  }
+
+  private checkKeyLength(rel: string, parameter: string): void {
+    if (Buffer.byteLength(this.key(rel), 'utf8') + 1 > MAX_KEY_BYTES) throw invalid(parameter, `makes a key longer than S3's ${MAX_KEY_BYTES} bytes`);
+  }
+
+  /**
+   * Streams `content` to the key: one PUT below the multipart threshold, otherwise a multipart upload
+   * of threshold-sized parts, `multipartConcurrency` in flight; memory stays near part size ×
+   * (concurrency + 1) whatever the object's size. On any failure (the client's stream broke, S3
+   * refused a part) lib-storage aborts the multipart upload, so no parts are left behind.
+   */
+  private async upload(rel: string, content: Readable, options: { contentType?: string; storageClass?: string; metadata: Record<string, string> }): Promise<void> {
+    const storageClass = options.storageClass && options.storageClass !== 'STANDARD' ? (options.storageClass as StorageClass) : undefined;
+    const upload = new Upload({
+      client: this.client,
+      params: {
+        Bucket: this.params.bucket,
+        Key: this.key(rel),
+        Body: content,
+        ContentType: options.contentType ?? 'application/octet-stream',
+        Metadata: options.metadata,
+        ...(storageClass ? { StorageClass: storageClass } : {}),
+      },
+      partSize: this.params.multipartThresholdBytes,
+      queueSize: this.params.multipartConcurrency,
+      leavePartsOnError: false,
+    });
+    // A client that stops sending mid-upload errors its stream; the upload must end with it.
+    const onError = () => {
+      upload.abort().catch(() => undefined);
+    };
+    content.once('error', onError);
+    try {
+      await upload.done();
+    } catch (e) {
+      const streamError = (content as Readable & { errored?: Error | null }).errored;
+      if (streamError) throw streamError;
+      throw mapS3Error(e, repoPath(rel));
+    } finally {
+      content.off('error', onError);
+    }
+  }
+
+  private async head(rel: string, identifier: string, versionId?: string): Promise<HeadObjectCommandOutput> {
+    try {
+      return await this.client.send(new HeadObjectCommand({ Bucket: this.params.bucket, Key: this.key(rel), VersionId: versionId }));
+    } catch (e) {
+      throw mapS3Error(e, identifier);
+    }
+  }
+
+  private async exists(rel: string): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.params.bucket, Key: this.key(rel) }));
+      return true;
+    } catch (e) {
+      const mapped = mapS3Error(e, repoPath(rel));
+      if (mapped instanceof NotFoundError) return false;
+      throw mapped;
+    }
+  }
+
+  /** A folder exists when its marker or any key below it does; the root always does. */
+  private async folderExists(rel: string): Promise<boolean> {
+    if (rel === '') return true;
+    if (await this.exists(rel)) return true;
+    try {
+      const answer = await this.client.send(new ListObjectsV2Command({ Bucket: this.params.bucket, Prefix: this.key(rel), MaxKeys: 1 }));
+      return (answer.KeyCount ?? answer.Contents?.length ?? 0) > 0;
+    } catch (e) {
+      throw mapS3Error(e, repoPath(rel));
+    }
+  }
+
+  private async assertFolder(rel: string, identifier: string): Promise<void> {
+    if (!(await this.folderExists(rel))) throw new NotFoundError('item', identifier);
+  }
+
+  /**
+   * A listing of S3 gives key, size, date and ETag only; the creator, writer, content type and
+   * properties live in each object's metadata, one HEAD away. Asked in parallel (bounded) unless
+   * `listingDetails: false`; a document deleted meanwhile keeps its listed fields.
+   */
+  private async withDetails(items: ItemInfo[]): Promise<ItemInfo[]> {
+    if (!this.params.listingDetails) return items;
+    return mapBounded(items, LISTING_HEADS, async (item) => {
+      if (item.baseType !== 'document') return item;
+      try {
+        const head = await this.client.send(new HeadObjectCommand({ Bucket: this.params.bucket, Key: this.key(decodeId(item.id, 'id').rel) }));
+        return this.documentItem(item.id, decodeId(item.id, 'id').rel, head);
+      } catch (e) {
+        if (mapS3Error(e, item.id) instanceof NotFoundError) return item;
+        throw mapS3Error(e, item.id);
+      }
+    });
+  }
+
+  private folderItem(rel: string): ItemInfo {
+    return { id: encodeId(rel), name: rel === '' ? this.params.bucket : nameOf(rel), path: repoPath(rel), baseType: 'folder', typeId: FOLDER_TYPE };
+  }
+
+  private documentItem(id: string, rel: string, head: HeadObjectCommandOutput, versionId?: string): ItemInfo {
+    return {
+      id,
+      name: nameOf(rel),
+      path: repoPath(rel),
+      baseType: 'document',
+      typeId: head.StorageClass ?? 'STANDARD',
+      mimeType: head.ContentType,
+      size: head.ContentLength ?? 0,
+      // S3 keeps one date per object version: the last write (a properties update is a write too).
+      created: head.LastModified,
+      modified: head.LastModified,
+      createdBy: gatewayField(head.Metadata, CREATED_BY),
+      modifiedBy: gatewayField(head.Metadata, MODIFIED_BY),
+      checkedOut: false,
+      versionSeriesId: encodeId(rel),
+      ...(versionId !== undefined ? { versionLabel: versionId } : {}),
+      etag: head.ETag ? stripQuotes(head.ETag) : undefined,
+      properties: propertiesOf(head.Metadata),
+    };
+  }
+
+  /** Every version and delete marker of one key, newest first. */
+  private async allVersions(rel: string): Promise<Array<{ versionId: string; size: number; modified: Date; deleteMarker: boolean }>> {
+    const key = this.key(rel);
+    const out: Array<{ versionId: string; size: number; modified: Date; deleteMarker: boolean }> = [];
+    let keyMarker: string | undefined;
+    let versionMarker: string | undefined;
+    try {
+      do {
+        const page = await this.client.send(
+          new ListObjectVersionsCommand({ Bucket: this.params.bucket, Prefix: key, KeyMarker: keyMarker, VersionIdMarker: versionMarker }),
+        );
+        for (const v of page.Versions ?? []) if (v.Key === key && v.VersionId) out.push({ versionId: v.VersionId, size: v.Size ?? 0, modified: v.LastModified ?? new Date(0), deleteMarker: false });
+        for (const m of page.DeleteMarkers ?? []) if (m.Key === key && m.VersionId) out.push({ versionId: m.VersionId, size: 0, modified: m.LastModified ?? new Date(0), deleteMarker: true });
+        // Keys sort after their own prefix: once past `key`, nothing more of it follows.
+        const last = page.NextKeyMarker;
+        keyMarker = page.IsTruncated && last !== undefined && last <= key ? last : undefined;
+        versionMarker = keyMarker !== undefined ? page.NextVersionIdMarker : undefined;
+      } while (keyMarker !== undefined);
+    } catch (e) {
+      throw mapS3Error(e, repoPath(rel));
+    }
+    return out.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+  }
+
+  private async deleteKeys(objects: ObjectIdentifier[]): Promise<void> {
+    for (let i = 0; i < objects.length; i += S3_PAGE) {
+      const batch = objects.slice(i, i + S3_PAGE);
+      const answer = await this.client.send(new DeleteObjectsCommand({ Bucket: this.params.bucket, Delete: { Objects: batch, Quiet: true } }));
+      const failed = answer.Errors ?? [];
+      if (failed.length > 0) throw new UpstreamError(`S3 did not delete ${failed.length} object(s): ${failed[0].Code ?? ''} ${failed[0].Message ?? ''}`.trim());
+    }
+  }
+}
+
+function stripQuotes(etag: string): string {
+  return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
+}
+
+function alreadyExists(rel: string): ConflictError {
+  return new ConflictError(`'${repoPath(rel)}' already exists`, 'ALREADY_EXISTS', { path: repoPath(rel) });
+}
+
+/** S3 and network failures as the gateway's typed errors. */
+export function mapS3Error(e: unknown, identifier: string): unknown {
+  if (e instanceof GatewayError) return e;
+  if (e instanceof S3ServiceException) {
+    const status = e.$metadata?.httpStatusCode;
+    if (status === 404 || e.name === 'NoSuchKey' || e.name === 'NotFound' || e.name === 'NoSuchVersion') return new NotFoundError('item', identifier);
+    if (status === 503 || e.name === 'SlowDown') return new UpstreamUnavailableError(`S3 is unavailable (${e.name})`, { status }, e);
+    return new UpstreamError(`S3 answered ${status ?? '?'} ${e.name}: ${e.message}`.slice(0, 500), { status }, e);
+  }
+  const code = (e as { code?: string; name?: string })?.code ?? (e as { name?: string })?.name;
+  if (code === 'TimeoutError' || code === 'ETIMEDOUT') return new UpstreamTimeoutError('S3 did not answer in time', {}, e);
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EPIPE') {
+    return new UpstreamUnavailableError(`S3 is unreachable (${code})`, {}, e);
+  }
+  return e;
+}
