@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { GatewayError, RangeNotSatisfiableError, TooManyRequestsError, type GatewayErrorKind } from '@gateway/errors';
+import { GatewayError, RangeNotSatisfiableError, TooManyRequestsError, UpstreamThrottledError, type GatewayErrorKind } from '@gateway/errors';
 const STATUS_BY_KIND: Record<GatewayErrorKind, number> = {
   invalid_argument: 400,
   unauthenticated: 401,
@@ -15,6 +15,7 @@ const STATUS_BY_KIND: Record<GatewayErrorKind, number> = {
   not_supported: 501,
   upstream_error: 502,
   upstream_unavailable: 503,
+  upstream_throttled: 503,
   upstream_timeout: 504,
 };
 
@@ -60,7 +61,9 @@ export class GatewayExceptionFilter implements ExceptionFilter {
       return;
     }
     if (status === 401) res.setHeader('WWW-Authenticate', BASIC_CHALLENGE);
-    if (exception instanceof TooManyRequestsError) res.setHeader('Retry-After', String(exception.retryAfterSeconds));
+    if (exception instanceof TooManyRequestsError || exception instanceof UpstreamThrottledError) {
+      res.setHeader('Retry-After', String(exception.retryAfterSeconds));
+    }
     if (exception instanceof RangeNotSatisfiableError) {
       // RFC 9110 15.5.17: the size goes in Content-Range so the client can ask again.
       res.setHeader('Content-Range', `bytes */${exception.size}`);
