@@ -2,7 +2,8 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PassThrough, Readable, Transform } from 'node:stream';
+import { once } from 'node:events';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   ConflictError,
@@ -407,24 +408,18 @@ export class GraphConnector implements ContentConnector {
     }
     fs.mkdirSync(this.spoolDir, { recursive: true });
     const file = path.join(this.spoolDir, `graph-upload-${crypto.randomBytes(8).toString('hex')}`);
+    const out = fs.createWriteStream(file, { mode: 0o600 });
     try {
-      const rest = Readable.from(
-        (async function* () {
-          for (const chunk of head) yield chunk;
-          head.length = 0;
-          for (;;) {
-            const next = await iterator.next();
-            if (next.done) return;
-            yield next.value;
-          }
-        })(),
-      );
-      let total = 0;
-      const counter = new PassThrough();
-      counter.on('data', (c: Buffer) => (total += c.length));
-      await pipeline(rest, counter, fs.createWriteStream(file, { mode: 0o600 }));
+      for (const chunk of head) if (!out.write(chunk)) await once(out, 'drain');
+      head.length = 0;
+      let total = size;
+      // The rest of the iterator the head was read from (the stream itself is already being iterated).
+      const rest = Readable.from({ [Symbol.asyncIterator]: () => iterator }, { objectMode: false });
+      rest.on('data', (c: Buffer) => (total += c.length));
+      await pipeline(rest, out);
       return { file, size: total };
     } catch (e) {
+      out.destroy();
       fs.rmSync(file, { force: true });
       throw e;
     }
