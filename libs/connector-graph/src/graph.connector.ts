@@ -340,7 +340,7 @@ export class GraphConnector implements ContentConnector {
       if (!CURSOR.test(options.cursor)) throw new InvalidArgumentError('cursor', "Invalid parameter 'cursor': not a cursor this connector issued");
       url = Buffer.from(options.cursor, 'base64url').toString('utf8');
       // Only a nextLink of this very folder's children is followed (the cursor travels through clients).
-      if (!url.startsWith(`${base}?`)) throw new InvalidArgumentError('cursor', "Invalid parameter 'cursor': not a cursor this connector issued");
+      if (!this.isChildrenLink(url, folderId)) throw new InvalidArgumentError('cursor', "Invalid parameter 'cursor': not a cursor this connector issued");
     } else {
       const top = options.limit ?? this.params.pageSize;
       url = `${base}?$top=${top}&$select=${ITEM_SELECT}&$expand=${ITEM_EXPAND}`;
@@ -352,10 +352,29 @@ export class GraphConnector implements ContentConnector {
       items.push(...page.data.value.map((i) => this.toItemInfo(i)));
       const next = page.data['@odata.nextLink'];
       if (!next) return { items };
-      if (!next.startsWith(`${base}?`)) throw new UpstreamError('Microsoft Graph sent a nextLink outside the listed folder');
+      if (!this.isChildrenLink(next, folderId)) throw new UpstreamError('Microsoft Graph sent a nextLink outside the listed folder');
       if (options.limit !== undefined) return { items, nextCursor: Buffer.from(next).toString('base64url') };
       url = next;
     }
+  }
+
+  /**
+   * Whether `link` is a page of `folderId`'s children on the configured Graph: the service may drop
+   * the /sites/{site} prefix in nextLinks, so the path's end is compared, and the origin and version.
+   */
+  private isChildrenLink(link: string, folderId: string): boolean {
+    let url: URL;
+    try {
+      url = new URL(link);
+    } catch {
+      return false;
+    }
+    const graph = new URL(this.params.graphUrl);
+    return (
+      url.origin === graph.origin &&
+      url.pathname.startsWith(`${graph.pathname}/`) &&
+      url.pathname.endsWith(`/drives/${encodeURIComponent(this.driveId!)}/items/${encodeURIComponent(folderId)}/children`)
+    );
   }
 
   async openContent(id: string, range?: ByteRange): Promise<Readable> {
