@@ -7,6 +7,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { ContentConnector } from '@gateway/connector-api';
+import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
 import { adminAuth } from '../support/gateway';
 import { rawBody } from '../contract/support';
 import { GraphSetup, useGraphEngine, type GraphEngine } from '../contract/fixtures/graph-engine';
@@ -33,6 +35,12 @@ describe('Graph connector against the Graph simulator', () => {
     const connectors = [
       { id: 'graph', typeId: 'graph', description: 'Graph simulator', params },
       { id: 'graph-once', typeId: 'graph', description: 'Graph simulator, one retry', params: { ...params, maxRetries: 1 } },
+      {
+        id: 'graph-cert',
+        typeId: 'graph',
+        description: 'Graph simulator, certificate credential',
+        params: { ...engine.info.connectorParams, clientSecret: undefined, certificatePath: engine.info.certificatePath, certificateThumbprint: engine.info.certificateThumbprint },
+      },
     ];
     gw = await startJobsGateway({ extraYaml: connectors.map((c) => `  - ${JSON.stringify(c)}\n`).join(''), env: { GRAPH_SECRET: engine.info.clientSecret } });
   });
@@ -73,6 +81,24 @@ describe('Graph connector against the Graph simulator', () => {
     const notEmail = await repo('post', 'graph', 'acls', { id }).send({ alice: 'read' });
     expect(notEmail.status).toBe(400);
     expect(notEmail.body.error.parameter).toBe('alice');
+  });
+
+  it('authenticates with a certificate (client assertion) as well as with a secret', async () => {
+    // graph-cert has no clientSecret at all: the upload succeeding means its assertion was accepted.
+    const res = await repo('post', 'graph-cert', 'file', { folderId, fileName: 'by-cert.txt' }).attach('file', Buffer.from('signed in with a certificate'), { filename: 'by-cert.txt' }).expect(201);
+    const body = await repo('get', 'graph', 'file', { id: res.body.results.id }).buffer(true).parse(rawBody).expect(200);
+    expect(body.body.toString()).toBe('signed in with a certificate');
+  });
+
+  it('lists sites, sub-sites and the libraries of a site (the sites group)', async () => {
+    const connector = gw.app.get(ConnectorRegistry).get('graph') as ContentConnector;
+    const sites = (await connector.sites!.getAllSites()) as Array<{ id: string; name: string }>;
+    expect(sites.map((s) => s.id)).toContain(engine.info.siteId);
+    const subSites = (await connector.sites!.getSubSites(engine.info.siteId)) as Array<{ name: string }>;
+    expect(subSites.map((s) => s.name)).toEqual(['team']);
+    const libraries = (await connector.sites!.getLibrariesForSite(engine.info.siteId)) as Array<{ id: string; name: string }>;
+    expect(libraries.map((l) => l.name)).toEqual(['Documents', 'Archive']);
+    expect(libraries[0].id).toBe(engine.info.driveId);
   });
 
   it('honours 429 + Retry-After: the call succeeds after the throttled answers', async () => {
