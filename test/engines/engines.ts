@@ -9,6 +9,7 @@
  *   ferretdb       FerretDB v1 on SQLite, MongoDB wire protocol (go/ferretdb)
  *   postgres       Debian's PostgreSQL: initdb into the temp folder, run as an unprivileged user
  *   redis          Debian's redis-server, no persistence
+ *   graph          Microsoft Graph (drives) simulator over HTTPS with its identity provider (simulators/graph)
  *
  * Java and Go builds are cached in a folder keyed by a hash of their sources (see cacheRoot()); a
  * clean machine builds from scratch. Only Node built-ins are used here.
@@ -20,10 +21,11 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { startGraph, type GraphInfo } from './graph';
 import { buildMinio, startMinio, type MinioInfo } from './minio';
 import { buildS3Proxy, startS3Proxy, type S3ProxyInfo } from './s3proxy';
 
-export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 's3proxy', 'minio'] as const;
+export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 's3proxy', 'minio', 'graph'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 export const HOST = '127.0.0.1';
@@ -106,6 +108,7 @@ export interface EngineInfoMap {
   redis: RedisInfo;
   s3proxy: S3ProxyInfo;
   minio: MinioInfo;
+  graph: GraphInfo;
 }
 
 export type EngineInfo<N extends EngineName = EngineName> = EngineInfoMap[N];
@@ -147,6 +150,7 @@ const READY_TIMEOUT_MS: Record<EngineName, number> = {
   redis: 30_000,
   s3proxy: 60_000,
   minio: 60_000,
+  graph: 60_000,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -589,7 +593,8 @@ type Prepared =
   | { kind: 'postgres'; bins: { initdb: string; postgres: string } }
   | { kind: 'redis'; binary: string }
   | { kind: 's3proxy'; jar: string; java: string }
-  | { kind: 'minio'; binary: string };
+  | { kind: 'minio'; binary: string }
+  | { kind: 'simulator' };
 
 /** Debian packages that the selected engines miss, installed in one apt-get run. */
 let pendingApt: Promise<void> | undefined;
@@ -633,6 +638,8 @@ async function prepareEngine(name: EngineName, log: (line: string) => void): Pro
       return { kind: 's3proxy', jar: await buildS3Proxy(log), java: requireJava() };
     case 'minio':
       return { kind: 'minio', binary: await buildMinio(log) };
+    case 'graph':
+      return { kind: 'simulator' };
   }
 }
 
@@ -1178,6 +1185,7 @@ const starters: { [N in EngineName]: (prepared: Prepared, dir: string, run: Run)
   redis: startRedis,
   s3proxy: (p, dir, run) => (p.kind === 's3proxy' ? startS3Proxy(p.jar, p.java, dir, run) : Promise.reject(new Error('s3proxy: not prepared'))),
   minio: (p, dir, run) => (p.kind === 'minio' ? startMinio(p.binary, dir, run) : Promise.reject(new Error('minio: not prepared'))),
+  graph: (_prepared, dir, run) => startGraph(dir, run),
 };
 
 /**
@@ -1258,6 +1266,8 @@ function describe(info: EngineInfo): string {
     case 's3proxy':
     case 'minio':
       return info.endpoint;
+    case 'graph':
+      return info.graphUrl;
   }
 }
 

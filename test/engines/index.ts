@@ -26,6 +26,7 @@ export type {
 } from './engines';
 export type { S3ProxyInfo, S3EngineFields } from './s3proxy';
 export type { MinioInfo } from './minio';
+export type { GraphInfo } from './graph';
 
 let cached: { file: string; engines: Partial<EngineInfoMap> } | undefined;
 

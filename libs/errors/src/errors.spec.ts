@@ -36,3 +36,15 @@ describe('typed errors', () => {
     });
   });
 });
+
+describe('UpstreamThrottledError', () => {
+  it('carries the wait to pass on to the client', () => {
+    const { UpstreamThrottledError } = jest.requireActual('./errors') as typeof import('./errors');
+    expect(new UpstreamThrottledError('SharePoint is throttling', 12, { upstreamStatus: 429 })).toMatchObject({
+      kind: 'upstream_throttled',
+      code: 'UPSTREAM_THROTTLED',
+      retryAfterSeconds: 12,
+      details: { retryAfterSeconds: 12, upstreamStatus: 429 },
+    });
+  });
+});

@@ -17,6 +17,7 @@ export type GatewayErrorKind =
   | 'not_supported'
   | 'upstream_error'
   | 'upstream_unavailable'
+  | 'upstream_throttled'
   | 'upstream_timeout'
   | 'service_busy';
 
@@ -151,6 +152,21 @@ export class UpstreamError extends fixedCode('upstream_error', 'UPSTREAM_ERROR')
 export class UpstreamUnavailableError extends fixedCode('upstream_unavailable', 'UPSTREAM_UNAVAILABLE') {}
 
 export class UpstreamTimeoutError extends fixedCode('upstream_timeout', 'UPSTREAM_TIMEOUT') {}
+
+/**
+ * The repository kept throttling (429/503 + Retry-After) after the connector's bounded retries:
+ * the gateway passes the wait on (503 + Retry-After) rather than holding the request open.
+ */
+export class UpstreamThrottledError extends GatewayError {
+  readonly kind = 'upstream_throttled' as const;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+    details: Record<string, unknown> = {},
+  ) {
+    super('UPSTREAM_THROTTLED', message, { retryAfterSeconds, ...details });
+  }
+}
 
 function capitalize(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);

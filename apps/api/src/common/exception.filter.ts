@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { GatewayError, PayloadTooLargeError, RangeNotSatisfiableError, ServiceBusyError, TooManyRequestsError, type GatewayErrorKind } from '@gateway/errors';
+import { GatewayError, PayloadTooLargeError, RangeNotSatisfiableError, ServiceBusyError, TooManyRequestsError, UpstreamThrottledError, type GatewayErrorKind } from '@gateway/errors';
 const STATUS_BY_KIND: Record<GatewayErrorKind, number> = {
   invalid_argument: 400,
   unauthenticated: 401,
@@ -15,6 +15,7 @@ const STATUS_BY_KIND: Record<GatewayErrorKind, number> = {
   not_supported: 501,
   upstream_error: 502,
   upstream_unavailable: 503,
+  upstream_throttled: 503,
   upstream_timeout: 504,
   service_busy: 503,
 };
@@ -63,8 +64,9 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     if (status === 401) res.setHeader('WWW-Authenticate', BASIC_CHALLENGE);
     // The rest of a refused upload is not worth receiving: close once the answer is out.
     if (exception instanceof PayloadTooLargeError && !req.complete) res.setHeader('Connection', 'close');
-    if (exception instanceof TooManyRequestsError) res.setHeader('Retry-After', String(exception.retryAfterSeconds));
-    if (exception instanceof ServiceBusyError) res.setHeader('Retry-After', String(exception.retryAfterSeconds));
+    if (exception instanceof TooManyRequestsError || exception instanceof ServiceBusyError || exception instanceof UpstreamThrottledError) {
+      res.setHeader('Retry-After', String(exception.retryAfterSeconds));
+    }
     if (exception instanceof RangeNotSatisfiableError) {
       // RFC 9110 15.5.17: the size goes in Content-Range so the client can ask again.
       res.setHeader('Content-Range', `bytes */${exception.size}`);

@@ -3,6 +3,7 @@ import { CONNECTOR_TYPES } from '@gateway/connector-api';
 import { CmisConnectorType } from '@gateway/connector-cmis';
 import { ElasticsearchConnectorType } from '@gateway/connector-elasticsearch';
 import { FilesystemConnectorType } from '@gateway/connector-filesystem';
+import { GraphConnectorType } from '@gateway/connector-graph';
 import { MongoConnectorType } from '@gateway/connector-mongodb';
 import { S3ConnectorType } from '@gateway/connector-s3';
 import { SolrConnectorType } from '@gateway/connector-solr';
@@ -16,6 +17,7 @@ const CONNECTOR_TYPE_PROVIDERS = [
   ElasticsearchConnectorType,
   MongoConnectorType,
   S3ConnectorType,
+  GraphConnectorType,
 ];
 
 @Global()

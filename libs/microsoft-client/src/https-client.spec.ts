@@ -1,0 +1,133 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { MicrosoftHttpClient, readText, type TokenSource } from './https-client';
+
+/** A real local HTTP server whose answers each test scripts, and a record of what reached it. */
+class ScriptedServer {
+  server: Server;
+  seen: { method: string; url: string; auth?: string; body: string }[] = [];
+  answers: ((req: IncomingMessage, res: ServerResponse, body: string) => void)[] = [];
+  url = '';
+
+  async start(): Promise<void> {
+    this.server = createServer(async (req, res) => {
+      const body = await readText(req, 1 << 20);
+      this.seen.push({ method: req.method!, url: req.url!, auth: req.headers.authorization, body });
+      const next = this.answers.shift() ?? ((_q, s) => s.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+      next(req, res, body);
+    });
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+}
+
+const throttle = (status: number, retryAfter?: string) => (_q: IncomingMessage, res: ServerResponse) =>
+  res
+    .writeHead(status, { 'content-type': 'application/json', ...(retryAfter ? { 'retry-after': retryAfter } : {}) })
+    .end('{"error":{"code":"activityLimitReached","message":"The request has been throttled"}}');
+
+class CountingTokens implements TokenSource {
+  issued = 0;
+  invalidations = 0;
+  private current?: string;
+  async getToken(): Promise<string> {
+    this.current ??= `token-${++this.issued}`;
+    return this.current;
+  }
+  invalidate(): void {
+    this.invalidations++;
+    this.current = undefined;
+  }
+}
+
+describe('MicrosoftHttpClient', () => {
+  const srv = new ScriptedServer();
+  let slept: number[];
+  let tokens: CountingTokens;
+  const client = (extra: Partial<ConstructorParameters<typeof MicrosoftHttpClient>[0]> = {}) =>
+    new MicrosoftHttpClient({ service: 'SharePoint', connectorType: 'sharepoint', tokens, sleep: async (ms) => void slept.push(ms), ...extra });
+
+  beforeAll(() => srv.start());
+  afterAll(() => new Promise<void>((r) => srv.server.close(() => r())));
+  beforeEach(() => {
+    srv.seen = [];
+    srv.answers = [];
+    slept = [];
+    tokens = new CountingTokens();
+  });
+
+  it('waits the advised Retry-After on 429 and 503, then succeeds with the same body', async () => {
+    srv.answers.push(throttle(429, '2'), throttle(503, '1'));
+    const { data } = await client().json({ method: 'POST', url: `${srv.url}/_api/x`, body: 'payload' });
+    expect(data).toEqual({ ok: true });
+    expect(slept).toEqual([2000, 1000]);
+    expect(srv.seen.map((s) => s.body)).toEqual(['payload', 'payload', 'payload']);
+  });
+
+  it('gives up after maxRetries with a 503-kind error carrying the Retry-After to pass on', async () => {
+    srv.answers.push(throttle(429, '3'), throttle(429, '3'), throttle(429, '3'));
+    await expect(client({ maxRetries: 2 }).request({ method: 'GET', url: `${srv.url}/a` })).rejects.toMatchObject({
+      kind: 'upstream_throttled',
+      retryAfterSeconds: 3,
+    });
+    expect(srv.seen).toHaveLength(3);
+    expect(slept).toEqual([3000, 3000]);
+  });
+
+  it('sends a one-shot stream once: a throttled answer to it is not retried', async () => {
+    srv.answers.push(throttle(429, '1'));
+    await expect(client().request({ method: 'PUT', url: `${srv.url}/up`, body: Readable.from([Buffer.from('abc')]) })).rejects.toMatchObject({
+      kind: 'upstream_throttled',
+    });
+    expect(srv.seen).toHaveLength(1);
+    expect(slept).toEqual([]);
+  });
+
+  it('replays a stream factory on retry', async () => {
+    srv.answers.push(throttle(503, '1'));
+    await client().request({ method: 'PUT', url: `${srv.url}/up`, body: () => Readable.from([Buffer.from('ab'), Buffer.from('cd')]) });
+    expect(srv.seen.map((s) => s.body)).toEqual(['abcd', 'abcd']);
+  });
+
+  it('refreshes the token once on 401 and retries; a second 401 is an upstream error', async () => {
+    srv.answers.push((_q, res) => res.writeHead(401).end());
+    await client().request({ method: 'GET', url: `${srv.url}/a` });
+    expect(srv.seen.map((s) => s.auth)).toEqual(['Bearer token-1', 'Bearer token-2']);
+    expect(tokens.invalidations).toBe(1);
+
+    srv.seen = [];
+    srv.answers.push((_q, res) => res.writeHead(401).end(), (_q, res) => res.writeHead(401).end());
+    await expect(client().request({ method: 'GET', url: `${srv.url}/a` })).rejects.toMatchObject({ kind: 'upstream_error', details: { upstreamStatus: 401 } });
+    expect(srv.seen).toHaveLength(2);
+  });
+
+  it('sends no Authorization when auth is off (pre-authenticated URLs)', async () => {
+    await client().request({ method: 'GET', url: `${srv.url}/download?token=x`, auth: false });
+    expect(srv.seen[0].auth).toBeUndefined();
+  });
+
+  it('maps service error bodies and hands back statuses the caller accepts', async () => {
+    const notFound = (_q: IncomingMessage, res: ServerResponse) =>
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"itemNotFound","message":"The resource could not be found."}}');
+    srv.answers.push(notFound, notFound);
+    await expect(client().request({ method: 'GET', url: `${srv.url}/x`, errorContext: { id: 'doc-1' } })).rejects.toMatchObject({
+      kind: 'not_found',
+      details: { id: 'doc-1' },
+    });
+    const res = await client().request({ method: 'GET', url: `${srv.url}/x`, accept: [404] });
+    expect(res.status).toBe(404);
+  });
+
+  it('reports an unreachable service as unavailable and a silent one as a time-out', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    await expect(client().request({ method: 'GET', url: `http://127.0.0.1:${port}/` })).rejects.toMatchObject({ kind: 'upstream_unavailable' });
+
+    srv.answers.push((_q, res) => res.writeHead(200, { 'content-length': '10' }).write('12345')); // never ends
+    const res = await client({ idleTimeoutMs: 200 }).request({ method: 'GET', url: `${srv.url}/slow` });
+    await expect(readText(res.body, 100)).rejects.toMatchObject({ kind: 'upstream_timeout' });
+  });
+});

@@ -1,0 +1,5 @@
+export * from './agent';
+export * from './https-client';
+export * from './retry';
+export * from './service-errors';
+export * from './token-provider';
