@@ -9,6 +9,7 @@
  *   ferretdb       FerretDB v1 on SQLite, MongoDB wire protocol (go/ferretdb)
  *   postgres       Debian's PostgreSQL: initdb into the temp folder, run as an unprivileged user
  *   redis          Debian's redis-server, no persistence
+ *   sharepoint     SharePoint REST simulator over HTTPS with its identity provider (simulators/sharepoint)
  *
  * Java and Go builds are cached in a folder keyed by a hash of their sources (see cacheRoot()); a
  * clean machine builds from scratch. Only Node built-ins are used here.
@@ -20,8 +21,9 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { startSharePoint, type SharePointInfo } from './sharepoint';
 
-export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis'] as const;
+export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 'sharepoint'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 export const HOST = '127.0.0.1';
@@ -102,6 +104,7 @@ export interface EngineInfoMap {
   ferretdb: FerretDbInfo;
   postgres: PostgresInfo;
   redis: RedisInfo;
+  sharepoint: SharePointInfo;
 }
 
 export type EngineInfo<N extends EngineName = EngineName> = EngineInfoMap[N];
@@ -141,6 +144,7 @@ const READY_TIMEOUT_MS: Record<EngineName, number> = {
   ferretdb: 60_000,
   postgres: 60_000,
   redis: 30_000,
+  sharepoint: 60_000,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -581,7 +585,8 @@ type Prepared =
   | { kind: 'java'; build: JavaBuild; java: string }
   | { kind: 'ferretdb'; binary: string }
   | { kind: 'postgres'; bins: { initdb: string; postgres: string } }
-  | { kind: 'redis'; binary: string };
+  | { kind: 'redis'; binary: string }
+  | { kind: 'simulator' };
 
 /** Debian packages that the selected engines miss, installed in one apt-get run. */
 let pendingApt: Promise<void> | undefined;
@@ -621,6 +626,8 @@ async function prepareEngine(name: EngineName, log: (line: string) => void): Pro
       if (!binary) throw new Error("redis-server not found even after installing Debian's 'redis-server'");
       return { kind: 'redis', binary };
     }
+    case 'sharepoint':
+      return { kind: 'simulator' };
   }
 }
 
@@ -670,7 +677,7 @@ const WATCHDOG_SCRIPT = [
   'exit "$status"',
 ].join('\n');
 
-function launchProcess(name: EngineName, dir: string, run: Run, launch: Launch): RunningProcess {
+export function launchProcess(name: EngineName, dir: string, run: Run, launch: Launch): RunningProcess {
   const logFile = path.join(dir, `${name}.log`);
   const fd = fs.openSync(logFile, 'a');
   if (launch.uid !== undefined) fs.fchownSync(fd, launch.uid, launch.gid ?? -1);
@@ -757,7 +764,7 @@ function engineError(name: EngineName, proc: RunningProcess, message: string): E
   return new Error(`${name}: ${message}\n--- last lines of ${proc.logFile} ---\n${tailOfFile(proc.logFile)}\n---`);
 }
 
-async function waitUntilReady(
+export async function waitUntilReady(
   name: EngineName,
   proc: RunningProcess,
   probe: () => Promise<boolean>,
@@ -789,7 +796,7 @@ const PORT_IN_USE = /address already in use|BindException|bind: address|could no
 // ---------------------------------------------------------------------------------------------
 // Runs: a run is one startEngines() call, with its own temporary folder.
 
-interface Run {
+export interface Run {
   rootDir: string;
   tag: string;
   processes: Map<EngineName, RunningProcess>;
@@ -885,7 +892,7 @@ function removeHandlers(): void {
 // ---------------------------------------------------------------------------------------------
 // Engines
 
-interface Started<N extends EngineName> {
+export interface Started<N extends EngineName> {
   info: EngineInfoMap[N];
   proc: RunningProcess;
 }
@@ -1145,7 +1152,7 @@ async function startRedis(prepared: Prepared, dir: string, run: Run): Promise<St
 }
 
 /** Picks a free port and starts; when the port was taken in the meantime, tries again with another. */
-async function withPortRetry<N extends EngineName>(name: N, start: (port: number) => Promise<Started<N>>): Promise<Started<N>> {
+export async function withPortRetry<N extends EngineName>(name: N, start: (port: number) => Promise<Started<N>>): Promise<Started<N>> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     try {
@@ -1164,6 +1171,7 @@ const starters: { [N in EngineName]: (prepared: Prepared, dir: string, run: Run)
   ferretdb: startFerretDb,
   postgres: startPostgres,
   redis: startRedis,
+  sharepoint: (_prepared, dir, run) => startSharePoint(dir, run),
 };
 
 /**
@@ -1241,6 +1249,8 @@ function describe(info: EngineInfo): string {
     case 'postgres':
     case 'redis':
       return info.url;
+    case 'sharepoint':
+      return info.siteUrl;
   }
 }
 
