@@ -4,6 +4,7 @@ import { CmisConnectorType } from '@gateway/connector-cmis';
 import { ElasticsearchConnectorType } from '@gateway/connector-elasticsearch';
 import { FilesystemConnectorType } from '@gateway/connector-filesystem';
 import { MongoConnectorType } from '@gateway/connector-mongodb';
+import { SharePointConnectorType } from '@gateway/connector-sharepoint';
 import { SolrConnectorType } from '@gateway/connector-solr';
 import { ConnectorRegistry } from './connector-registry.service';
 
@@ -14,6 +15,7 @@ const CONNECTOR_TYPE_PROVIDERS = [
   SolrConnectorType,
   ElasticsearchConnectorType,
   MongoConnectorType,
+  SharePointConnectorType,
 ];
 
 @Global()
