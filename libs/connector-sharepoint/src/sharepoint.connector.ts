@@ -433,7 +433,10 @@ export class SharePointConnector implements ContentConnector {
    */
   async listFolder(id: string, options: ListFolderOptions = {}): Promise<FolderPage> {
     const spId = parseId(id, 'id');
-    if (spId.kind !== 'folder') throw new InvalidArgumentError('id', `Invalid parameter 'id': '${id}' is not a folder`, 'NOT_A_FOLDER');
+    if (spId.kind !== 'folder') {
+      await this.fileEntity(spId.uid, id); // a document that is gone is a 404, not a 400
+      throw new InvalidArgumentError('id', `Invalid parameter 'id': '${id}' is not a folder`, 'NOT_A_FOLDER');
+    }
     const limit = options.limit;
     let skiptoken = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
     const state = await this.list();

@@ -176,13 +176,12 @@ export function createSharePointApi(ctx: ApiContext) {
         UniqueId: item.uniqueId,
       },
       nav: {
-        Author: userEntity(call, state.user(item.authorId)!),
-        CheckedOutByUser: holder ? userEntity(call, holder) : null,
-        ListItemAllFields: itemEntity(call, item),
-        LockedByUser: null,
-        ModifiedBy: userEntity(call, state.user(item.editorId)!),
-        Versions: f.versions.map((v) => versionEntity(call, item, v.id)),
-      },
+        Author: () => userEntity(call, state.user(item.authorId)!),
+        CheckedOutByUser: () => holder ? userEntity(call, holder) : null,
+        ListItemAllFields: () => itemEntity(call, item),
+        LockedByUser: () => null,
+        ModifiedBy: () => userEntity(call, state.user(item.editorId)!),
+        Versions: () => f.versions.map((v) => versionEntity(call, item, v.id))},
     };
   }
 
@@ -207,12 +206,11 @@ export function createSharePointApi(ctx: ApiContext) {
         WelcomePage: '',
       },
       nav: {
-        Files: kids.filter((k) => k.kind === 'file').map((k) => fileEntity(call, k)),
-        Folders: kids.filter((k) => k.kind === 'folder').map((k) => folderEntity(call, k.path)),
-        ListItemAllFields: item ? itemEntity(call, item) : null,
-        ParentFolder: null,
-        Properties: null,
-      },
+        Files: () => kids.filter((k) => k.kind === 'file').map((k) => fileEntity(call, k)),
+        Folders: () => kids.filter((k) => k.kind === 'folder').map((k) => folderEntity(call, k.path)),
+        ListItemAllFields: () => item ? itemEntity(call, item) : null,
+        ParentFolder: () => null,
+        Properties: () => null},
     };
   }
 
@@ -248,12 +246,11 @@ export function createSharePointApi(ctx: ApiContext) {
       etag: `"${item.itemVersion}"`,
       props,
       nav: {
-        File: item.kind === 'file' ? fileEntity(call, item) : null,
-        Folder: item.kind === 'folder' ? folderEntity(call, item.path) : null,
-        Author: userEntity(call, state.user(item.authorId)!),
-        Editor: userEntity(call, state.user(item.editorId)!),
-        RoleAssignments: effectiveRoles({ kind: 'item', item }).map((r) => roleAssignmentEntity(call, r)),
-      },
+        File: () => item.kind === 'file' ? fileEntity(call, item) : null,
+        Folder: () => item.kind === 'folder' ? folderEntity(call, item.path) : null,
+        Author: () => userEntity(call, state.user(item.authorId)!),
+        Editor: () => userEntity(call, state.user(item.editorId)!),
+        RoleAssignments: () => effectiveRoles({ kind: 'item', item }).map((r) => roleAssignmentEntity(call, r))},
     };
   }
 
@@ -273,7 +270,7 @@ export function createSharePointApi(ctx: ApiContext) {
         Url: `_vti_history/${v.id}/${webRel}`,
         VersionLabel: v.label,
       },
-      nav: { CreatedBy: userEntity(call, state.user(v.createdBy) ?? call.principal) },
+      nav: { CreatedBy: () => userEntity(call, state.user(v.createdBy) ?? call.principal) },
     };
   }
 
@@ -295,7 +292,7 @@ export function createSharePointApi(ctx: ApiContext) {
         ListItemEntityTypeFullName: `SP.Data.${list.entityTypeName}Item`,
         Title: list.title,
       },
-      nav: { RootFolder: folderEntity(call, list.rootPath), Fields: list.fields.map((f) => fieldEntity(call, list, f)) },
+      nav: { RootFolder: () => folderEntity(call, list.rootPath), Fields: () => list.fields.map((f) => fieldEntity(call, list, f)) },
     };
   }
 
@@ -332,7 +329,7 @@ export function createSharePointApi(ctx: ApiContext) {
         Url: `${ctx.origin}${web.path}`,
         WebTemplate: 'STS',
       },
-      nav: { Webs: subWebs(web).map((w) => webEntity(call, w)), Lists: state.data.lists.filter((l) => l.webPath === web.path).map((l) => listEntity(call, l)) },
+      nav: { Webs: () => subWebs(web).map((w) => webEntity(call, w)), Lists: () => state.data.lists.filter((l) => l.webPath === web.path).map((l) => listEntity(call, l)) },
     };
   }
 
@@ -351,9 +348,8 @@ export function createSharePointApi(ctx: ApiContext) {
       uri: `${api(call)}/Web/RoleAssignments/GetByPrincipalId(${r.principalId})`,
       props: { PrincipalId: r.principalId },
       nav: {
-        Member: userEntity(call, member),
-        RoleDefinitionBindings: r.roleDefIds.map((id) => roleDefEntity(call, ROLE_DEFINITIONS.find((d) => d.id === id)!)),
-      },
+        Member: () => userEntity(call, member),
+        RoleDefinitionBindings: () => r.roleDefIds.map((id) => roleDefEntity(call, ROLE_DEFINITIONS.find((d) => d.id === id)!))},
     };
   }
 

@@ -140,7 +140,8 @@ export interface Entity {
   etag?: string;
   props: Record<string, unknown>;
   /** Navigation properties: deferred unless expanded (then an Entity or an Entity[]). */
-  nav?: Record<string, Entity | Entity[] | null | undefined>;
+  /** Built only when expanded: entities refer to each other (a file's list item has the file). */
+  nav?: Record<string, () => Entity | Entity[] | null | undefined>;
 }
 
 export interface ShapeOptions {
@@ -158,7 +159,8 @@ function selectedKeys(select: string[] | undefined, prefix: string): Set<string>
     const rest = prefix ? s.slice(prefix.length + 1) : s;
     keys.add(rest.split('/')[0].toLowerCase());
   }
-  if (keys.has('*')) return undefined;
+  // Nothing selected for this level (or '*'): all its properties.
+  if (keys.has('*') || keys.size === 0) return undefined;
   return keys;
 }
 
@@ -185,9 +187,10 @@ function shapeEntity(entity: Entity, options: ShapeOptions, prefix = '', inColle
     if (entity.etag) out['odata.etag'] = entity.etag;
     out['odata.editLink'] = entity.uri.replace(/^.*?\/_api\//, '');
   }
-  for (const [name, nav] of Object.entries(entity.nav ?? {})) {
+  for (const [name, lazy] of Object.entries(entity.nav ?? {})) {
     const key = name.toLowerCase();
     if (expanded.has(key)) {
+      const nav = lazy();
       const sub = prefix ? `${prefix}/${name}` : name;
       if (Array.isArray(nav)) {
         const items = nav.map((n) => shapeEntity(n, options, sub, true));
