@@ -9,6 +9,7 @@
  *   ferretdb       FerretDB v1 on SQLite, MongoDB wire protocol (go/ferretdb)
  *   postgres       Debian's PostgreSQL: initdb into the temp folder, run as an unprivileged user
  *   redis          Debian's redis-server, no persistence
+ *   graph          Microsoft Graph (drives) simulator over HTTPS with its identity provider (simulators/graph)
  *   sharepoint     SharePoint REST simulator over HTTPS with its identity provider (simulators/sharepoint)
  *
  * Java and Go builds are cached in a folder keyed by a hash of their sources (see cacheRoot()); a
@@ -21,9 +22,10 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { startGraph, type GraphInfo } from './graph';
 import { startSharePoint, type SharePointInfo } from './sharepoint';
 
-export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 'sharepoint'] as const;
+export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 'graph', 'sharepoint'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 export const HOST = '127.0.0.1';
@@ -104,6 +106,7 @@ export interface EngineInfoMap {
   ferretdb: FerretDbInfo;
   postgres: PostgresInfo;
   redis: RedisInfo;
+  graph: GraphInfo;
   sharepoint: SharePointInfo;
 }
 
@@ -144,6 +147,7 @@ const READY_TIMEOUT_MS: Record<EngineName, number> = {
   ferretdb: 60_000,
   postgres: 60_000,
   redis: 30_000,
+  graph: 60_000,
   sharepoint: 60_000,
 };
 
@@ -626,6 +630,7 @@ async function prepareEngine(name: EngineName, log: (line: string) => void): Pro
       if (!binary) throw new Error("redis-server not found even after installing Debian's 'redis-server'");
       return { kind: 'redis', binary };
     }
+    case 'graph':
     case 'sharepoint':
       return { kind: 'simulator' };
   }
@@ -1171,6 +1176,7 @@ const starters: { [N in EngineName]: (prepared: Prepared, dir: string, run: Run)
   ferretdb: startFerretDb,
   postgres: startPostgres,
   redis: startRedis,
+  graph: (_prepared, dir, run) => startGraph(dir, run),
   sharepoint: (_prepared, dir, run) => startSharePoint(dir, run),
 };
 
@@ -1249,6 +1255,8 @@ function describe(info: EngineInfo): string {
     case 'postgres':
     case 'redis':
       return info.url;
+    case 'graph':
+      return info.graphUrl;
     case 'sharepoint':
       return info.siteUrl;
   }

@@ -24,6 +24,7 @@ export type {
   RedisInfo,
   SolrInfo,
 } from './engines';
+export type { GraphInfo } from './graph';
 export type { SharePointInfo } from './sharepoint';
 
 let cached: { file: string; engines: Partial<EngineInfoMap> } | undefined;

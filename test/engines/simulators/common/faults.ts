@@ -210,7 +210,7 @@ export class Faults {
     });
   }
 
-  /** Serves /_simulator/*; false for any other path. */
+  /** Serves the common /_simulator/* routes; false for any other path. */
   async handleControl(req: IncomingMessage, res: ServerResponse, pathname: string, query: URLSearchParams): Promise<boolean> {
     if (!pathname.startsWith('/_simulator/')) return false;
     try {
@@ -233,7 +233,7 @@ export class Faults {
         this.log.length = 0;
         sendJson(res, 200, { next: this.logOffset });
       } else {
-        sendJson(res, 404, { error: `no simulator control ${req.method ?? ''} ${pathname}` });
+        return false; // the simulator's own control routes (e.g. Graph's /_simulator/violations)
       }
     } catch (error) {
       sendJson(res, 400, { error: error instanceof Error ? error.message : String(error) });
