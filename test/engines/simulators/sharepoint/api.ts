@@ -231,6 +231,7 @@ export function createSharePointApi(ctx: ApiContext) {
       EditorId: item.editorId,
       OData__CopySource: null,
       CheckoutUserId: item.file?.checkedOutBy ?? null,
+      Attachments: false,
       OData__UIVersionString: item.file ? `${item.file.uiVersion / 512}.0` : '1.0',
       GUID: item.guid,
       FileLeafRef: nameOf(item.path),
@@ -725,7 +726,7 @@ export function createSharePointApi(ctx: ApiContext) {
       if (call.method !== 'POST') throw BAD_REQUEST('contextinfo needs POST.');
       const value = `0x${randomUUID().replace(/-/g, '').toUpperCase()}${randomUUID().replace(/-/g, '').toUpperCase()},${new Date().toUTCString().replace('GMT', '-0000')}`;
       digests.set(value, Date.now() + DIGEST_TIMEOUT * 1000);
-      return sendEntity(call, {
+      const info: Entity = {
         type: 'SP.ContextWebInformation',
         uri: `${api(call)}/contextinfo`,
         props: {
@@ -736,7 +737,10 @@ export function createSharePointApi(ctx: ApiContext) {
           SupportedSchemaVersions: ['14.0.0.0', '15.0.0.0'],
           WebFullUrl: call.webUrl,
         },
-      });
+      };
+      // Verbose wraps the answer in the method's name: {"d":{"GetContextWebInformation":{…}}}.
+      if (call.format !== 'verbose') return sendEntity(call, info);
+      return send(call, 200, { d: { GetContextWebInformation: (entityBody(info, shape(call)) as { d: unknown }).d } });
     }
     const { target, op } = walk(call, segments);
     const opKey = op?.key;
