@@ -45,8 +45,9 @@ fi
 echo "== e2e tests (PostgreSQL) =="
 GATEWAY_TEST_POSTGRES_URL=$(scripts/postgres.sh start "$services/pg")
 export GATEWAY_TEST_POSTGRES_URL
-# The search contract reads no table but users: its SQLite pass covers it, and it is the slowest file.
-npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns search.contract
+# The search contract reads no table but users: its SQLite pass covers it, and it is the slowest file;
+# the SharePoint large-transfer and fidelity files touch no table at all.
+npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns search.contract sharepoint-large sharepoint-fidelity
 
 echo "== job e2e tests (PostgreSQL + Redis/BullMQ) =="
 GATEWAY_TEST_REDIS_URL=$redis_url npx jest --config jest.config.js test/e2e/jobs --selectProjects e2e --ci --runInBand
