@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as path from 'node:path';
+import type { ContentConnector } from '@gateway/connector-api';
+import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
 import { SimulatorControl } from '../engines/simulators/common/control';
 import { SharePointSetup, useSharePointEngine, type SharePointEngine } from '../contract/fixtures/sharepoint-engine';
 import { rawBody } from '../contract/support';
@@ -165,6 +167,17 @@ describe('SharePoint connector end to end (SharePoint simulator)', () => {
     if ('length' in outcome) expect(outcome.length).toBeLessThan(bytes.length);
     else expect(outcome.error).toBeTruthy();
     expect(sha((await download(id).expect(200)).body)).toBe(sha(bytes));
+  });
+
+  it('lists the site, its sub-sites and their document libraries (the sites group)', async () => {
+    const sites = (gw.app.get(ConnectorRegistry).get('sp') as ContentConnector).sites!;
+    expect(sites).toBeDefined();
+    const site = new URL(engine.info.siteUrl).pathname;
+    expect(await sites.getAllSites()).toEqual([expect.objectContaining({ id: site, name: 'Gateway', url: engine.info.siteUrl })]);
+    expect(await sites.getSubSites(site)).toEqual([expect.objectContaining({ id: `${site}/team`, name: 'Team' })]);
+    expect(await sites.getLibrariesForSite(`${site}/team`)).toEqual([expect.objectContaining({ name: 'Documents', path: `${site}/team/Shared Documents` })]);
+    await expect(sites.getSubSites('/sites/../x')).rejects.toMatchObject({ kind: 'invalid_argument', details: { parameter: 'siteId' } });
+    await expect(sites.getSubSites('/sites/nope')).rejects.toMatchObject({ kind: 'not_found' });
   });
 
   it('copies 100 documents filesystem → SharePoint in a job with a throttled window in the middle, nothing lost', async () => {
