@@ -3,6 +3,7 @@ import { CONNECTOR_TYPES } from '@gateway/connector-api';
 import { CmisConnectorType } from '@gateway/connector-cmis';
 import { ElasticsearchConnectorType } from '@gateway/connector-elasticsearch';
 import { FilesystemConnectorType } from '@gateway/connector-filesystem';
+import { GraphConnectorType } from '@gateway/connector-graph';
 import { MongoConnectorType } from '@gateway/connector-mongodb';
 import { SharePointConnectorType } from '@gateway/connector-sharepoint';
 import { SolrConnectorType } from '@gateway/connector-solr';
@@ -15,6 +16,7 @@ const CONNECTOR_TYPE_PROVIDERS = [
   SolrConnectorType,
   ElasticsearchConnectorType,
   MongoConnectorType,
+  GraphConnectorType,
   SharePointConnectorType,
 ];
 

@@ -61,6 +61,11 @@ export class SimulatorControl {
     return (await this.requests(Number.MAX_SAFE_INTEGER)).next;
   }
 
+  /** Graph simulator only: the bodies that did not fit Microsoft's schemas (and how many were checked). */
+  async violations(): Promise<{ checked: number; violations: Array<{ method: string; path: string; schema: string; errors: string[] }> }> {
+    return (await this.call('GET', '/_simulator/violations')) as { checked: number; violations: Array<{ method: string; path: string; schema: string; errors: string[] }> };
+  }
+
   async clearRequests(): Promise<void> {
     await this.call('DELETE', '/_simulator/requests');
   }

@@ -388,6 +388,10 @@ export function createGraphHandler(context: SimulatorContext): SimulatorHandler 
   const store = new GraphStore(context.dir, host);
   const checker = new SchemaChecker();
   const base = `${context.origin}/v1.0`;
+  // Download and upload URLs live on another host name (localhost; the certificate covers both), as the
+  // real ones live on {tenant}.sharepoint.com while the API is graph.microsoft.com: client rules that
+  // depend on the host (no bearer token there, Authorization dropped on a cross-host redirect) apply.
+  const fileOrigin = context.origin.replace('://127.0.0.1:', '://localhost:');
   // What the harness puts in connectorParams: the root site and its "Documents" library.
   fs.writeFileSync(
     path.join(context.dir, 'graph-info.json'),
@@ -454,7 +458,7 @@ export function createGraphHandler(context: SimulatorContext): SimulatorHandler 
   function downloadUrl(item: ItemRecord, versionId: string): string {
     const token = crypto.randomBytes(24).toString('base64url');
     store.downloads.set(token, { itemId: item.id, versionId, expires: Date.now() + DOWNLOAD_URL_TTL_MS });
-    return `${context.origin}/_layouts/15/download.aspx?UniqueId=${item.uniqueId}&tempauth=${token}`;
+    return `${fileOrigin}/_layouts/15/download.aspx?UniqueId=${item.uniqueId}&tempauth=${token}`;
   }
 
   function itemJson(item: ItemRecord, url: URL, forceSelect?: string[]): Record<string, unknown> {
@@ -634,7 +638,7 @@ export function createGraphHandler(context: SimulatorContext): SimulatorHandler 
 
   function sessionJson(session: UploadSession, withUrl: boolean): Record<string, unknown> {
     return {
-      ...(withUrl ? { uploadUrl: `${context.origin}/_upload/${session.id}` } : {}),
+      ...(withUrl ? { uploadUrl: `${fileOrigin}/_upload/${session.id}` } : {}),
       expirationDateTime: new Date(session.expires).toISOString(),
       nextExpectedRanges: [`${session.received}-`],
     };
@@ -817,7 +821,8 @@ export function createGraphHandler(context: SimulatorContext): SimulatorHandler 
         target.cTagSeq++;
         store.save();
       } else {
-        store.addVersion(target, body.file, body.size, by, req.headers['content-type'] && req.headers['content-type'] !== 'application/octet-stream' ? req.headers['content-type'] : mimeTypeOf(target.name));
+        // SharePoint derives the MIME type from the extension, not from the request's Content-Type.
+        store.addVersion(target, body.file, body.size, by, mimeTypeOf(target.name));
       }
       return send(req, res, status, itemJson(target, url), 'microsoft.graph.driveItem');
     }

@@ -1,0 +1,4 @@
+export * from './graph.connector';
+export * from './graph.connector-type';
+export type { GraphParams } from './params';
+export { parseParams as parseGraphParams } from './params';
