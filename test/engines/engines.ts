@@ -10,6 +10,7 @@
  *   postgres       Debian's PostgreSQL: initdb into the temp folder, run as an unprivileged user
  *   redis          Debian's redis-server, no persistence
  *   graph          Microsoft Graph (drives) simulator over HTTPS with its identity provider (simulators/graph)
+ *   sharepoint     SharePoint REST simulator over HTTPS with its identity provider (simulators/sharepoint)
  *
  * Java and Go builds are cached in a folder keyed by a hash of their sources (see cacheRoot()); a
  * clean machine builds from scratch. Only Node built-ins are used here.
@@ -24,8 +25,9 @@ import * as path from 'node:path';
 import { startGraph, type GraphInfo } from './graph';
 import { buildMinio, startMinio, type MinioInfo } from './minio';
 import { buildS3Proxy, startS3Proxy, type S3ProxyInfo } from './s3proxy';
+import { startSharePoint, type SharePointInfo } from './sharepoint';
 
-export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 's3proxy', 'minio', 'graph'] as const;
+export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 's3proxy', 'minio', 'graph', 'sharepoint'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 export const HOST = '127.0.0.1';
@@ -109,6 +111,7 @@ export interface EngineInfoMap {
   s3proxy: S3ProxyInfo;
   minio: MinioInfo;
   graph: GraphInfo;
+  sharepoint: SharePointInfo;
 }
 
 export type EngineInfo<N extends EngineName = EngineName> = EngineInfoMap[N];
@@ -151,6 +154,7 @@ const READY_TIMEOUT_MS: Record<EngineName, number> = {
   s3proxy: 60_000,
   minio: 60_000,
   graph: 60_000,
+  sharepoint: 60_000,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -639,6 +643,7 @@ async function prepareEngine(name: EngineName, log: (line: string) => void): Pro
     case 'minio':
       return { kind: 'minio', binary: await buildMinio(log) };
     case 'graph':
+    case 'sharepoint':
       return { kind: 'simulator' };
   }
 }
@@ -1186,6 +1191,7 @@ const starters: { [N in EngineName]: (prepared: Prepared, dir: string, run: Run)
   s3proxy: (p, dir, run) => (p.kind === 's3proxy' ? startS3Proxy(p.jar, p.java, dir, run) : Promise.reject(new Error('s3proxy: not prepared'))),
   minio: (p, dir, run) => (p.kind === 'minio' ? startMinio(p.binary, dir, run) : Promise.reject(new Error('minio: not prepared'))),
   graph: (_prepared, dir, run) => startGraph(dir, run),
+  sharepoint: (_prepared, dir, run) => startSharePoint(dir, run),
 };
 
 /**
@@ -1268,6 +1274,8 @@ function describe(info: EngineInfo): string {
       return info.endpoint;
     case 'graph':
       return info.graphUrl;
+    case 'sharepoint':
+      return info.siteUrl;
   }
 }
 

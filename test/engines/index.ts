@@ -27,6 +27,7 @@ export type {
 export type { S3ProxyInfo, S3EngineFields } from './s3proxy';
 export type { MinioInfo } from './minio';
 export type { GraphInfo } from './graph';
+export type { SharePointInfo } from './sharepoint';
 
 let cached: { file: string; engines: Partial<EngineInfoMap> } | undefined;
 

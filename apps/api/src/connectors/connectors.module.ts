@@ -6,6 +6,7 @@ import { FilesystemConnectorType } from '@gateway/connector-filesystem';
 import { GraphConnectorType } from '@gateway/connector-graph';
 import { MongoConnectorType } from '@gateway/connector-mongodb';
 import { S3ConnectorType } from '@gateway/connector-s3';
+import { SharePointConnectorType } from '@gateway/connector-sharepoint';
 import { SolrConnectorType } from '@gateway/connector-solr';
 import { ConnectorRegistry } from './connector-registry.service';
 
@@ -18,6 +19,7 @@ const CONNECTOR_TYPE_PROVIDERS = [
   MongoConnectorType,
   S3ConnectorType,
   GraphConnectorType,
+  SharePointConnectorType,
 ];
 
 @Global()

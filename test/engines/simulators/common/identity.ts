@@ -59,6 +59,8 @@ export interface TokenClaims {
   uti: string;
   ver: string;
   app_displayname?: string;
+  /** v2 tokens: how the app authenticated, "1" client secret, "2" certificate (SharePoint refuses "1" app-only). */
+  azpacr?: '1' | '2';
 }
 
 function b64url(input: Buffer | string): string {
@@ -247,7 +249,7 @@ export class IdentityProvider {
       this.oauthError(res, 400, 'invalid_resource', 500011, `The resource principal named ${resource} was not found in the tenant named ${this.options.tenantId}.`);
       return;
     }
-    const token = this.issue(app, resource);
+    const token = this.issue(app, resource, assertion && (secret === null || secret === undefined) ? '2' : '1');
     sendJson(res, 200, { token_type: 'Bearer', expires_in: this.lifetime, ext_expires_in: this.lifetime, access_token: token });
   }
 
@@ -290,7 +292,7 @@ export class IdentityProvider {
     return undefined;
   }
 
-  private issue(app: AppRegistration, resource: string): string {
+  private issue(app: AppRegistration, resource: string, azpacr: '1' | '2' = '1'): string {
     const now = Math.floor(Date.now() / 1000);
     const uti = crypto.randomBytes(16).toString('base64url');
     const oid = crypto.createHash('sha256').update(app.clientId).digest('hex');
@@ -310,6 +312,7 @@ export class IdentityProvider {
       uti,
       ver: '2.0',
       app_displayname: app.displayName ?? app.clientId,
+      azpacr,
     };
     const head = b64url(JSON.stringify({ typ: 'JWT', alg: 'RS256', kid: this.kid, x5t: this.kid }));
     const body = b64url(JSON.stringify(claims));

@@ -1,0 +1,36 @@
+import { Readable } from 'node:stream';
+import { ChunkReader } from './chunks';
+
+describe('ChunkReader', () => {
+  const pieces = (...sizes: number[]) => {
+    let v = 0;
+    return Readable.from(sizes.map((n) => Buffer.from(Array.from({ length: n }, () => v++ & 0xff))));
+  };
+
+  it('cuts a stream into chunks of the size asked, whatever the pieces, and says which is last', async () => {
+    const reader = new ChunkReader(pieces(3, 5, 1, 7));
+    const got: Array<[number[], boolean]> = [];
+    for (;;) {
+      const { chunk, last } = await reader.next(4);
+      got.push([[...chunk], last]);
+      if (last) break;
+    }
+    expect(got).toEqual([
+      [[0, 1, 2, 3], false],
+      [[4, 5, 6, 7], false],
+      [[8, 9, 10, 11], false],
+      [[12, 13, 14, 15], true],
+    ]);
+  });
+
+  it('reports an empty stream as one empty last chunk, and a short one as last at once', async () => {
+    expect(await new ChunkReader(Readable.from([])).next(10)).toEqual({ chunk: Buffer.alloc(0), last: true });
+    const short = await new ChunkReader(pieces(3)).next(10);
+    expect({ bytes: [...short.chunk], last: short.last }).toEqual({ bytes: [0, 1, 2], last: true });
+  });
+
+  it('turns a failing client stream into a 400 on content', async () => {
+    const failing = new Readable({ read() { this.destroy(new Error('client went away')); } });
+    await expect(new ChunkReader(failing).next(10)).rejects.toMatchObject({ kind: 'invalid_argument', details: { parameter: 'content' } });
+  });
+});

@@ -1,0 +1,3 @@
+export * from './sharepoint.connector';
+export * from './sharepoint.connector-type';
+export { parseParams, type SharePointParams } from './params';
