@@ -85,21 +85,30 @@ export class S3UserFileStore extends UserFileStore implements OnApplicationShutd
     await this.abortUploads(key, (k) => k === key);
   }
 
-  async removeAllExcept(keep: Set<string>): Promise<string[]> {
-    const removed: string[] = [];
+  /**
+   * Like the local store's: everything under the prefix except the complete objects of `keep`, and the
+   * unfinished uploads except those of `keepPartial` (exports other nodes are building). The sets are read
+   * after the listing, so an object created meanwhile is not in it.
+   */
+  async removeAllExcept(keep: () => Promise<Set<string>>, keepPartial: () => Promise<Set<string>> = async () => new Set()): Promise<string[]> {
+    const names: string[] = [];
     let token: string | undefined;
     do {
       const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.config.bucket, Prefix: this.config.prefix, Delimiter: '/', ContinuationToken: token }));
-      for (const object of page.Contents ?? []) {
-        const name = object.Key!.slice(this.config.prefix.length);
-        if (FILE_ID.test(name) && keep.has(name)) continue;
-        await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: object.Key! }));
-        removed.push(name);
-      }
+      for (const object of page.Contents ?? []) names.push(object.Key!.slice(this.config.prefix.length));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token !== undefined);
-    // Like the local store's '.part' files: at start-up, no export of this store runs (see the README).
-    const aborted = await this.abortUploads(this.config.prefix, (k) => !k.slice(this.config.prefix.length).includes('/'));
+    const [complete, partial] = [await keep(), await keepPartial()];
+    const removed: string[] = [];
+    for (const name of names) {
+      if (FILE_ID.test(name) && complete.has(name)) continue;
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: this.config.prefix + name }));
+      removed.push(name);
+    }
+    const aborted = await this.abortUploads(this.config.prefix, (k) => {
+      const name = k.slice(this.config.prefix.length);
+      return !name.includes('/') && !partial.has(name);
+    });
     return [...removed, ...aborted.map((k) => `${k.slice(this.config.prefix.length)} (unfinished upload)`)];
   }
 

@@ -38,8 +38,8 @@ export abstract class UserFileStore {
   abstract openRead(id: string, range?: ByteRange): Promise<Readable>;
   /** Removes the file and anything partial of it; missing files are fine. */
   abstract remove(id: string): Promise<void>;
-  /** Removes everything but the complete files of `keep`; returns what was removed. */
-  abstract removeAllExcept(keep: Set<string>): Promise<string[]>;
+  /** Removes everything but the complete files of `keep` and the partial ones of `keepPartial` (exports other nodes build); returns what was removed. */
+  abstract removeAllExcept(keep: () => Promise<Set<string>>, keepPartial?: () => Promise<Set<string>>): Promise<string[]>;
 }
 
 /**

@@ -9,7 +9,7 @@ import { DownloadOffload } from '../common/offload';
 import { ExportRunner } from './export-runner';
 import type { UserFileDto, UserFilesListDto } from './files.dto';
 import { toLinkDto, toUserFileDto } from './files.mapping';
-import { UserFileStore } from './user-file.store';
+import { LocalUserFileStore, UserFileStore } from './user-file.store';
 
 /** Who asks for a file's bytes: its owner, or anyone holding a link to it. */
 export type Requester = 'owner' | 'link';
@@ -56,7 +56,8 @@ export class UserFilesService {
       const message = `Export '${file.id}' ${file.state === 'stopped' ? 'was stopped' : 'failed'}${file.message ? `: ${file.message}` : ''}`;
       throw requester === 'owner' ? new ConflictError(message, code, { id: file.id }) : new GoneError(message, code, { id: file.id });
     }
-    const stat = await this.store.stat(file.id);
+    const store = this.store;
+    const stat = await store.stat(file.id);
     return {
       size: stat.size,
       mimeType: file.mimeType,
@@ -76,9 +77,11 @@ export class UserFilesService {
         }
         return stream;
       },
-      handOff: this.offload.enabled
-        ? (range) => this.offload.handOff({ area: 'files', root: this.store.dir, path: this.store.localPath(file.id) }, options.onOpen, range)
-        : undefined,
+      // Only files on a local folder can be handed to the proxy; an S3 store streams through the gateway.
+      handOff:
+        this.offload.enabled && store instanceof LocalUserFileStore
+          ? (range) => this.offload.handOff({ area: 'files', root: store.dir, path: store.localPath(file.id) }, options.onOpen, range)
+          : undefined,
     };
   }
 
