@@ -7,6 +7,7 @@ import { MongoClient } from 'mongodb';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { getEngine, hasEngine, httpRequest, type EngineName } from './index';
+import { GraphSetup } from '../contract/fixtures/graph-engine';
 
 // An engine left out on purpose gets no test at all (rather than a skipped one); npm test starts all.
 const withEngine = (name: EngineName) => (hasEngine(name) ? it : () => undefined);
@@ -140,5 +141,17 @@ describe('real engines (smoke)', () => {
     } finally {
       redis.disconnect();
     }
+  });
+
+  withEngine('graph')('Graph simulator: a token for the harness app, a file PUT by path, its item, and the 302 of its content', async () => {
+    const setup = new GraphSetup(getEngine('graph'));
+    const content = Buffer.from(`hello from the gateway ${unique()}\n`);
+    const name = `smoke-${unique()}.txt`;
+    const id = await setup.put(name, content);
+    const item = await setup.call('GET', `/items/${id}?$select=id,name,size`);
+    expect(item.json).toMatchObject({ id, name, size: content.length });
+    const redirect = await setup.call('GET', `/items/${id}/content`);
+    expect(redirect.status).toBe(302);
+    expect(String(redirect.headers.location)).toMatch(/^https:\/\/localhost:\d+\//);
   });
 });
