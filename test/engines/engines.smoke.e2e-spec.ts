@@ -8,6 +8,7 @@ import Redis from 'ioredis';
 import { Client } from 'pg';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getEngine, hasEngine, httpRequest, type EngineName } from './index';
+import { GraphSetup } from '../contract/fixtures/graph-engine';
 
 // An engine left out on purpose gets no test at all (rather than a skipped one); npm test starts all.
 const withEngine = (name: EngineName) => (hasEngine(name) ? it : () => undefined);
@@ -175,4 +176,15 @@ describe('real engines (smoke)', () => {
       }
     });
   }
+  withEngine('graph')('Graph simulator: a token for the harness app, a file PUT by path, its item, and the 302 of its content', async () => {
+    const setup = new GraphSetup(getEngine('graph'));
+    const content = Buffer.from(`hello from the gateway ${unique()}\n`);
+    const name = `smoke-${unique()}.txt`;
+    const id = await setup.put(name, content);
+    const item = await setup.call('GET', `/items/${id}?$select=id,name,size`);
+    expect(item.json).toMatchObject({ id, name, size: content.length });
+    const redirect = await setup.call('GET', `/items/${id}/content`);
+    expect(redirect.status).toBe(302);
+    expect(String(redirect.headers.location)).toMatch(/^https:\/\/localhost:\d+\//);
+  });
 });
