@@ -413,7 +413,7 @@ describe('sendDownload with a hand-off (the download offload)', () => {
     const calls: unknown[] = [];
     const src = handOffTo('/_offload/repo/fs/notes.txt', calls);
     const { app } = appFor(() => src);
-    const res = await request(app).get('/file').buffer(true).parse(binary).expect(200);
+    const res = await request(app).get('/file').buffer(true).parse(binary as never).expect(200);
     expect(res.headers['x-accel-redirect']).toBe('/_offload/repo/fs/notes.txt');
     expect(res.headers).toMatchObject({
       etag: '"v1"',
@@ -445,7 +445,7 @@ describe('sendDownload with a hand-off (the download offload)', () => {
     const calls: unknown[] = [];
     const src = handOffTo(undefined, calls);
     const { app } = appFor(() => src);
-    const res = await request(app).get('/file').buffer(true).parse(binary).expect(200);
+    const res = await request(app).get('/file').buffer(true).parse(binary as never).expect(200);
     expect(res.body.equals(CONTENT)).toBe(true);
     expect(res.headers['x-accel-redirect']).toBeUndefined();
     expect(src.opened).toEqual(['whole']);
