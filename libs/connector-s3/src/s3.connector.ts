@@ -362,7 +362,7 @@ export class S3Connector implements ContentConnector {
       }
       if (await this.exists(level)) continue;
       try {
-        await this.client.send(new PutObjectCommand({ Bucket: this.params.bucket, Key: this.key(level), Body: '', ContentType: 'application/x-directory' }));
+        await this.client.send(new PutObjectCommand({ Bucket: this.params.bucket, Key: this.key(level), Body: new Uint8Array(0), ContentLength: 0, ContentType: 'application/x-directory' }));
       } catch (e) {
         throw mapS3Error(e, repoPath(level));
       }
