@@ -215,6 +215,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     });
     const timer = setInterval(() => void outcomes.flush().catch(() => undefined), FLUSH_EVERY_MS);
     let unfinished = 0;
+    let toCopy = p.items.filter((item) => claims.get(item.id)!.state !== 'done').length;
     const copyOne = async (claim: ClaimedDoc, item: DocsPayload['items'][number]) => {
       if (!watch.takes(ref.attempt) || outcomes.limitReached) {
         unfinished++;
@@ -226,14 +227,15 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         return;
       }
       this.metrics?.jobDocument(outcome.outcome);
-      if (outcomes.add(outcome) >= FLUSH_EVERY_DOCS) void outcomes.flush().catch(() => undefined);
+      // The task's last outcomes are left to the transition that ends it (one transaction less per task).
+      if (outcomes.add(outcome) >= FLUSH_EVERY_DOCS && toCopy > 0) void outcomes.flush().catch(() => undefined);
     };
     try {
       await Promise.all(
         p.items.map((item) => {
           const claim = claims.get(item.id)!;
           if (claim.state === 'done') return undefined;
-          return this.docSlots.run(() => copyOne(claim, item), watch.halted).catch((e: unknown) => {
+          return this.docSlots.run(() => (toCopy--, copyOne(claim, item)), watch.halted).catch((e: unknown) => {
             // Halted while waiting for a slot: the document was not started.
             if (!(e instanceof Cancelled)) throw e;
             unfinished++;
