@@ -163,7 +163,7 @@ describe('docker/Dockerfile, its steps run in clean folders, and the result star
   it('ships production dependencies only, and the built gateway', () => {
     const modules = path.join(final.dir, 'node_modules');
     expect(fs.lstatSync(modules).isSymbolicLink()).toBe(false);
-    for (const dep of ['@nestjs/core', 'better-sqlite3', 'argon2', 'prom-client', 'pg']) expect([dep, fs.existsSync(path.join(modules, dep))]).toEqual([dep, true]);
+    for (const dep of ['@nestjs/core', 'better-sqlite3', '@node-rs/argon2', 'prom-client', 'pg']) expect([dep, fs.existsSync(path.join(modules, dep))]).toEqual([dep, true]);
     for (const devDep of ['typescript', 'jest', '@nestjs/cli', 'playwright-core', '@stryker-mutator/core']) {
       expect([devDep, fs.existsSync(path.join(modules, devDep))]).toEqual([devDep, false]);
     }
