@@ -11,21 +11,26 @@ import { ConnectorRegistry } from './connector-registry.service';
  * The imports are relative: the Nest build rewrites `@gateway/*` aliases only in static
  * imports, so a dynamic `import('@gateway/...')` would not resolve in dist/.
  */
-class LazyConnectorType implements ConnectorType {
+export class LazyConnectorType implements ConnectorType {
   private loaded?: Promise<ConnectorType>;
   constructor(
     readonly typeId: string,
-    private readonly load: () => Promise<new () => ConnectorType>,
+    private readonly importType: () => Promise<new () => ConnectorType>,
   ) {}
 
+  /** The real kind, required on first use. */
+  load(): Promise<ConnectorType> {
+    this.loaded ??= this.importType().then((Type) => new Type());
+    return this.loaded;
+  }
+
   async create(definition: ConnectorDefinition, context: ConnectorContext): Promise<Connector> {
-    this.loaded ??= this.load().then((Type) => new Type());
-    return (await this.loaded).create(definition, context);
+    return (await this.load()).create(definition, context);
   }
 }
 
 /** Every connector kind the gateway knows. Adding a connector is one line here. */
-const CONNECTOR_KINDS: ConnectorType[] = [
+export const CONNECTOR_KINDS: LazyConnectorType[] = [
   new LazyConnectorType('filesystem', async () => (await import('../../../../libs/connector-filesystem/src')).FilesystemConnectorType),
   new LazyConnectorType('cmis', async () => (await import('../../../../libs/connector-cmis/src')).CmisConnectorType),
   new LazyConnectorType('solr', async () => (await import('../../../../libs/connector-solr/src')).SolrConnectorType),
