@@ -1,7 +1,5 @@
-import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module, type Provider } from '@nestjs/common';
 import type { GatewayConfig } from '../config/gateway-config';
-import { BullTaskQueue, JOB_QUEUE, JobTaskProcessor, bullOptions } from './bullmq-task-queue';
 import { EmbeddedTaskQueue } from './embedded-task-queue';
 import { JobControlService } from './job-control.service';
 import { JobDefinitionsService } from './job-definitions.service';
@@ -25,6 +23,12 @@ export class JobsModule {
         providers: [...common, { provide: TASK_QUEUE, useFactory: () => new EmbeddedTaskQueue(TASK_SLOTS) }],
       };
     }
+    // Required here, not at the top: BullMQ/ioredis cost several MB of idle RSS (issue 16)
+    // and are only used with REDIS_URL.
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    const { BullModule } = require('@nestjs/bullmq') as typeof import('@nestjs/bullmq');
+    const { BullTaskQueue, JOB_QUEUE, JobTaskProcessor, bullOptions } = require('./bullmq-task-queue') as typeof import('./bullmq-task-queue');
+    /* eslint-enable @typescript-eslint/no-require-imports */
     return {
       module: JobsModule,
       imports: [BullModule.forRoot(bullOptions(config)), BullModule.registerQueue({ name: JOB_QUEUE })],
