@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { PassThrough } from 'node:stream';
 import { text } from 'node:stream/consumers';
-import { IncomingContent, mediaTypeOf } from './incoming-content';
+import { IncomingContent, limitBytes, mediaTypeOf } from './incoming-content';
 
 function requestWith(headers: Record<string, string>, chunks: string[] | 'open'): Request {
   const stream = new PassThrough();
@@ -54,5 +54,30 @@ describe('mediaTypeOf', () => {
     expect(mediaTypeOf('Multipart/Form-Data; boundary=x')).toBe('multipart/form-data');
     expect(mediaTypeOf('')).toBeUndefined();
     expect(mediaTypeOf(undefined)).toBeUndefined();
+  });
+});
+
+describe('limitBytes', () => {
+  it('passes a body within the limit through unchanged', async () => {
+    const source = new PassThrough();
+    const limited = limitBytes(source, 5);
+    source.end('hello');
+    expect(await text(limited)).toBe('hello');
+  });
+
+  it('fails with 413 once more than the limit passed', async () => {
+    const source = new PassThrough();
+    const limited = limitBytes(source, 4);
+    source.end('hello');
+    await expect(text(limited)).rejects.toMatchObject({ kind: 'payload_too_large' });
+  });
+
+  it('keeps a source error for a consumer that starts reading only later (a driver awaiting a token first)', async () => {
+    const source = new PassThrough();
+    const limited = limitBytes(source, 100);
+    // Without a listener on the limited stream yet, this must not become an uncaught error.
+    source.destroy(new Error('Unexpected end of form'));
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(text(limited)).rejects.toThrow('Unexpected end of form');
   });
 });

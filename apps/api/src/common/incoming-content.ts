@@ -166,6 +166,10 @@ export function limitBytes(source: Readable, max: number): Readable {
     },
   });
   source.once('error', (e) => counter.destroy(e));
+  // A driver may attach its listeners only after an await (a token, an existence check): a truncated body
+  // must not crash the process meanwhile. The driver still sees the error (the stream is destroyed with it),
+  // and multer answers the request with the source's own error.
+  counter.on('error', () => undefined);
   source.pipe(counter);
   return counter;
 }
