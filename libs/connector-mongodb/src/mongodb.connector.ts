@@ -68,7 +68,7 @@ export class MongoConnector extends EngineConnector {
         guard(collection, async () => {
           if (documents.length === 0) return;
           await this.db.collection(collection).bulkWrite(
-            documents.map((document) => ({ replaceOne: { filter: { _id: document.id as never }, replacement: { ...document }, upsert: true } })),
+            documents.map((document) => ({ replaceOne: { filter: { _id: document.id as never }, replacement: mongoDocument(document), upsert: true } })),
             { ordered: false, maxTimeMS: timeoutMs } as never,
           );
         }),
@@ -209,4 +209,14 @@ function count(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError(name, 'must be an integer >= 0');
   return value;
+}
+
+/** Date fields as BSON dates, so the gateway's date ranges and sorts compare dates, not strings. */
+function mongoDocument(document: Record<string, unknown>): Document {
+  const out: Document = {};
+  for (const [key, value] of Object.entries(document)) {
+    if (value === undefined || value === null) continue;
+    out[key] = INDEX_FIELDS[key]?.type === 'date' && (typeof value === 'string' || typeof value === 'number') ? new Date(value) : value;
+  }
+  return out;
 }
