@@ -34,8 +34,11 @@ describe('Search index group on Solr, Elasticsearch and MongoDB (FerretDB)', () 
     const used = await useSearchEngines();
     release = used.release;
     const { solr, elasticsearch, ferretdb } = used.engines;
+    // The harness's Solr home has no _default configset: ours is its `gateway` core's managed-schema conf.
+    const configSet = `gateway-index-${suffix}`;
+    fs.cpSync(path.join(solr.dir, 'home', 'gateway', 'conf'), path.join(solr.dir, 'home', 'configsets', configSet, 'conf'), { recursive: true });
     const defs = [
-      { name: 'solr', typeId: 'solr', collection: `idx_${suffix}`, params: { url: solr.url } },
+      { name: 'solr', typeId: 'solr', collection: `idx_${suffix}`, params: { url: solr.url, configSet } },
       { name: 'elasticsearch', typeId: 'elasticsearch', collection: `idx_${suffix}`, params: { url: elasticsearch.url } },
       { name: 'mongodb', typeId: 'mongodb', collection: `idx_${suffix}`, params: { uri: `${ferretdb.uri}?directConnection=true`, database: 'search_index', timeoutMs: 60_000 } },
     ];

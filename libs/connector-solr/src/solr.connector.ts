@@ -68,7 +68,7 @@ export class SolrConnector extends EngineConnector {
       fields = ((await this.client.get(`${encodeURIComponent(collection)}/schema/fields?wt=json`, collection)).fields ?? []) as { name: string }[];
     } catch (e) {
       if (!(e instanceof NotFoundError)) throw e;
-      await this.client.get(`admin/cores?action=CREATE&name=${encodeURIComponent(collection)}&configSet=_default&wt=json`);
+      await this.client.get(`admin/cores?action=CREATE&name=${encodeURIComponent(collection)}&configSet=${encodeURIComponent(this.params.configSet)}&wt=json`);
       fields = ((await this.client.get(`${encodeURIComponent(collection)}/schema/fields?wt=json`, collection)).fields ?? []) as { name: string }[];
     }
     const have = new Set(fields.map((f) => f.name));
