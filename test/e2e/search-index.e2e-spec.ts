@@ -77,16 +77,16 @@ describe('Search index group on Solr, Elasticsearch and MongoDB (FerretDB)', () 
       await connector.index.write(collection, DOCS);
       await connector.index.commit(collection);
       const found = await select(name, collection, 'q=content:quarterly&sort=id%20asc&fl=id,title,author,size,created,acl_read').expect(200);
-      expect(found.body.numFound).toBe(2);
-      expect(found.body.docs.map((d: { id: string }) => d.id)).toEqual(['fs:/a.txt', 'fs:/b.txt']);
+      expect(found.body.results.numFound).toBe(2);
+      expect(found.body.results.docs.map((d: { id: string }) => d.id)).toEqual(['fs:/a.txt', 'fs:/b.txt']);
       const facets = await select(name, collection, 'q=*:*&rows=0&facet=true&facet.field=author').expect(200);
-      expect(facets.body.facets.author).toEqual([{ value: 'ann', count: 2 }, { value: 'bob', count: 1 }]);
-      answers.push(found.body);
+      expect(facets.body.results.facets.author).toEqual([{ value: 'ann', count: 2 }, { value: 'bob', count: 1 }]);
+      answers.push(found.body.results);
 
       await connector.index.delete(collection, ['fs:/b.txt']);
       await connector.index.commit(collection);
       const after = await select(name, collection, 'q=content:quarterly&sort=id%20asc').expect(200);
-      expect(after.body.docs.map((d: { id: string }) => d.id)).toEqual(['fs:/a.txt']);
+      expect(after.body.results.docs.map((d: { id: string }) => d.id)).toEqual(['fs:/a.txt']);
     }
     expect(answers[1]).toEqual(answers[0]);
     expect(answers[2]).toEqual(answers[0]);
@@ -98,7 +98,7 @@ describe('Search index group on Solr, Elasticsearch and MongoDB (FerretDB)', () 
       for (let i = 0; i < many.length; i += 200) await connector.index.write(collection, many.slice(i, i + 200));
       await connector.index.commit(collection);
       const res = await select(name, collection, 'q=author:bulk&rows=0').expect(200);
-      expect(res.body.numFound).toBe(1000);
+      expect(res.body.results.numFound).toBe(1000);
     }
   }, 300_000);
 
