@@ -95,7 +95,10 @@ export class MongoConnector extends EngineConnector {
     }
     const keys = Object.entries(INDEX_FIELDS).filter(([, field]) => field.type !== 'text').map(([name]) => name);
     // createIndexes with indexes that exist already is a no-op on the server.
-    await this.db.collection(collection).createIndexes(keys.map((name) => ({ key: { [name]: 1 }, name: `gw_${name}` })));
+    const existing = new Set((await this.db.collection(collection).listIndexes().toArray()).map((index) => index.name as string));
+    for (const name of keys) {
+      if (!existing.has(`gw_${name}`)) await this.db.collection(collection).createIndex({ [name]: 1 }, { name: `gw_${name}` });
+    }
     this.knownCollections.set(collection, Date.now());
   }
 
