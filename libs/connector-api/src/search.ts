@@ -36,6 +36,8 @@ export interface SearchSettings {
   timeoutMs: number;
   /** Largest page (select rows, raw query size/limit). */
   maxRows: number;
+  /** Index writes are visible at most this long after them (INDEX_DEFAULTS when absent). */
+  commitWithinMs?: number;
 }
 
 /**
@@ -50,19 +52,52 @@ export interface SearchCapability {
   rawQuery(collection: string, body: unknown): Promise<unknown>;
 }
 
-/** A document as the indexing jobs will write it: `id` plus the schema's fields. */
+/** A document as the indexing jobs write it: `id` plus fields of INDEX_FIELDS (and `prop_*`). */
 export type SearchDocument = { id: string } & Record<string, unknown>;
 
+/** How a field of the index document is stored: analysed text, exact keyword (facets), long, date. */
+export type IndexFieldType = 'text' | 'keyword' | 'long' | 'date';
+
 /**
- * Reserved for the indexing jobs (next step): writes and deletes of search
- * documents. No connector implements it yet; deriveCapabilities reports it.
+ * The index document, one shared description so Solr, Elasticsearch and
+ * MongoDB agree (table in libs/connector-api/README.md). `id` is
+ * `<source connector id>:<source id>`; custom properties go in `prop_<name>` (text).
+ */
+export const INDEX_FIELDS: Readonly<Record<string, { type: IndexFieldType; multi?: boolean }>> = {
+  title: { type: 'text' },
+  name: { type: 'text' },
+  path: { type: 'text' },
+  content: { type: 'text' },
+  mime_type: { type: 'keyword' },
+  author: { type: 'keyword' },
+  tags: { type: 'keyword', multi: true },
+  source_connector: { type: 'keyword' },
+  source_id: { type: 'keyword' },
+  acl_read: { type: 'keyword', multi: true },
+  size: { type: 'long' },
+  created: { type: 'date' },
+  modified: { type: 'date' },
+};
+/** Custom properties of the source document: `prop_<name>`, indexed as text. */
+export const INDEX_PROPERTY_PREFIX = 'prop_';
+export const INDEX_DEFAULTS = { commitWithinMs: 1000 };
+
+/**
+ * The index group, as the indexing jobs use it: make sure the collection exists with the
+ * mapping above, write batches (visible at most commitWithinMs later), delete by id, and
+ * commit (made visible now) at the end of a run. A document the engine refuses fails the
+ * write with an error naming its id.
  */
 export interface IndexCapability {
-  upsert(collection: string, documents: SearchDocument[]): Promise<void>;
+  /** Creates the collection with the gateway's mapping when missing, adds missing fields; a no-op when all is there. */
+  ensureCollection(collection: string): Promise<void>;
+  write(collection: string, documents: SearchDocument[]): Promise<void>;
   delete(collection: string, ids: string[]): Promise<void>;
+  /** Solr commit, Elasticsearch refresh, MongoDB nothing (writes are visible when acknowledged). */
+  commit(collection: string): Promise<void>;
 }
 
-const COMMON_KEYS = ['collection', 'defaultFilters', 'defaultFields', 'timeoutMs', 'maxRows'] as const;
+const COMMON_KEYS = ['collection', 'defaultFilters', 'defaultFields', 'timeoutMs', 'maxRows', 'commitWithinMs'] as const;
 export const SEARCH_DEFAULTS = { timeoutMs: 10_000, maxRows: 1000 };
 
 /** Collection, core and index names a path may carry: no wildcards, lists, leading '_' or '.', or path characters. */
@@ -103,6 +138,7 @@ export function parseSearchSettings(params: Record<string, unknown>, engineKeys:
     defaultFields: stringList(params, 'defaultFields', true),
     timeoutMs: integerParam(params, 'timeoutMs', SEARCH_DEFAULTS.timeoutMs, 1, 600_000),
     maxRows: integerParam(params, 'maxRows', SEARCH_DEFAULTS.maxRows, 1, 100_000),
+    ...(params.commitWithinMs !== undefined ? { commitWithinMs: integerParam(params, 'commitWithinMs', INDEX_DEFAULTS.commitWithinMs, 1, 3_600_000) } : {}),
   };
 }
 

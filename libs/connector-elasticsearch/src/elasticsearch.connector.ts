@@ -7,7 +7,12 @@ import {
   type ConnectorDefinition,
   type SearchResults,
   EngineConnector,
+  INDEX_DEFAULTS,
+  INDEX_FIELDS,
+  INDEX_PROPERTY_PREFIX,
   urlEnginePublicParams,
+  type IndexCapability,
+  type IndexFieldType,
 } from '@gateway/connector-api';
 import { checkElasticsearchRawQuery, toElasticsearchRequest, type SearchRequest } from '@gateway/search-query';
 import { mapElasticsearchError } from './elasticsearch-errors';
@@ -28,6 +33,7 @@ export class ElasticsearchConnector extends EngineConnector {
   protected readonly rawQueryBody = 'an Elasticsearch _search request body (a JSON object)';
   readonly publicParams: Record<string, unknown>;
   private readonly client: Client;
+  readonly index: IndexCapability;
 
   constructor(definition: ConnectorDefinition, private readonly params: ElasticsearchParams) {
     super(definition, params.settings);
@@ -46,6 +52,54 @@ export class ElasticsearchConnector extends EngineConnector {
       maxRetries: 0,
       compression: false,
     });
+    const timeoutMs = settings.timeoutMs;
+    const guard = async <T>(index: string, call: () => Promise<T>): Promise<T> => {
+      try {
+        return await call();
+      } catch (e) {
+        throw mapElasticsearchError(e, timeoutMs, index);
+      }
+    };
+    this.index = {
+      ensureCollection: (index) => guard(index, () => this.ensureIndex(index)),
+      write: (index, documents) =>
+        guard(index, async () => {
+          if (documents.length === 0) return;
+          const operations = documents.flatMap((document) => [{ index: { _index: index, _id: document.id } }, document]);
+          checkBulk(await this.client.bulk({ operations }, { requestTimeout: timeoutMs }));
+        }),
+      delete: (index, ids) =>
+        guard(index, async () => {
+          if (ids.length === 0) return;
+          const operations = ids.map((id) => ({ delete: { _index: index, _id: id } }));
+          checkBulk(await this.client.bulk({ operations }, { requestTimeout: timeoutMs }), true);
+        }),
+      commit: (index) => guard(index, async () => void (await this.client.indices.refresh({ index }))),
+    };
+  }
+
+  /** An explicit mapping (keywords for facets, dynamic template for prop_*); the refresh interval is commitWithinMs. */
+  private async ensureIndex(index: string): Promise<void> {
+    const properties = Object.fromEntries(Object.entries(INDEX_FIELDS).map(([name, field]) => [name, ES_TYPES[field.type]]));
+    if (await this.client.indices.exists({ index })) {
+      // Adding fields to an existing mapping is allowed; a field already mapped otherwise is refused by the engine (kept as its error).
+      await this.client.indices.putMapping({ index, properties: properties as never });
+      return;
+    }
+    const refresh = this.params.settings.commitWithinMs ?? INDEX_DEFAULTS.commitWithinMs;
+    try {
+      await this.client.indices.create({
+        index,
+        settings: { refresh_interval: `${refresh}ms` },
+        mappings: {
+          dynamic_templates: [{ props: { match: `${INDEX_PROPERTY_PREFIX}*`, mapping: { type: 'text' } } }],
+          properties: { id: { type: 'keyword' }, ...properties } as never,
+        },
+      });
+    } catch (e) {
+      // Another node created it between exists and create: the same mapping, so done.
+      if ((e as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type !== 'resource_already_exists_exception') throw e;
+    }
   }
 
   async checkHealth(): Promise<void> {
@@ -115,5 +169,27 @@ export class ElasticsearchConnector extends EngineConnector {
     } catch (e) {
       throw mapElasticsearchError(e, this.params.settings.timeoutMs, index);
     }
+  }
+}
+
+const ES_TYPES: Record<IndexFieldType, Record<string, unknown>> = {
+  text: { type: 'text' },
+  keyword: { type: 'keyword' },
+  long: { type: 'long' },
+  date: { type: 'date' },
+};
+
+/** _bulk answers 200 with per-item errors: the first refused item fails the call, naming its id. */
+function checkBulk(answer: { errors?: boolean; items?: Record<string, { _id?: string | null; status?: number; error?: { type?: string; reason?: string | null } }>[] }, deletes = false): void {
+  if (!answer.errors) return;
+  for (const item of answer.items ?? []) {
+    const result = Object.values(item)[0];
+    if (!result?.error) continue;
+    // Deleting a document that is not there is the wanted end state.
+    if (deletes && result.status === 404) continue;
+    throw new UpstreamError(`Elasticsearch refused document '${result._id}': ${result.error.type ?? ''}: ${result.error.reason ?? ''}`, {
+      id: result._id,
+      engineStatus: result.status,
+    });
   }
 }

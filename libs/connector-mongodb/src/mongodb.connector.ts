@@ -8,8 +8,12 @@ import {
   type ConnectorDefinition,
   type SearchResults,
   EngineConnector,
+  INDEX_FIELDS,
+  UpstreamError,
   searchPublicParams,
+  type IndexCapability,
 } from '@gateway/connector-api';
+import { MongoBulkWriteError } from 'mongodb';
 import { checkMongoRawQuery, missingLastFinds, toMongoRequest, type SearchRequest } from '@gateway/search-query';
 import { mapMongoError } from './mongo-errors';
 import { redactUri, type MongoParams } from './params';
@@ -26,6 +30,7 @@ export class MongoConnector extends EngineConnector {
   private readonly client: MongoClient;
   private readonly db: Db;
   private readonly knownCollections = new Map<string, number>();
+  readonly index: IndexCapability;
 
   constructor(definition: ConnectorDefinition, private readonly params: MongoParams) {
     super(definition, params.settings);
@@ -43,6 +48,58 @@ export class MongoConnector extends EngineConnector {
       maxPoolSize: 32,
     });
     this.db = this.client.db(params.database);
+    const timeoutMs = settings.timeoutMs;
+    const guard = async <T>(collection: string, call: () => Promise<T>): Promise<T> => {
+      try {
+        return await call();
+      } catch (e) {
+        if (e instanceof MongoBulkWriteError) {
+          const first = e.writeErrors && (Array.isArray(e.writeErrors) ? e.writeErrors[0] : e.writeErrors);
+          const id = first ? (first.getOperation() as { _id?: unknown; q?: { _id?: unknown } })?.q?._id ?? first.getOperation()?._id : undefined;
+          throw new UpstreamError(`MongoDB refused document${id !== undefined ? ` '${String(id)}'` : ''}: ${first?.errmsg ?? e.message}`, { id });
+        }
+        throw mapMongoError(e, timeoutMs, collection);
+      }
+    };
+    this.index = {
+      ensureCollection: (collection) => guard(collection, () => this.ensureCollection(collection)),
+      // `_id` is the document id, so a rewrite replaces and ids stay unique without an extra index.
+      write: (collection, documents) =>
+        guard(collection, async () => {
+          if (documents.length === 0) return;
+          await this.db.collection(collection).bulkWrite(
+            documents.map((document) => ({ replaceOne: { filter: { _id: document.id as never }, replacement: mongoDocument(document), upsert: true } })),
+            { ordered: false, maxTimeMS: timeoutMs } as never,
+          );
+        }),
+      delete: (collection, ids) =>
+        guard(collection, async () => {
+          if (ids.length === 0) return;
+          await this.db.collection(collection).deleteMany({ _id: { $in: ids as never[] } }, { maxTimeMS: timeoutMs });
+        }),
+      // Acknowledged writes are already visible to finds.
+      commit: async () => undefined,
+    };
+  }
+
+  /** The collection and one index per facet/sort field of the index mapping (text fields are searched by regex, unindexed). */
+  private async ensureCollection(collection: string): Promise<void> {
+    const found = await this.db.listCollections({ name: collection }, { nameOnly: true }).toArray();
+    if (found.length === 0) {
+      try {
+        await this.db.createCollection(collection);
+      } catch (e) {
+        // 48 NamespaceExists: another caller created it meanwhile.
+        if ((e as { code?: number }).code !== 48) throw e;
+      }
+    }
+    const keys = Object.entries(INDEX_FIELDS).filter(([, field]) => field.type !== 'text').map(([name]) => name);
+    // createIndexes with indexes that exist already is a no-op on the server.
+    const existing = new Set((await this.db.collection(collection).listIndexes().toArray()).map((index) => index.name as string));
+    for (const name of keys) {
+      if (!existing.has(`gw_${name}`)) await this.db.collection(collection).createIndex({ [name]: 1 }, { name: `gw_${name}` });
+    }
+    this.knownCollections.set(collection, Date.now());
   }
 
   async checkHealth(): Promise<void> {
@@ -155,4 +212,14 @@ function count(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new InvalidArgumentError(name, 'must be an integer >= 0');
   return value;
+}
+
+/** Date fields as BSON dates, so the gateway's date ranges and sorts compare dates, not strings. */
+function mongoDocument(document: Record<string, unknown>): Document {
+  const out: Document = {};
+  for (const [key, value] of Object.entries(document)) {
+    if (value === undefined || value === null) continue;
+    out[key] = INDEX_FIELDS[key]?.type === 'date' && (typeof value === 'string' || typeof value === 'number') ? new Date(value) : value;
+  }
+  return out;
 }

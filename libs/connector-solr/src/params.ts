@@ -5,14 +5,18 @@ export interface SolrParams {
   url: string;
   user?: string;
   password?: string;
+  /** Configset a missing core is created from by the index group (default `_default`). */
+  configSet: string;
   settings: SearchSettings;
 }
 
 /** Validates a solr connector's params: url, collection, user/password (Basic) and the common search settings. */
 export function parseSolrParams(params: Record<string, unknown>): SolrParams {
-  const settings = parseSearchSettings(params, ['url', 'user', 'password']);
+  const settings = parseSearchSettings(params, ['url', 'user', 'password', 'configSet']);
   const user = optionalParam(params, 'user');
   const password = optionalParam(params, 'password');
   if (password !== undefined && user === undefined) throw new InvalidArgumentError('user', 'is required when password is set');
-  return { url: httpUrlParam(params, 'url', 'http://host:8983/solr'), user, password, settings };
+  const configSet = optionalParam(params, 'configSet') ?? '_default';
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(configSet)) throw new InvalidArgumentError('configSet', 'must be a configset name (letters, digits, . _ -)');
+  return { url: httpUrlParam(params, 'url', 'http://host:8983/solr'), user, password, configSet, settings };
 }
