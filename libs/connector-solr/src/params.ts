@@ -17,6 +17,6 @@ export function parseSolrParams(params: Record<string, unknown>): SolrParams {
   const password = optionalParam(params, 'password');
   if (password !== undefined && user === undefined) throw new InvalidArgumentError('user', 'is required when password is set');
   const configSet = optionalParam(params, 'configSet') ?? '_default';
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(configSet)) throw new InvalidArgumentError('configSet', 'must be a configset name (letters, digits, . _ -)');
+  if (!/^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$/.test(configSet)) throw new InvalidArgumentError('configSet', 'must be a configset name (letters, digits, . _ -; not starting with . or -)');
   return { url: httpUrlParam(params, 'url', 'http://host:8983/solr'), user, password, configSet, settings };
 }

@@ -8,6 +8,7 @@ describe('solr connector params', () => {
       url: 'http://127.0.0.1:8983/solr',
       user: undefined,
       password: undefined,
+      configSet: '_default',
       settings: { collection: 'docs', defaultFilters: [], defaultFields: undefined, timeoutMs: 10_000, maxRows: 1000 },
     });
   });
@@ -20,6 +21,8 @@ describe('solr connector params', () => {
     [{ url: 'http://h/solr', password: 'p' }, 'user'],
     [{ url: 'http://h/solr', maxRows: 0 }, 'maxRows'],
     [{ url: 'http://h/solr', defaultFilters: 'a:b' }, 'defaultFilters'],
+    [{ url: 'http://h/solr', configSet: '../conf' }, 'configSet'],
+    [{ url: 'http://h/solr', configSet: 'a/b' }, 'configSet'],
   ])('refuses %j naming %s', (params, parameter) => {
     expect(() => parseSolrParams(params)).toThrow(expect.objectContaining({ parameter }) as InvalidArgumentError);
   });
