@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { startEngines, stopEngines } from '../engines';
+import { startNginx, type NginxHandle } from '../engines/nginx';
 import { ADMIN, adminAuth, basic } from '../support/gateway';
 import { sha256 } from '../support/files';
 import { ensureBuilt, spawnGateway, type GatewayProcess } from '../support/process';
@@ -14,8 +15,13 @@ import { listTree, writeTree } from './jobs-helpers';
  * Three gateway processes (the built main.js) on one PostgreSQL and one Redis, sharing the user-file folder
  * and the repository folder, with requests spread round-robin over them as a load balancer would. Runs in
  * the PostgreSQL + Redis pass of scripts/test.sh (GATEWAY_TEST_POSTGRES_URL, GATEWAY_TEST_REDIS_URL) and
- * starts its own PostgreSQL and Redis through the engine harness when they are not given.
+ * starts its own PostgreSQL and Redis through the engine harness when they are not given. The nodes run under
+ * the context path /gateway, and Debian's nginx with the shipped docker/nginx.conf balances over them
+ * round-robin (`PROXY`); most tests address a node directly to say which one answers.
  */
+
+/** Through nginx, round-robin over the nodes, as a client of the deployment sees it. */
+const PROXY = 'proxy' as const;
 
 const NODES = 3;
 const JOB_DOCS = 2000;
@@ -60,6 +66,7 @@ describe('Three gateway nodes on one PostgreSQL and one Redis (issue 17)', () =>
   let ownEngines = false;
   let env: (i: number) => Record<string, string>;
   const nodes: GatewayProcess[] = [];
+  let nginx: NginxHandle | undefined;
   let turn = 0;
   /** The next node in round-robin order. */
   const next = () => nodes[turn++ % nodes.length];
@@ -69,11 +76,11 @@ describe('Three gateway nodes on one PostgreSQL and one Redis (issue 17)', () =>
    * own business, and a reused keep-alive socket the server closes at that moment would fail the test
    * for a reason that has nothing to do with the nodes.
    */
-  function call(node: GatewayProcess, method: string, p: string, auth = adminAuth(), headers: Record<string, string> = {}, body?: unknown): Promise<Answer> {
+  function call(node: GatewayProcess | typeof PROXY, method: string, p: string, auth = adminAuth(), headers: Record<string, string> = {}, body?: unknown): Promise<Answer> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise((resolve, reject) => {
       const req = http.request(
-        `${node.baseUrl}/api${p}`,
+        `${node === PROXY ? `${nginx!.url}/gateway` : node.baseUrl}/api${p}`,
         {
           method,
           agent: false,
@@ -130,6 +137,7 @@ jobs:
       GATEWAY_DATA_DIR: path.join(root, `data-${i}`),
       GATEWAY_USER_FILES_DIR: path.join(root, 'user-files'),
       GATEWAY_CONFIG: path.join(root, 'gateway.yaml'),
+      GATEWAY_CONTEXT_PATH: '/gateway',
       GATEWAY_ADMIN_USER: ADMIN.username,
       GATEWAY_ADMIN_PASSWORD: ADMIN.password,
       GATEWAY_NODE_ID: `node-${i}`,
@@ -145,9 +153,11 @@ jobs:
     // The first node migrates the database; the others then start on it.
     nodes.push(await spawnGateway(env(0)));
     nodes.push(...(await Promise.all([1, 2].map((i) => spawnGateway(env(i))))));
+    nginx = await startNginx({ upstreams: nodes.map((n) => ({ port: Number(new URL(n.baseUrl).port) })) });
   }, 300_000);
 
   afterAll(async () => {
+    await nginx?.stop();
     for (const n of nodes) await n.stop('SIGKILL');
     if (databaseUrl) await dropDatabase(pgAdmin, databaseUrl).catch(() => undefined);
     if (ownEngines) await stopEngines();
@@ -161,6 +171,45 @@ jobs:
       expect(ready.body.results.details.redis.status).toBe('up');
       expect(ready.body.results.details.database.engine).toBe('postgres');
     }
+  });
+
+  it('behind nginx round-robin over the three nodes: one lock-out, and an export and a public link whichever node answers', async () => {
+    await call(PROXY, 'POST', '/admin/users', adminAuth(), {}, { username: 'proxied', password: 'proxied-pw-1', roles: ['user'] });
+    await call(PROXY, 'POST', '/admin/users', adminAuth(), {}, { username: 'proxied-target', password: 'proxied-target-pw-1', roles: ['user'] });
+    // 30 wrong passwords in parallel through the proxy reach all three nodes; counted in one place, 10 are evaluated
+    // (three separate counts would evaluate up to 30).
+    const wrong = await Promise.all(Array.from({ length: 30 }, (_, i) => call(PROXY, 'GET', '/repo/connections', basic('proxied-target', `wrong-${i}`))));
+    const counts: Record<number, number> = {};
+    for (const r of wrong) counts[r.status] = (counts[r.status] ?? 0) + 1;
+    expect(counts).toEqual({ 401: 10, 429: 20 });
+
+    const auth = basic('proxied', 'proxied-pw-1');
+    const content = randomBytes(300 * 1024);
+    fs.writeFileSync(path.join(root, 'repo', 'via-proxy.bin'), content);
+    const id = (await call(PROXY, 'GET', '/repo/fs/idbypath?folderPath=/&fileName=via-proxy.bin', auth)).body.results.id as string;
+    const started = await call(PROXY, 'POST', '/repo/batch', auth, {}, { batch: [{ connId: 'fs', id }] });
+    expect(started.status).toBe(202);
+    const fileId = started.body.results.docId as string;
+    let handle: any;
+    for (;;) {
+      handle = (await call(PROXY, 'GET', '/files/user', auth)).body.results.files.find((f: any) => f.id === fileId);
+      if (handle.state !== 'running') break;
+      await sleep(50);
+    }
+    expect(handle).toMatchObject({ state: 'ready', progress: { entriesTotal: 1, entriesDone: 1, errors: 0 } });
+    // Three downloads: each node serves it once.
+    for (let i = 0; i < 3; i++) {
+      const zip = await call(PROXY, 'GET', `/files/user/download?id=${fileId}`, auth);
+      expect([zip.status, zip.body.length]).toEqual([200, handle.size]);
+    }
+    expect((await call(PROXY, 'DELETE', `/files/user/delete?id=${fileId}`, auth)).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await call(PROXY, 'GET', `/files/user/download?id=${fileId}`, auth)).status).toBe(404);
+
+    const link = await call(PROXY, 'GET', `/files/external/link?internal=false&connectorId=fs&docId=${encodeURIComponent(id)}`, auth);
+    const key = link.body.results.key as string;
+    const downloads = await Promise.all(Array.from({ length: 30 }, () => call(PROXY, 'GET', `/public/download?key=${encodeURIComponent(key)}`, '')));
+    expect(downloads.every((d) => d.status === 200 && sha256(d.body) === sha256(content))).toBe(true);
+    expect((await call(PROXY, 'GET', '/files/user', auth)).body.results.links.find((l: any) => l.id === key).used).toBe(30);
   });
 
   it('counts the lock-out across nodes: of 60 parallel wrong passwords from one address, spread over the nodes, 10 are evaluated', async () => {
