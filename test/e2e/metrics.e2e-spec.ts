@@ -119,7 +119,7 @@ describe('GET /metrics on GATEWAY_METRICS_PORT', () => {
     await waitFor(async () => ((await active()) === 0 ? true : undefined), 'the transfer to end');
   });
 
-  it('counts login failures and lock-out refusals, and exports by outcome', async () => {
+  it('counts login failures, lock-outs started and lock-out refusals, and exports by outcome', async () => {
     const before = await scrape();
     await gw.http().post(`${gw.api}/admin/users`).set('Authorization', adminAuth()).send({ username: 'mallory', password: 'mallory-pass-1', roles: ['user'] }).expect(201);
     await gw.http().get(`${gw.api}/repo/connections`).set('Authorization', basic('mallory', 'wrong-1')).expect(401);
@@ -133,6 +133,8 @@ describe('GET /metrics on GATEWAY_METRICS_PORT', () => {
     const after = await scrape();
     expect(sample(after, 'gateway_login_failures_total') - sample(before, 'gateway_login_failures_total')).toBe(2);
     expect(sample(after, 'gateway_login_locked_out_total') - sample(before, 'gateway_login_locked_out_total')).toBe(1);
+    // The second failure reached the limit (2): one lock-out started.
+    expect(sample(after, 'gateway_login_lockouts_total') - sample(before, 'gateway_login_lockouts_total')).toBe(1);
     expect(sample(after, 'gateway_exports_total', { outcome: 'ready' }) - sample(before, 'gateway_exports_total', { outcome: 'ready' })).toBe(1);
     // Process metrics.
     expect(sample(after, 'gateway_process_resident_memory_bytes')).toBeGreaterThan(0);

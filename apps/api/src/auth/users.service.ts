@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { ConflictError, NotFoundError, InvalidArgumentError } from '@gateway/connector-api';
 import { UsersRepository, type UserRecord } from '@gateway/persistence';
@@ -11,6 +11,7 @@ import { Coordination } from '../coordination/coordination.service';
 import { MemoryAttemptStore, RedisAttemptStore } from './attempt-store';
 import { LoginLockout } from './login-lockout';
 import { VerificationCache } from './verification-cache';
+import { GatewayMetrics } from '../metrics/gateway-metrics';
 
 export interface UserView {
   username: string;
@@ -36,6 +37,7 @@ export class UsersService {
     private readonly hasher: PasswordHasher,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly coordination: Coordination,
+    @Optional() private readonly metrics?: GatewayMetrics,
   ) {
     this.cache = new VerificationCache(config.auth.cacheTtlMs);
     const store = coordination.redis ? new RedisAttemptStore(coordination.redis, coordination.prefix) : new MemoryAttemptStore();
@@ -131,6 +133,7 @@ export class UsersService {
   private async failed(username: string, clientAddress: string): Promise<void> {
     if (await this.lockout.recordFailure(username, clientAddress)) {
       this.logger.warn({ username, clientAddress }, 'Login locked out after repeated failures');
+      this.metrics?.lockoutStarted();
       await this.coordination.broadcast({
         type: 'login-locked',
         username,

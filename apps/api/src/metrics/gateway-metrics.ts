@@ -83,6 +83,12 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  private readonly lockoutsStarted = new Counter({
+    name: 'gateway_login_lockouts_total',
+    help: 'Lock-outs of a user and client address this node started (the failure that reached the limit).',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'gateway_' });
     this.transfers.set({ direction: 'upload' }, 0);
@@ -128,6 +134,10 @@ export class GatewayMetrics {
 
   loginLockedOut(): void {
     this.lockedOut.inc();
+  }
+
+  lockoutStarted(): void {
+    this.lockoutsStarted.inc();
   }
 
   text(): Promise<string> {
