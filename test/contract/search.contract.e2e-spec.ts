@@ -216,12 +216,12 @@ describe('Search contract: every search connector answers alike', () => {
       expect(res.body.message.length).toBeGreaterThan(10);
     });
 
-    it('appears in connections; repositoryInfo derives search only; content routes answer 501 naming content', async () => {
+    it('appears in connections; repositoryInfo derives search and index, nothing of content; content routes answer 501 naming content', async () => {
       const list = await gw.http().get(`${gw.api}/repo/connections`).set('Authorization', user()).expect(200);
       expect(list.body.results).toContainEqual(expect.objectContaining({ id: `search-${name}`, typeId: name }));
       const info = await gw.http().get(`${gw.api}/repo/search-${name}/repositoryInfo`).set('Authorization', user()).expect(200);
       const on = Object.entries(info.body.results.capabilities).filter(([, v]) => v).map(([k]) => k);
-      expect(on).toEqual(['search']);
+      expect(on.sort()).toEqual(['index', 'search']);
       expect(info.body.results.params.collection).toBe(env().collection);
       const content = await gw.http().get(`${gw.api}/repo/search-${name}/rootfolderid`).set('Authorization', user()).expect(501);
       expect(content.body.error).toMatchObject({ code: 'NOT_SUPPORTED', capability: 'content' });
