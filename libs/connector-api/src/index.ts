@@ -6,3 +6,5 @@ export * from './capabilities';
 export * from './file-reads';
 export * from './search';
 export * from './params';
+export * from './byte-slice';
+export { declaredMimeType, mimeTypeFor } from './mime';

@@ -25,6 +25,7 @@ import {
   type RepositoryDescription,
   type VersionInfo,
   type VersioningCapability,
+  sliceBytes,
 } from '@gateway/connector-api';
 import { CmisClient, SourceStreamError, type AceChange, type CmisAcl, type CmisProperties, type CmisRepositoryInfo, type CmisTypeDefinition, type CmisTypeTreeNode } from './cmis-client';
 import {
@@ -228,7 +229,7 @@ export class CmisConnector implements ContentConnector {
       if (e instanceof GatewayError && e.details.cmisException === 'constraint') return Readable.from([]);
       throw e;
     }
-    if (range !== undefined && response.status === 200) return response.stream.pipe(slice(range.start, range.end - range.start + 1));
+    if (range !== undefined && response.status === 200) return response.stream.pipe(sliceBytes(range.start, range.end - range.start + 1));
     return response.stream;
   }
 
@@ -858,22 +859,3 @@ function convertValue(name: string, value: string, propertyType: string, multi: 
   return multi ? converted : converted[0];
 }
 
-/** Passes on `length` bytes after skipping `skip`: for servers that ignore Range. */
-function slice(skip: number, length: number): Transform {
-  let toSkip = skip;
-  let left = length;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      if (left <= 0) return callback();
-      let part = chunk;
-      if (toSkip > 0) {
-        const n = Math.min(toSkip, part.length);
-        toSkip -= n;
-        part = part.subarray(n);
-      }
-      if (part.length > left) part = part.subarray(0, left);
-      left -= part.length;
-      callback(null, part.length > 0 ? part : undefined);
-    },
-  });
-}

@@ -59,7 +59,7 @@ import {
   type DocumentMeta,
   type VersionRecord,
 } from './metadata-store';
-import { declaredMimeType } from './mime';
+import { declaredMimeType } from '@gateway/connector-api';
 import { parsePropertyChanges } from './properties';
 import {
   decodeId,

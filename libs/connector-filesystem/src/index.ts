@@ -1,3 +1,2 @@
 export * from './filesystem.connector';
 export * from './filesystem.connector-type';
-export { mimeTypeFor } from './mime';

@@ -1,7 +1,7 @@
 import type { BigIntStats } from 'node:fs';
 import type { ItemInfo, VersionInfo } from '@gateway/connector-api';
 import { latestVersion, statDate, type DocumentMeta, type VersionRecord } from './metadata-store';
-import { mimeTypeFor } from './mime';
+import { mimeTypeFor } from '@gateway/connector-api';
 import { encodeId, encodeVersionId, nameOf, repoPath } from './paths';
 
 /** Object types; the document one is what createFile accepts as `type`. */

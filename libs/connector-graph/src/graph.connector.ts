@@ -29,12 +29,13 @@ import {
   type SiteCapability,
   type VersionInfo,
   type VersioningCapability,
+  sliceBytes,
 } from '@gateway/connector-api';
-import { MicrosoftHttpClient, MsalTokenProvider, createAgents, drain, type MicrosoftRequest } from '@gateway/microsoft-client';
+import { ATTRIBUTION_FIELDS, MicrosoftHttpClient, MsalTokenProvider, createAgents, drain, type MicrosoftRequest } from '@gateway/microsoft-client';
 import type { GraphParams } from './params';
 
-/** List item fields the connector keeps the acting gateway user in (the service only sees the app). */
-export const GATEWAY_FIELDS = { createdBy: 'GatewayCreatedBy', modifiedBy: 'GatewayModifiedBy', checkedOutBy: 'GatewayCheckedOutBy' } as const;
+/** The acting gateway user's fields (shared with the SharePoint connector). */
+export const GATEWAY_FIELDS = ATTRIBUTION_FIELDS;
 const GATEWAY_FIELD_NAMES = new Set<string>(Object.values(GATEWAY_FIELDS));
 /** SharePoint's own columns of a document library item: never shown as custom properties. */
 const SYSTEM_FIELDS = new Set([
@@ -122,24 +123,6 @@ function splitVersion(id: string): { item: string; version?: string } {
 
 function encodePath(segments: string[]): string {
   return segments.map((s) => encodeURIComponent(s)).join('/');
-}
-
-/** Skips `skip` bytes then passes `length` (for a service that ignored a Range header). */
-function slice(skip: number, length: number): Transform {
-  let toSkip = skip;
-  let left = length;
-  return new Transform({
-    transform(chunk: Buffer, _enc, callback) {
-      if (toSkip >= chunk.length) {
-        toSkip -= chunk.length;
-        return callback();
-      }
-      const part = chunk.subarray(toSkip, toSkip + left);
-      toSkip = 0;
-      left -= part.length;
-      callback(null, part.length > 0 ? part : undefined);
-    },
-  });
 }
 
 /**
@@ -398,9 +381,9 @@ export class GraphConnector implements ContentConnector {
       res = await this.http.request({ method: 'GET', url: new URL(location, this.params.graphUrl).href, auth: false, headers, errorContext: { id } });
     } else if (range) {
       // Answered in place (no redirect): the body is the whole content.
-      return res.body.pipe(slice(range.start, range.end - range.start + 1));
+      return res.body.pipe(sliceBytes(range.start, range.end - range.start + 1));
     }
-    if (range && res.status === 200) return res.body.pipe(slice(range.start, range.end - range.start + 1));
+    if (range && res.status === 200) return res.body.pipe(sliceBytes(range.start, range.end - range.start + 1));
     return res.body;
   }
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
-import { mimeTypeFor } from '@gateway/connector-filesystem';
 import {
   ConflictError,
   GatewayError,
   InvalidArgumentError,
+  mimeTypeFor,
   NotFoundError,
   type AclCapability,
   type Actor,
@@ -25,15 +25,14 @@ import {
   type SiteCapability,
   type VersioningCapability,
   type VersionInfo,
+  sliceBytes,
 } from '@gateway/connector-api';
-import { drain, MicrosoftHttpClient, MsalTokenProvider, type MicrosoftRequest } from '@gateway/microsoft-client';
+import { ATTRIBUTION_FIELDS, drain, MicrosoftHttpClient, MsalTokenProvider, type MicrosoftRequest } from '@gateway/microsoft-client';
 import { ChunkReader } from './chunks';
 import { decodeCursor, encodeCursor, fileId, folderId, parseId, skiptokenOf, versionId, type SpId } from './ids';
 import { expanded, literal, query, readCollection, readEntity, readPrimitive, str, type Json } from './odata';
 import type { SharePointParams } from './params';
 
-/** Fields the connector keeps the acting gateway user in (app-only calls all act as the app). */
-export const ATTRIBUTION_FIELDS = { createdBy: 'GatewayCreatedBy', modifiedBy: 'GatewayModifiedBy', checkedOutBy: 'GatewayCheckedOutBy' } as const;
 const ATTRIBUTION = new Set<string>(Object.values(ATTRIBUTION_FIELDS));
 
 /** Gateway permission names ↔ SharePoint role definitions (README: permission mapping). */
@@ -84,26 +83,6 @@ function date(value: unknown): Date | undefined {
   if (typeof value !== 'string') return undefined;
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? undefined : new Date(ms);
-}
-
-/** Passes on `length` bytes after skipping `skip`: when SharePoint answers a Range with the whole file. */
-function slice(skip: number, length: number): Transform {
-  let toSkip = skip;
-  let left = length;
-  return new Transform({
-    transform(chunk: Buffer, _e, callback) {
-      if (left <= 0) return callback();
-      let part = chunk;
-      if (toSkip > 0) {
-        const n = Math.min(toSkip, part.length);
-        toSkip -= n;
-        part = part.subarray(n);
-      }
-      if (part.length > left) part = part.subarray(0, left);
-      left -= part.length;
-      callback(null, part.length > 0 ? part : undefined);
-    },
-  });
 }
 
 /**
@@ -409,7 +388,7 @@ export class SharePointConnector implements ContentConnector {
       headers: range ? { range: `bytes=${range.start}-${range.end}` } : {},
       errorContext: { id },
     });
-    if (range && res.status === 200) return res.body.pipe(slice(range.start, range.end - range.start + 1));
+    if (range && res.status === 200) return res.body.pipe(sliceBytes(range.start, range.end - range.start + 1));
     return res.body;
   }
 
