@@ -1285,7 +1285,7 @@ function describe(info: EngineInfo): string {
     case 'sharepoint':
       return info.siteUrl;
     case 'tika':
-      return `${info.url} (Tika ${info.version})`;
+      return `${info.url} (${info.version})`;
   }
 }
 
