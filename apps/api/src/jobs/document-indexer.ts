@@ -260,19 +260,27 @@ export function propertyField(name: string): string {
   return `prop_${name.replace(/[^A-Za-z0-9_]/g, '_')}`;
 }
 
-/** Principals of ACL entries (`<principal>:<permission>,...`) holding a permission that includes reading. */
+/**
+ * Principals of ACL entries (`<principal>:<permission>,...`) holding a permission that includes
+ * reading. The repository's "anyone" principal (OpenCMIS: `anyone`; the CMIS default name
+ * `cmis:anyone`) is everybody: it becomes `__everyone__`, the value search trimming matches for
+ * every caller.
+ */
 export function readPrincipals(entries: readonly string[]): string[] {
   const out = new Set<string>();
   for (const entry of entries) {
-    // Principals never contain ':' (the permissions module refuses them), permissions do (cmis:read).
-    const colon = entry.indexOf(':');
-    if (colon <= 0) continue;
-    const principal = entry.slice(0, colon);
-    const permissions = entry.slice(colon + 1).split(',').map((p) => p.trim());
-    if (permissions.some((p) => READ_PERMISSIONS.has(p))) out.add(principal);
+    // Permissions start with `cmis:`; a principal may too (cmis:anyone), so the split is at the first `:cmis:`.
+    let split = entry.indexOf(':cmis:');
+    if (split < 0) split = entry.indexOf(':');
+    if (split <= 0) continue;
+    const principal = entry.slice(0, split);
+    const permissions = entry.slice(split + 1).split(',').map((p) => p.trim());
+    if (permissions.some((p) => READ_PERMISSIONS.has(p))) out.add(ANYONE.has(principal) ? INDEX_JOB_DEFAULTS.defaultAcl : principal);
   }
   return [...out].sort();
 }
+
+const ANYONE = new Set(['anyone', 'cmis:anyone']);
 
 function errorMessage(e: unknown): string {
   return e instanceof GatewayError ? `${e.code}: ${e.message}` : `INTERNAL: ${(e as Error)?.message ?? String(e)}`;
