@@ -1,12 +1,15 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { Limiter } from '@gateway/concurrency';
 import { GatewayError } from '@gateway/connector-api';
+import { TEXT_EXTRACTOR, type TextExtractor } from '@gateway/text-extraction';
 import { JobsRepository, type ClaimedDoc, type DocOutcome, type DocToClaim, type TaskState } from '@gateway/persistence';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { GatewayConfig } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { DocumentCopier, resolveFolderId } from './document-copier';
+import { DocumentIndexer, SWEEP_TASK_KEY, type IndexTarget } from './document-indexer';
+import { isIndexingJob } from './job-definition.dto';
 import type { JobStore } from './job-store';
 import { failingReason, settle } from './run-lifecycle';
 import { Cancelled, RunWatcher, type RunWatch } from './run-watcher';
@@ -27,7 +30,9 @@ const CONTEXTS_KEPT = 100;
 
 interface RunContext {
   jobId: number;
-  copier: DocumentCopier;
+  /** The indexer too on an indexing job: both take a document the same way. */
+  copier: DocumentCopier | DocumentIndexer;
+  indexer?: DocumentIndexer;
 }
 
 /**
@@ -53,6 +58,8 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     @Inject(TASK_QUEUE) private readonly queue: TaskQueue,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     @Optional() private readonly metrics?: GatewayMetrics,
+    // Indexing jobs without it index metadata only, saying why in each document's audit record.
+    @Optional() @Inject(TEXT_EXTRACTOR) private readonly extractor?: TextExtractor,
   ) {
     this.docSlots = new Limiter(config.jobs.concurrency);
     this.watcher = new RunWatcher(repo, WATCH_EVERY_MS);
@@ -104,6 +111,8 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
       if (planned.kind === 'enum') {
         await this.enumerate(ref, loaded, planned.payload);
         finished = true;
+      } else if (planned.kind === 'sweep') {
+        finished = await loaded.indexer!.sweep(() => !watch.takes(ref.attempt));
       } else {
         const claims = start.claims ?? (await this.repo.claimDocs(loaded.jobId, ref.runId, toClaim!.docs, Date.now()));
         ({ finished, rest } = await this.copyDocs(ref, loaded, watch, planned.payload, claims));
@@ -128,6 +137,11 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
       return this.end(ref, jobId, [], finished, failure, maxErrors);
     });
     if (ended.failing) await this.notify(ref.runId);
+    if (ended.sweep) await this.queue.enqueue([{ runId: ref.runId, key: SWEEP_TASK_KEY, attempt: ref.attempt }]);
+    // The run settled (completed, paused, aborted, failed): its index shows now what its audit says.
+    if (!(loaded instanceof Error) && loaded.indexer && ended.status !== undefined && ended.status !== 'RUNNING') {
+      await loaded.indexer.commit().catch((e: unknown) => this.logger.warn({ err: e, run: ref.runId }, 'Index commit at the end of a run failed'));
+    }
     if (!finished && this.shuttingDown && this.queue.mode === 'redis') throw new TaskInterrupted();
   }
 
@@ -152,7 +166,8 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
 
   /** The transition that ends a task: its last outcomes, its row, and the run moved on (settle). */
   private end(ref: TaskRef, jobId: number, rest: DocOutcome[], finished: boolean, failure: string | undefined, maxErrors: number) {
-    return this.repo.transition(ref.runId, async (locked) => {
+    const indexing = this.contexts.get(ref.runId)?.indexer !== undefined;
+    return this.repo.transition(ref.runId, async (locked): Promise<{ failing: boolean; sweep?: boolean; status?: string }> => {
       // Outcomes count whatever happened to the run meanwhile: their documents were claimed by it.
       if (rest.length > 0) await locked.finishDocs(jobId, rest, Date.now());
       const failing = rest.length > 0 && locked.run.attempt === ref.attempt && failingReason(locked.run, maxErrors) !== undefined;
@@ -163,8 +178,13 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         // The run is failing now: it takes no new work and turns FAILED once no task is active (settle).
         await locked.change({ message: failure });
       }
-      await settle(locked, Date.now(), maxErrors);
-      return { failing };
+      // An indexing run's last task: what the run did not list is gone from the source (the sweep task).
+      const sweep =
+        indexing && finished && ref.key !== SWEEP_TASK_KEY && locked.run.kind === 'start' && failingReason(locked.run, maxErrors) === undefined &&
+        locked.run.status === 'RUNNING' && (await locked.countTasks(['pending', 'active'])) === 0;
+      if (sweep) await locked.insertTasks([{ key: SWEEP_TASK_KEY, kind: 'sweep', payload: '{}' }]);
+      const status = await settle(locked, Date.now(), maxErrors);
+      return { failing, sweep, status };
     });
   }
 
@@ -206,7 +226,9 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     claims: Map<string, ClaimedDoc>,
   ): Promise<{ finished: boolean; rest: DocOutcome[] }> {
     const { copier, jobId } = ctx;
-    const outcomes = new OutcomeBatch((batch) => this.repo.finishDocs(jobId, ref.runId, batch, Date.now()), async (run) => {
+    // An indexer writes the batch's index documents before the outcomes that say so are recorded.
+    const prepare = (batch: DocOutcome[]) => (ctx.indexer ? ctx.indexer.beforeOutcomes(batch) : Promise.resolve(batch));
+    const outcomes = new OutcomeBatch(async (batch) => this.repo.finishDocs(jobId, ref.runId, await prepare(batch), Date.now()), async (run) => {
       if (run.attempt === ref.attempt && failingReason(run, copier.def.options.maxErrors) !== undefined) {
         await this.markFailing(ref, copier.def.options.maxErrors);
         return true;
@@ -245,7 +267,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     } finally {
       clearInterval(timer);
     }
-    return { finished: unfinished === 0, rest: await outcomes.takeRest() };
+    return { finished: unfinished === 0, rest: await prepare(await outcomes.takeRest()) };
   }
 
   /**
@@ -267,10 +289,18 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     const job = await this.repo.findJob(run.jobId);
     if (!job) throw new Error(`Job ${run.jobId} not found`);
     const def = job.definition;
-    const ctx: RunContext = {
-      jobId: job.id,
-      copier: new DocumentCopier(def, this.registry.get(def.source.connectorId), this.registry.get(def.target.connectorId), { username: run.startedBy }),
-    };
+    let ctx: RunContext;
+    if (isIndexingJob(def)) {
+      const target = this.registry.any(def.target.connectorId);
+      if (!target.index) throw new Error(`Connector ${target.id} has no index group`);
+      const indexer = new DocumentIndexer(def, this.registry.get(def.source.connectorId), target as IndexTarget, this.repo, this.extractor, job.id, runId);
+      ctx = { jobId: job.id, copier: indexer, indexer };
+    } else {
+      ctx = {
+        jobId: job.id,
+        copier: new DocumentCopier(def, this.registry.get(def.source.connectorId), this.registry.get(def.target.connectorId), { username: run.startedBy }),
+      };
+    }
     if (this.contexts.size >= CONTEXTS_KEPT) this.contexts.clear();
     this.contexts.set(runId, ctx);
     return ctx;
