@@ -162,8 +162,8 @@ describe(`Indexing jobs into Solr, Elasticsearch and MongoDB (FerretDB), ${MODE}
     expect(await ids(engine, collection, 'content:echo')).toHaveLength(1);
     expect(await ids(engine, collection, '*:*')).toHaveLength(4);
     // The audit says what happened to each.
-    expect((await recordstatus(jobId, ids1.c, 'p')).body.results).toMatchObject({ message: 'removed from the index: gone from the source' });
-    expect((await recordstatus(jobId, ids1.a, 's')).body.results).toMatchObject({ message: 'Unchanged since it was indexed' });
+    expect((await recordstatus(jobId, ids1.c, 'p')).body.results).toContain('removed from the index: gone from the source');
+    expect((await recordstatus(jobId, ids1.a, 's')).body.results).toContain('Unchanged since it was indexed');
 
     // A third run with nothing changed writes nothing and removes nothing.
     await call(gw, jobId, 'start');
@@ -207,10 +207,12 @@ describe(`Indexing jobs into Solr, Elasticsearch and MongoDB (FerretDB), ${MODE}
     const secret = await upload('secret.txt', 'a secret memo about marmalade');
     const acls = driver.acls!;
     // bob may read one document (and admin everything), carol may write (so read) the other; "anyone" is taken off both.
-    await acls.applyAcl(forBob, { bob: ['cmis:read'], admin: ['cmis:all'] }, actor);
+    // (OpenCMIS InMemory takes new principals when "anyone" is rewritten with them; it is removed after.)
+    await acls.applyAcl(forBob, { anyone: ['cmis:read'], bob: ['cmis:read'], admin: ['cmis:all'] }, actor);
     await acls.removeAcl(forBob, ['anyone'], actor);
-    await acls.applyAcl(secret, { carol: ['cmis:write'], admin: ['cmis:all'] }, actor);
+    await acls.applyAcl(secret, { anyone: ['cmis:read'], carol: ['cmis:write'], admin: ['cmis:all'] }, actor);
     await acls.removeAcl(secret, ['anyone'], actor);
+    expect((await acls.getAcl(forBob)).sort()).toEqual(['admin:cmis:all', 'bob:cmis:read']);
 
     const body = indexJob(engine, folderPath, { source: 'cmis' });
     const jobId = await define(body);

@@ -183,7 +183,8 @@ export class DocumentIndexer {
     await this.target.index.commit(this.collection);
   }
 
-  private ensureCollection(): Promise<void> {
+  /** Once per run and process (a failure is tried again by the next write). */
+  ensureCollection(): Promise<void> {
     if (!this.ensured) {
       this.ensured = this.target.index.ensureCollection(this.collection);
       this.ensured.catch(() => (this.ensured = undefined));

@@ -13,7 +13,7 @@ import { isIndexingJob } from './job-definition.dto';
 import type { JobStore } from './job-store';
 import { failingReason, settle } from './run-lifecycle';
 import { Cancelled, RunWatcher, type RunWatch } from './run-watcher';
-import { LIST_PAGE, folderPageTasks, parseTask, type DocsPayload, type EnumPayload } from './task-plan';
+import { LIST_PAGE, ROOT_TASK_KEY, folderPageTasks, parseTask, type DocsPayload, type EnumPayload } from './task-plan';
 import { TASK_QUEUE, TaskInterrupted, type TaskQueue, type TaskRef } from './task-queue';
 
 /**
@@ -109,6 +109,8 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     try {
       if (loaded instanceof Error) throw loaded;
       if (planned.kind === 'enum') {
+        // An indexing run makes sure of its collection as it starts (a kill before the first write leaves it there, empty).
+        if (loaded.indexer && ref.key === ROOT_TASK_KEY) await loaded.indexer.ensureCollection();
         await this.enumerate(ref, loaded, planned.payload);
         finished = true;
       } else if (planned.kind === 'sweep') {
@@ -121,6 +123,12 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
       if (!(e instanceof Cancelled)) failure = this.describeFailure(e, ref);
     } finally {
       this.watcher.release(ref.runId);
+    }
+    // What this task wrote is visible before the run can settle on it (a status of COMPLETED, PAUSED or
+    // ABORTED is then true of the index too): after the sweep (a complete run's last task), when the run
+    // stops taking documents (pause, abort, kill, failing), and on run-errors runs (they have no sweep).
+    if (!(loaded instanceof Error) && loaded.indexer && (planned.kind === 'sweep' || !watch.takes(ref.attempt) || start.run.kind === 'runerrors')) {
+      await loaded.indexer.commit().catch((e: unknown) => this.logger.warn({ err: e, run: ref.runId }, 'Index commit failed'));
     }
 
     const jobId = loaded instanceof Error ? 0 : loaded.jobId;
@@ -138,8 +146,8 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     });
     if (ended.failing) await this.notify(ref.runId);
     if (ended.sweep) await this.queue.enqueue([{ runId: ref.runId, key: SWEEP_TASK_KEY, attempt: ref.attempt }]);
-    // The run settled (completed, paused, aborted, failed): its index shows now what its audit says.
-    if (!(loaded instanceof Error) && loaded.indexer && ended.status !== undefined && ended.status !== 'RUNNING') {
+    // The run settled by this task without a commit above (it turned failing as the task ended): commit now.
+    if (!(loaded instanceof Error) && loaded.indexer && ended.status !== undefined && ended.status !== 'RUNNING' && planned.kind !== 'sweep') {
       await loaded.indexer.commit().catch((e: unknown) => this.logger.warn({ err: e, run: ref.runId }, 'Index commit at the end of a run failed'));
     }
     if (!finished && this.shuttingDown && this.queue.mode === 'redis') throw new TaskInterrupted();
