@@ -39,18 +39,16 @@ function refuse(construct: string, engine: string): never {
   throw new InvalidArgumentError('body', `${construct} is not allowed in a raw ${engine} query on a permission-trimmed connection`, 'RAW_QUERY_REFUSED');
 }
 
-/** Calls `check` with every member name and value of every object in `body` (explicit stack: no recursion limit). */
-function eachMember(body: unknown, check: (key: string, value: unknown) => void): void {
-  const stack: unknown[] = [body];
+/** Calls `check` with every member (name and value) and every array item (no name) in `body`; an explicit stack: no recursion limit. */
+function eachMember(body: unknown, check: (key: string | undefined, value: unknown) => void): void {
+  const stack: { key?: string; value: unknown }[] = [{ value: body }];
   while (stack.length > 0) {
-    const value = stack.pop();
+    const { key, value } = stack.pop() as { key?: string; value: unknown };
+    check(key, value);
     if (Array.isArray(value)) {
-      stack.push(...value);
+      for (const item of value) stack.push({ value: item });
     } else if (value !== null && typeof value === 'object') {
-      for (const [key, member] of Object.entries(value)) {
-        check(key, member);
-        stack.push(member);
-      }
+      for (const [name, member] of Object.entries(value)) stack.push({ key: name, value: member });
     }
   }
 }
@@ -81,12 +79,13 @@ export function trimSolrRequest(request: Record<string, unknown>, principals: re
  */
 export function checkSolrTrimmedRawQuery(body: unknown): void {
   eachMember(body, (key, value) => {
+    if (typeof value === 'string' && /\[\s*(subquery|child)\b/i.test(value)) refuse('the [subquery] and [child] transformers', 'Solr');
+    if (key === undefined) return;
     if (key === 'domain') refuse('a facet domain', 'Solr');
     if (key === 'terms' || key.startsWith('terms.')) refuse(`${key} (the terms component)`, 'Solr');
     if (key === 'mlt' || key.startsWith('mlt.')) refuse(`${key} (MoreLikeThis)`, 'Solr');
     if (key === 'expand' || key.startsWith('expand.')) refuse(`${key} (expand)`, 'Solr');
     if (key === 'json' || key.startsWith('json.')) refuse(key, 'Solr');
-    if (typeof value === 'string' && /\[\s*(subquery|child)\b/i.test(value)) refuse('the [subquery] and [child] transformers', 'Solr');
   });
 }
 
@@ -132,7 +131,7 @@ const ES_WIDENING = new Set([
 
 export function checkElasticsearchTrimmedRawQuery(body: unknown): void {
   eachMember(body, (key) => {
-    if (ES_WIDENING.has(key)) refuse(key, 'Elasticsearch');
+    if (key !== undefined && ES_WIDENING.has(key)) refuse(key, 'Elasticsearch');
   });
 }
 
@@ -164,6 +163,6 @@ const MONGO_WIDENING = new Set(['$unionWith', '$lookup', '$graphLookup', '$facet
 
 export function checkMongoTrimmedRawQuery(body: unknown): void {
   eachMember(body, (key) => {
-    if (MONGO_WIDENING.has(key)) refuse(key, 'MongoDB');
+    if (key !== undefined && MONGO_WIDENING.has(key)) refuse(key, 'MongoDB');
   });
 }
