@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite (`npm test`):
 #   1. type-check and build; 2. unit tests;
-#   3. the real engines' smoke tests (CMIS, Solr, Elasticsearch, FerretDB, PostgreSQL, Redis,
+#   3. the real engines' smoke tests (CMIS, Solr, Elasticsearch, FerretDB, PostgreSQL, Redis, Tika, ...,
 #      provisioned from Maven Central, the Go module proxy and Debian; builds cached between runs);
 #   4. e2e tests on the embedded SQLite default (the contract suite includes the real CMIS server;
 #      test/e2e/proxy*, offload*, test/browser run Debian's nginx and chromium; test/docker the Dockerfile's steps);

@@ -187,4 +187,16 @@ describe('real engines (smoke)', () => {
     expect(redirect.status).toBe(302);
     expect(String(redirect.headers.location)).toMatch(/^https:\/\/localhost:\d+\//);
   });
+  withEngine('tika')('Tika Server: an RTF document PUT to /tika comes back as plain text', async () => {
+    const tika = getEngine('tika');
+    const word = `smoke${unique()}`;
+    const answer = await httpRequest(`${tika.url}/tika`, {
+      method: 'PUT',
+      headers: { accept: 'text/plain', 'content-type': 'application/rtf' },
+      body: `{\\rtf1\\ansi\\deff0 {\\fonttbl {\\f0 Times;}}\\f0 Hello {\\b ${word}} from RTF\\par}`,
+      timeoutMs: 60_000,
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.text()).toContain(`Hello ${word} from RTF`);
+  });
 });

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import * as path from 'node:path';
 import { PersistenceModule } from '@gateway/persistence';
+import { TextExtractionModule } from '@gateway/text-extraction';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { EnvelopeInterceptor } from './common/envelope';
@@ -43,6 +44,7 @@ export class AppModule {
         PermissionsModule,
         SearchModule,
         HealthModule,
+        TextExtractionModule.forRoot(config.extraction),
         JobsModule.register(config),
       ],
       providers: [

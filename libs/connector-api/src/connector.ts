@@ -177,7 +177,7 @@ export interface Connector {
 
   /** Select, raw query and collection health over a search engine (spec 4.6). */
   readonly search?: SearchCapability;
-  /** Writes and deletes of search documents (indexing jobs; reserved, no connector implements it yet). */
+  /** Writes and deletes of search documents (the indexing jobs: apps/api/src/jobs/document-indexer.ts). */
   readonly index?: IndexCapability;
 
   close?(): Promise<void>;

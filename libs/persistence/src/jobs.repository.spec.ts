@@ -380,4 +380,34 @@ describe('JobsRepository', () => {
       expect(await repo.pruneAudit(250)).toBe(0);
     });
   });
+
+  describe('index state (indexing jobs)', () => {
+    it('saves, replaces and reads what was indexed; finds what a run did not list; records removals once', async () => {
+      const { jobId, run } = await jobWithRun();
+      expect((await repo.indexStates(jobId, ['a', 'b'])).size).toBe(0);
+      await repo.saveIndexStates(jobId, run.id, [
+        { docId: 'a', sourcePath: '/in/a', stamp: 's1' },
+        { docId: 'b', sourcePath: '/in/b', stamp: 's1' },
+        { docId: 'c', sourcePath: '/in/c', stamp: 's1' },
+      ], 100);
+      await repo.saveIndexStates(jobId, run.id, [{ docId: 'a', sourcePath: '/in/a', stamp: 's2' }], 200);
+      const states = await repo.indexStates(jobId, ['a', 'b', 'zz']);
+      expect([...states.keys()].sort()).toEqual(['a', 'b']);
+      expect(states.get('a')).toEqual({ docId: 'a', sourcePath: '/in/a', stamp: 's2', runId: run.id });
+
+      // The run listed a and b only: c is gone.
+      await repo.claimDocs(jobId, run.id, ['a', 'b'].map((d) => ({ docId: d, relPath: d, sourcePath: `/in/${d}` })), 300);
+      expect((await repo.goneFromSource(jobId, run.id, 10)).map((g) => g.docId)).toEqual(['c']);
+      const removed = [{ docId: 'c', sourcePath: '/in/c', targetId: 'src:c', message: 'removed from the index: gone from the source' }];
+      await repo.transition(run.id, (locked) => locked.recordRemoved(jobId, removed, 400));
+      await repo.transition(run.id, (locked) => locked.recordRemoved(jobId, removed, 500)); // a retried sweep counts it once
+      expect(await repo.findRun(run.id)).toMatchObject({ read: 2, written: 0, removed: 1 });
+      expect(await repo.latestAudit(jobId, 'c', 'p')).toMatchObject({ targetId: 'src:c', message: 'removed from the index: gone from the source' });
+      expect(await repo.goneFromSource(jobId, run.id, 10)).toEqual([]);
+      expect((await repo.indexStates(jobId, ['c'])).size).toBe(0);
+
+      await repo.deleteJob(jobId);
+      expect((await repo.indexStates(jobId, ['a', 'b'])).size).toBe(0);
+    });
+  });
 });

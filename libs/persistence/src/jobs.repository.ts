@@ -13,7 +13,7 @@ export type RunStatus = 'RUNNING' | 'PAUSING' | 'PAUSED' | 'ABORTING' | 'ABORTED
 export type RunKind = 'start' | 'runerrors';
 export type TaskState = 'pending' | 'active' | 'done';
 /** 'enum' lists one folder page; 'docs' copies a batch of documents. */
-export type TaskKind = 'enum' | 'docs';
+export type TaskKind = 'enum' | 'docs' | 'sweep';
 /** p (processed/written), e (error), d (duplicate), s (skipped). */
 export type DocOutcomeCode = 'p' | 'e' | 'd' | 's';
 /** An audit record's type: r (read) or an outcome. */
@@ -135,6 +135,28 @@ export interface LockedRun {
   claimDocs(jobId: number, docs: readonly DocToClaim[], now: number): Promise<Map<string, ClaimedDoc>>;
   /** JobsStore.finishDocs inside this transition (a task's last outcomes as it ends); `run` shows the new counters. */
   finishDocs(jobId: number, outcomes: readonly DocOutcome[], now: number): Promise<void>;
+  /**
+   * Documents an indexing run deleted from its index (gone from the source): recorded done (`p`,
+   * with the message) in this run, counted in `removed` only, and their index state forgotten.
+   * A document the run has already is left alone (counted once).
+   */
+  recordRemoved(jobId: number, docs: readonly RemovedDoc[], now: number): Promise<void>;
+}
+
+/** What an indexing job last wrote for one source document. */
+export interface IndexStateRecord {
+  docId: string;
+  sourcePath: string | null;
+  stamp: string;
+  runId: string;
+}
+
+/** A document deleted from an index because it is gone from the source (an indexing run's sweep). */
+export interface RemovedDoc {
+  docId: string;
+  sourcePath: string | null;
+  targetId: string;
+  message: string;
 }
 
 /** What createRun's plan may read under the job's lock. */
@@ -168,6 +190,12 @@ export interface JobsStore<D = unknown> {
   failedDocs(runId: string, after: string | undefined, limit: number): Promise<FailedDoc[]>;
   latestAudit(jobId: number, docId: string, recordType: AuditRecordType): Promise<AuditRecord | undefined>;
   pruneAudit(before: number): Promise<number>;
+  /** Indexing jobs: the last indexed state of these source documents. */
+  indexStates(jobId: number, docIds: readonly string[]): Promise<Map<string, IndexStateRecord>>;
+  /** Indexing jobs: records what was written (after the index accepted it, before its outcome). */
+  saveIndexStates(jobId: number, runId: string, rows: ReadonlyArray<Omit<IndexStateRecord, 'runId'>>, now: number): Promise<void>;
+  /** Indexing jobs: indexed documents this run did not list (gone from the source), `limit` at a time. */
+  goneFromSource(jobId: number, runId: string, limit: number): Promise<IndexStateRecord[]>;
 }
 
 /** Rows per statement of the task inserts (well under every engine's bound-parameter limit). */
@@ -221,6 +249,7 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       await trx.deleteFrom('job_run_docs').where('run_id', 'in', runs).execute();
       await trx.deleteFrom('job_run_tasks').where('run_id', 'in', runs).execute();
       await trx.deleteFrom('job_audit').where('job_id', '=', id).execute();
+      await trx.deleteFrom('job_index_state').where('job_id', '=', id).execute();
       await trx.deleteFrom('job_runs').where('job_id', '=', id).execute();
       await trx.deleteFrom('jobs').where('id', '=', id).execute();
     });
@@ -407,6 +436,42 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
   }
 
   /** Deletes audit records older than the cut-off; returns how many. */
+  // ---- indexing jobs --------------------------------------------------------
+
+  async indexStates(jobId: number, docIds: readonly string[]): Promise<Map<string, IndexStateRecord>> {
+    const out = new Map<string, IndexStateRecord>();
+    if (docIds.length === 0) return out;
+    const rows = await sql<{ doc_id: string; source_path: string | null; stamp: string; run_id: string }>`
+      select s.doc_id, s.source_path, s.stamp, s.run_id from job_index_state s
+      where s.job_id = ${jobId} and s.doc_id in (select j.d from ${jsonRows(this.database.engine, docIds.map((d) => ({ d })), ['d'])})`.execute(this.db);
+    for (const r of rows.rows) out.set(r.doc_id, { docId: r.doc_id, sourcePath: r.source_path, stamp: r.stamp, runId: r.run_id });
+    return out;
+  }
+
+  async saveIndexStates(jobId: number, runId: string, rows: ReadonlyArray<Omit<IndexStateRecord, 'runId'>>, now: number): Promise<void> {
+    if (rows.length === 0) return;
+    const unique = [...new Map(rows.map((r) => [r.docId, r])).values()];
+    const json = jsonRows(this.database.engine, unique.map((r) => ({ d: r.docId, p: r.sourcePath, s: r.stamp })), ['d', 'p', 's']);
+    await sql`
+      insert into job_index_state (job_id, doc_id, source_path, stamp, run_id, updated_at)
+      select cast(${jobId} as integer), j.d, j.p, j.s, ${runId}, cast(${now} as bigint) from ${json} where true
+      on conflict (job_id, doc_id) do update set source_path = excluded.source_path, stamp = excluded.stamp, run_id = excluded.run_id, updated_at = excluded.updated_at`.execute(this.db);
+  }
+
+  async goneFromSource(jobId: number, runId: string, limit: number): Promise<IndexStateRecord[]> {
+    const rows = await this.db
+      .selectFrom('job_index_state as s')
+      .select(['s.doc_id', 's.source_path', 's.stamp', 's.run_id'])
+      .where('s.job_id', '=', jobId)
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('job_run_docs as d').select('d.doc_id').where('d.run_id', '=', runId).whereRef('d.doc_id', '=', 's.doc_id'))),
+      )
+      .orderBy('s.doc_id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ docId: r.doc_id, sourcePath: r.source_path, stamp: r.stamp, runId: r.run_id }));
+  }
+
   async pruneAudit(before: number): Promise<number> {
     const res = await this.db.deleteFrom('job_audit').where('created_at', '<', before).executeTakeFirst();
     return Number(res.numDeletedRows);
@@ -510,6 +575,32 @@ class TransactionLockedRun implements LockedRun {
         failed: eb('failed', '+', delta.failed),
         removed: eb('removed', '+', delta.removed),
       }))
+      .where('id', '=', run.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    this.run = toRun(row);
+  }
+
+  async recordRemoved(jobId: number, docs: readonly RemovedDoc[], now: number): Promise<void> {
+    if (docs.length === 0) return;
+    const { trx, run } = this;
+    const unique = [...new Map(docs.map((d) => [d.docId, d])).values()];
+    const inserted = await sql<{ doc_id: string }>`
+      insert into job_run_docs (run_id, doc_id, rel_path, state, outcome, claimed_at)
+      select ${run.id}, j.d, coalesce(j.s, j.d), 'done', 'p', cast(${now} as bigint) from ${jsonRows(this.engine, unique.map((d) => ({ d: d.docId, s: d.sourcePath })), ['d', 's'])} where true
+      on conflict (run_id, doc_id) do nothing
+      returning doc_id`.execute(trx);
+    const fresh = new Set(inserted.rows.map((r) => r.doc_id));
+    const ids = jsonRows(this.engine, unique.map((d) => ({ d: d.docId })), ['d']);
+    await sql`delete from job_index_state where job_id = ${jobId} and doc_id in (select j.d from ${ids})`.execute(trx);
+    if (fresh.size === 0) return;
+    const audits = unique.filter((d) => fresh.has(d.docId)).map((d) => ({ d: d.docId, s: d.sourcePath, t: d.targetId, m: d.message }));
+    await sql`
+      insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, created_at)
+      select cast(${jobId} as integer), ${run.id}, j.d, 'p', j.s, j.t, j.m, cast(${now} as bigint) from ${jsonRows(this.engine, audits, ['d', 's', 't', 'm'])}`.execute(trx);
+    const row = await trx
+      .updateTable('job_runs')
+      .set((eb) => ({ removed: eb('removed', '+', fresh.size) }))
       .where('id', '=', run.id)
       .returningAll()
       .executeTakeFirstOrThrow();

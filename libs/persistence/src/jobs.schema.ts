@@ -77,6 +77,18 @@ export interface JobAuditTable {
   created_at: number;
 }
 
+/** An indexing job's last write per source document (migration 0040-job-index-state). */
+export interface JobIndexStateTable {
+  job_id: number;
+  doc_id: string;
+  source_path: string | null;
+  /** What identifies the indexed state: target, etag or modified + size, version label. */
+  stamp: string;
+  /** The run that wrote it (a resumed run recognises its own earlier writes). */
+  run_id: string;
+  updated_at: number;
+}
+
 declare module './schema' {
   interface DatabaseSchema {
     jobs: JobsTable;
@@ -84,5 +96,6 @@ declare module './schema' {
     job_run_tasks: JobRunTasksTable;
     job_run_docs: JobRunDocsTable;
     job_audit: JobAuditTable;
+    job_index_state: JobIndexStateTable;
   }
 }

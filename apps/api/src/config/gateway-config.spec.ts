@@ -62,6 +62,7 @@ describe('loadConfig', () => {
         publicRateLimitPerMinute: 120,
       },
       jobs: { definitions: [], redisUrl: undefined, concurrency: 8, auditRetentionDays: 30 },
+      extraction: { tikaUrl: undefined, tikaTimeoutMs: 60_000, caFile: undefined },
     });
   });
 
@@ -205,6 +206,24 @@ describe('loadConfig', () => {
     expect(refusal({ GATEWAY_ACCEL_REDIRECT: '/_offload/' }).message).toMatch(/^GATEWAY_ACCEL_REDIRECT: /);
     expect(refusal({ GATEWAY_SENDFILE_HEADER: 'X-Sendfile: /etc' }).message).toMatch(/^GATEWAY_SENDFILE_HEADER: /);
     expect(refusal({ GATEWAY_METRICS_PORT: '0' }).message).toMatch(/^GATEWAY_METRICS_PORT: /);
+  });
+});
+
+describe('loadConfig: text extraction (TIKA_*)', () => {
+  it('reads the Tika URL, its time-out and CA file, and refuses what cannot be a Tika base URL', () => {
+    const ca = path.join(folder, 'tika-ca.pem');
+    fs.writeFileSync(ca, 'not checked here');
+    expect(loadConfig({ TIKA_URL: ' http://127.0.0.1:9998 ', TIKA_TIMEOUT_MS: '5000', TIKA_CA_FILE: ca }).extraction).toEqual({
+      tikaUrl: 'http://127.0.0.1:9998',
+      tikaTimeoutMs: 5000,
+      caFile: ca,
+    });
+    expect(loadConfig({ TIKA_URL: '  ' }).extraction.tikaUrl).toBeUndefined();
+    expect(refusal({ TIKA_URL: 'ftp://tika:21' }).message).toBe("TIKA_URL: must be an http:// or https:// URL (got 'ftp://tika:21')");
+    expect(refusal({ TIKA_URL: 'tika:9998' }).message).toMatch(/^TIKA_URL: /);
+    expect(refusal({ TIKA_URL: 'http://user:secret@tika:9998' }).message).toMatch(/^TIKA_URL: must be the server's base URL/);
+    expect(refusal({ TIKA_TIMEOUT_MS: '0' }).message).toMatch(/^TIKA_TIMEOUT_MS: must be an integer between 1 and 3600000/);
+    expect(refusal({ TIKA_CA_FILE: path.join(folder, 'missing.pem') }).message).toMatch(/^TIKA_CA_FILE: no such file/);
   });
 });
 

@@ -64,6 +64,17 @@ export interface GatewayConfig {
   offload?: OffloadConfig;
   /** Port of the separate Prometheus /metrics listener; undefined: no metrics are served. */
   metricsPort?: number;
+  /** Text extraction of indexing jobs: Tika Server for what the gateway does not decode itself. */
+  extraction: ExtractionConfig;
+}
+
+export interface ExtractionConfig {
+  /** TIKA_URL (http or https base URL); undefined: formats that are not native are indexed by metadata only. */
+  tikaUrl?: string;
+  /** TIKA_TIMEOUT_MS: one document's whole exchange with Tika. */
+  tikaTimeoutMs: number;
+  /** TIKA_CA_FILE: PEM of the CA behind an https TIKA_URL. */
+  caFile?: string;
 }
 
 /**
@@ -192,7 +203,25 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     },
     offload: parseOffload(env),
     metricsPort: env.GATEWAY_METRICS_PORT ? parseInteger(env, 'GATEWAY_METRICS_PORT', 0, 1, 65535) : undefined,
+    extraction: parseExtraction(env),
   };
+}
+
+function parseExtraction(env: Env): ExtractionConfig {
+  const raw = env.TIKA_URL?.trim() || undefined;
+  if (raw !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new ConfigError(`TIKA_URL: must be an http:// or https:// URL (got '${raw}')`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`TIKA_URL: must be an http:// or https:// URL (got '${raw}')`);
+    if (url.search || url.hash || url.username || url.password) throw new ConfigError('TIKA_URL: must be the server\'s base URL, without query, fragment or credentials');
+  }
+  const caFile = env.TIKA_CA_FILE?.trim() || undefined;
+  if (caFile && !fs.existsSync(caFile)) throw new ConfigError(`TIKA_CA_FILE: no such file '${caFile}'`);
+  return { tikaUrl: raw, tikaTimeoutMs: parseInteger(env, 'TIKA_TIMEOUT_MS', 60_000, 1, 3_600_000), caFile: caFile ? path.resolve(caFile) : undefined };
 }
 
 function parseOffload(env: Env): OffloadConfig | undefined {

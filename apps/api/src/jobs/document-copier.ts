@@ -55,7 +55,8 @@ export class DocumentCopier {
         info = { ...item, path: fresh.path, mimeType: fresh.mimeType, size: fresh.size };
       }
       const relDir = path.dirname(item.rel);
-      const targetDir = relDir === '.' ? this.def.target.folderPath : joinPath(this.def.target.folderPath, relDir);
+      const targetFolder = this.def.target.folderPath ?? '/'; // always set on a copy job (definitions service)
+      const targetDir = relDir === '.' ? targetFolder : joinPath(targetFolder, relDir);
       const folderId = await this.ensureFolder(targetDir);
       const { onExisting } = this.def.options;
 

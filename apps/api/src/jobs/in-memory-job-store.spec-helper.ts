@@ -5,11 +5,13 @@ import type {
   DocOutcome,
   DocToClaim,
   FailedDoc,
+  IndexStateRecord,
   JobOrigin,
   JobRecord,
   JobRunRecord,
   JobTaskRecord,
   LockedRun,
+  RemovedDoc,
   RunChange,
   RunKind,
   RunPlanReader,
@@ -66,6 +68,8 @@ export class InMemoryJobStore implements JobStore {
   /** runId → doc id → row. */
   readonly docs = new Map<string, Map<string, DocRow>>();
   readonly audit: AuditRecord[] = [];
+  /** jobId → doc id → what an indexing job last wrote. */
+  readonly indexState = new Map<number, Map<string, IndexStateRecord>>();
   /** Transitions made, by run (what a test can check was locked). */
   transitions = 0;
   private nextJobId = 1;
@@ -119,6 +123,7 @@ export class InMemoryJobStore implements JobStore {
       this.docs.delete(run.id);
     }
     this.audit.splice(0, this.audit.length, ...this.audit.filter((a) => a.jobId !== id));
+    this.indexState.delete(id);
     this.jobs.delete(id);
   }
 
@@ -190,6 +195,7 @@ export class InMemoryJobStore implements JobStore {
       const savedTasks = new Map([...this.tasks.get(runId)!].map(([k, t]) => [k, { ...t }]));
       const savedDocs = new Map([...this.docs.get(runId)!].map(([k, d]) => [k, { ...d }]));
       const savedAudit = this.audit.length;
+      const savedState = new Map([...this.indexState].map(([k, m]) => [k, new Map(m)]));
       const store = this;
       const locked: LockedRun = {
         run: { ...stored },
@@ -216,6 +222,9 @@ export class InMemoryJobStore implements JobStore {
         async finishDocs(jobId, outcomes, now) {
           store.finishIn(this.run, jobId, outcomes, now);
         },
+        async recordRemoved(jobId, docs, now) {
+          store.removedIn(this.run, jobId, docs, now);
+        },
       };
       try {
         const result = await fn(locked);
@@ -225,6 +234,8 @@ export class InMemoryJobStore implements JobStore {
         this.tasks.set(runId, savedTasks);
         this.docs.set(runId, savedDocs);
         this.audit.splice(savedAudit);
+        this.indexState.clear();
+        for (const [k, m] of savedState) this.indexState.set(k, m);
         throw e;
       }
     });
@@ -283,6 +294,43 @@ export class InMemoryJobStore implements JobStore {
       if (o.removed) run.removed++;
       this.addAudit(jobId, run.id, o.docId, o.outcome, o.sourcePath, o.targetId ?? null, o.message ?? null, now);
     }
+  }
+
+  private removedIn(run: JobRunRecord, jobId: number, docs: readonly RemovedDoc[], now: number): void {
+    const rows = this.docs.get(run.id)!;
+    const state = this.indexState.get(jobId);
+    for (const d of docs) {
+      state?.delete(d.docId);
+      if (rows.has(d.docId)) continue;
+      rows.set(d.docId, { relPath: d.sourcePath ?? d.docId, state: 'done', outcome: 'p', claimedAt: now });
+      run.removed++;
+      this.addAudit(jobId, run.id, d.docId, 'p', d.sourcePath, d.targetId, d.message, now);
+    }
+  }
+
+  async indexStates(jobId: number, docIds: readonly string[]): Promise<Map<string, IndexStateRecord>> {
+    const state = this.indexState.get(jobId);
+    const out = new Map<string, IndexStateRecord>();
+    for (const id of docIds) {
+      const row = state?.get(id);
+      if (row) out.set(id, { ...row });
+    }
+    return out;
+  }
+
+  async saveIndexStates(jobId: number, runId: string, rows: ReadonlyArray<Omit<IndexStateRecord, 'runId'>>): Promise<void> {
+    const state = this.indexState.get(jobId) ?? new Map<string, IndexStateRecord>();
+    for (const r of rows) state.set(r.docId, { ...r, runId });
+    this.indexState.set(jobId, state);
+  }
+
+  async goneFromSource(jobId: number, runId: string, limit: number): Promise<IndexStateRecord[]> {
+    const seen = this.docs.get(runId) ?? new Map<string, DocRow>();
+    return [...(this.indexState.get(jobId)?.values() ?? [])]
+      .filter((r) => !seen.has(r.docId))
+      .sort((a, b) => (a.docId < b.docId ? -1 : a.docId > b.docId ? 1 : 0))
+      .slice(0, limit)
+      .map((r) => ({ ...r }));
   }
 
   async failedDocs(runId: string, after: string | undefined, limit: number): Promise<FailedDoc[]> {

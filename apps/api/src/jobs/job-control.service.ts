@@ -92,7 +92,7 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
     const job = await this.job(jobId);
     const def = job.definition;
     this.registry.get(def.source.connectorId);
-    this.registry.get(def.target.connectorId);
+    this.registry.any(def.target.connectorId);
     const run = await this.repo.createRun(jobId, { kind: 'start', startedBy: username, now: Date.now() }, async (previous) => {
       this.assertAllowed(jobId, previous, previous ? 'restart' : 'start');
       return [rootTask(def)];
@@ -106,7 +106,7 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
     const def = job.definition;
     // Every connector fetches by id (getItem is a core operation), so run-errors works over any source.
     this.registry.get(def.source.connectorId);
-    this.registry.get(def.target.connectorId);
+    this.registry.any(def.target.connectorId);
     let keys: string[] = [];
     const run = await this.repo.createRun(jobId, { kind: 'runerrors', startedBy: username, now: Date.now() }, async (previous, reader) => {
       this.assertAllowed(jobId, previous, 'runerrors');

@@ -11,12 +11,17 @@ import {
   IsOptional,
   IsString,
   Matches,
+  Max,
   MaxLength,
   Min,
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { COLLECTION_NAME } from '@gateway/connector-api';
 import { CONNECTOR_ID_PATTERN } from '../connectors/connector-id';
+
+/** Defaults of an indexing job's options (a job whose target connector has the `index` group). */
+export const INDEX_JOB_DEFAULTS = { extract: true, maxContentChars: 1_000_000, defaultAcl: '__everyone__' } as const;
 
 export const ON_EXISTING = ['version', 'overwrite', 'skip'] as const;
 export type OnExisting = (typeof ON_EXISTING)[number];
@@ -42,16 +47,24 @@ export class JobSourceDto {
 }
 
 export class JobTargetDto {
-  @ApiProperty({ example: 'archive', description: 'Connector to write to' })
+  @ApiProperty({ example: 'archive', description: 'Connector to write to: a content repository, or a search connector (an indexing job)' })
   @IsString()
   @Matches(CONNECTOR_ID_PATTERN, { message: 'connectorId must be a connector id' })
   connectorId!: string;
 
-  @ApiProperty({ example: '/out', description: 'Absolute folder path in the target repository (created when missing)' })
+  // Optional here because an indexing target has none; a repository target without it is refused by the service (400 naming it).
+  @ApiPropertyOptional({ example: '/out', description: 'Absolute folder path in the target repository (created when missing); required unless the target is a search connector' })
+  @IsOptional()
   @IsString()
   @Matches(FOLDER_PATH, { message: 'folderPath must be an absolute path starting with /' })
   @MaxLength(4096)
-  folderPath!: string;
+  folderPath?: string;
+
+  @ApiPropertyOptional({ example: 'documents', description: "Indexing jobs only: the collection (core, index) to fill; default: the search connector's configured collection" })
+  @IsOptional()
+  @IsString()
+  @Matches(COLLECTION_NAME, { message: 'collection must be a collection name (letters, digits, . _ -; not starting with . or _)' })
+  collection?: string;
 }
 
 export class JobOptionsDto {
@@ -93,6 +106,25 @@ export class JobOptionsDto {
   @IsString({ each: true })
   @MaxLength(255, { each: true })
   exclude?: string[];
+
+  @ApiPropertyOptional({ default: true, description: 'Indexing jobs only: extract the text of each document into `content` (false: metadata only)' })
+  @IsOptional()
+  @IsBoolean()
+  extract?: boolean;
+
+  @ApiPropertyOptional({ default: 1_000_000, minimum: 1, description: 'Indexing jobs only: longer extracted text is cut (the run records a warning)' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(100_000_000)
+  maxContentChars?: number;
+
+  @ApiPropertyOptional({ default: '__everyone__', description: 'Indexing jobs only: the `acl_read` value of documents from a source without the `acls` group' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(255)
+  defaultAcl?: string;
 }
 
 export class JobDefinitionDto {
@@ -138,8 +170,24 @@ export interface JobDefinition {
   jobName: string;
   jobGroup: string;
   source: { connectorId: string; folderPath: string; recursive: boolean };
-  target: { connectorId: string; folderPath: string };
-  options: { onExisting: OnExisting; copyVersions: boolean; maxErrors: number; removeSource: boolean; exclude: string[] };
+  /** A repository target has folderPath; an indexing target (a search connector) has collection instead. */
+  target: { connectorId: string; folderPath?: string; collection?: string };
+  options: {
+    onExisting: OnExisting;
+    copyVersions: boolean;
+    maxErrors: number;
+    removeSource: boolean;
+    exclude: string[];
+    /** Indexing jobs only (INDEX_JOB_DEFAULTS applied by the definitions service). */
+    extract?: boolean;
+    maxContentChars?: number;
+    defaultAcl?: string;
+  };
+}
+
+/** An indexing job's definition: its target names a collection, its index options are set. */
+export function isIndexingJob(def: JobDefinition): boolean {
+  return def.target.collection !== undefined;
 }
 
 class JobSourceView {
@@ -149,7 +197,8 @@ class JobSourceView {
 }
 class JobTargetView {
   @ApiProperty() connectorId!: string;
-  @ApiProperty() folderPath!: string;
+  @ApiPropertyOptional({ description: 'Repository targets' }) folderPath?: string;
+  @ApiPropertyOptional({ description: 'Indexing targets' }) collection?: string;
 }
 class JobOptionsView {
   @ApiProperty({ enum: ON_EXISTING }) onExisting!: OnExisting;
@@ -157,6 +206,9 @@ class JobOptionsView {
   @ApiProperty() maxErrors!: number;
   @ApiProperty() removeSource!: boolean;
   @ApiProperty({ type: [String] }) exclude!: string[];
+  @ApiPropertyOptional({ description: 'Indexing jobs' }) extract?: boolean;
+  @ApiPropertyOptional({ description: 'Indexing jobs' }) maxContentChars?: number;
+  @ApiPropertyOptional({ description: 'Indexing jobs' }) defaultAcl?: string;
 }
 
 export class JobDto {
@@ -177,13 +229,20 @@ export function withDefaults(input: JobDefinitionDto): JobDefinition {
     jobName: input.jobName,
     jobGroup: input.jobGroup ?? 'default',
     source: { connectorId: input.source.connectorId, folderPath: normalizeFolder(input.source.folderPath), recursive: input.source.recursive ?? true },
-    target: { connectorId: input.target.connectorId, folderPath: normalizeFolder(input.target.folderPath) },
+    target: {
+      connectorId: input.target.connectorId,
+      ...(input.target.folderPath !== undefined ? { folderPath: normalizeFolder(input.target.folderPath) } : {}),
+      ...(input.target.collection !== undefined ? { collection: input.target.collection } : {}),
+    },
     options: {
       onExisting: input.options?.onExisting ?? 'skip',
       copyVersions: input.options?.copyVersions ?? false,
       maxErrors: input.options?.maxErrors ?? 0,
       removeSource: input.options?.removeSource ?? false,
       exclude: input.options?.exclude ?? [],
+      ...(input.options?.extract !== undefined ? { extract: input.options.extract } : {}),
+      ...(input.options?.maxContentChars !== undefined ? { maxContentChars: input.options.maxContentChars } : {}),
+      ...(input.options?.defaultAcl !== undefined ? { defaultAcl: input.options.defaultAcl } : {}),
     },
   };
 }

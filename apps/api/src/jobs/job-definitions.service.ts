@@ -1,10 +1,10 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { ConflictError, InvalidArgumentError, NotFoundError, type ContentConnector } from '@gateway/connector-api';
+import { ConflictError, InvalidArgumentError, NotFoundError, isContentConnector, type Connector, type ContentConnector } from '@gateway/connector-api';
 import { JobsRepository, type JobRecord } from '@gateway/persistence';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import { ConfigError, type GatewayConfig } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
-import { withDefaults, type JobDefinition, type JobDefinitionDto, type JobDto } from './job-definition.dto';
+import { INDEX_JOB_DEFAULTS, withDefaults, type JobDefinition, type JobDefinitionDto, type JobDto } from './job-definition.dto';
 import { jobView } from './job-format';
 import { isActive } from './job-states';
 import type { JobStore } from './job-store';
@@ -20,9 +20,10 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
 
   /** Jobs of the configuration file are created or updated at every start (the file is their source of truth). */
   async onApplicationBootstrap(): Promise<void> {
-    for (const [i, def] of this.config.jobs.definitions.entries()) {
+    for (const [i, declared] of this.config.jobs.definitions.entries()) {
+      let def: JobDefinition;
       try {
-        this.check(def);
+        def = this.check(declared);
       } catch (e) {
         const param = e instanceof InvalidArgumentError ? e.parameter : e instanceof NotFoundError ? 'connectorId' : '';
         throw new ConfigError(`GATEWAY_CONFIG: jobs[${i}]${param ? '.' + param : ''}: ${(e as Error).message}`);
@@ -39,8 +40,7 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
   }
 
   async create(input: JobDefinitionDto): Promise<JobDto> {
-    const def = withDefaults(input);
-    this.check(def);
+    const def = this.check(withDefaults(input));
     const id = await this.repo.insertJob({ name: def.jobName, group: def.jobGroup, origin: 'api', definition: def, now: Date.now() });
     if (id === undefined) throw nameTaken(def.jobName);
     return jobView((await this.repo.findJob(id))!);
@@ -56,8 +56,7 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
 
   async update(jobId: number, input: JobDefinitionDto): Promise<JobDto> {
     const job = await this.editable(jobId);
-    const def = withDefaults(input);
-    this.check(def);
+    const def = this.check(withDefaults(input));
     if (!(await this.repo.updateJob(job.id, { name: def.jobName, group: def.jobGroup, definition: def, now: Date.now() }))) {
       throw nameTaken(def.jobName);
     }
@@ -89,10 +88,30 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     return job;
   }
 
-  /** Connectors exist, and the options are possible with them. */
-  private check(def: JobDefinition): void {
+  /**
+   * Connectors exist, and the options are possible with them; answers the definition as stored.
+   * A target with the `index` group makes an indexing job (its defaults applied here, where the
+   * connector is known); options of the other kind are refused naming them.
+   */
+  private check(def: JobDefinition): JobDefinition {
     const source = this.connector(def.source.connectorId, 'source.connectorId');
-    const target = this.connector(def.target.connectorId, 'target.connectorId');
+    const anyTarget = this.anyConnector(def.target.connectorId, 'target.connectorId');
+    if (anyTarget.index) return this.checkIndexing(def, anyTarget);
+    if (!isContentConnector(anyTarget)) {
+      throw new InvalidArgumentError('target.connectorId', `Invalid parameter 'target.connectorId': connector '${anyTarget.id}' is neither a repository nor an index`);
+    }
+    const target = anyTarget;
+    for (const [name, given] of [
+      ['target.collection', def.target.collection],
+      ['options.extract', def.options.extract],
+      ['options.maxContentChars', def.options.maxContentChars],
+      ['options.defaultAcl', def.options.defaultAcl],
+    ] as const) {
+      if (given !== undefined) throw new InvalidArgumentError(name, `Invalid parameter '${name}': only for indexing jobs (a search connector as target); '${target.id}' is a repository`);
+    }
+    if (def.target.folderPath === undefined) {
+      throw new InvalidArgumentError('target.folderPath', `Invalid parameter 'target.folderPath': required for a repository target ('${target.id}')`);
+    }
     if (def.options.onExisting === 'version' && !target.contentUpdate) {
       throw new InvalidArgumentError('options.onExisting', `Invalid parameter 'options.onExisting': connector '${target.id}' cannot add versions (no content update)`);
     }
@@ -104,6 +123,37 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     }
     if (def.options.removeSource && def.source.connectorId === def.target.connectorId && overlaps(def.source.folderPath, def.target.folderPath)) {
       throw new InvalidArgumentError('options.removeSource', "Invalid parameter 'options.removeSource': source and target folders overlap");
+    }
+    return def;
+  }
+
+  /** An indexing job: a collection (given, or the connector's), no copy options, the index options' defaults. */
+  private checkIndexing(def: JobDefinition, target: Connector): JobDefinition {
+    const refuse = (name: string, why: string) => new InvalidArgumentError(name, `Invalid parameter '${name}': ${why} (indexing job: '${target.id}' is a search connector)`);
+    if (def.target.folderPath !== undefined) throw refuse('target.folderPath', 'an index target takes `collection`, not a folder');
+    if (def.options.onExisting !== 'skip') throw refuse('options.onExisting', 'every run writes the changed documents over their index entries; only skip applies');
+    if (def.options.copyVersions) throw refuse('options.copyVersions', 'an index holds one document per source document, not its versions');
+    if (def.options.removeSource) throw refuse('options.removeSource', 'indexing never removes source documents');
+    const collection = def.target.collection ?? target.search?.settings.collection;
+    if (collection === undefined) throw refuse('target.collection', `required: connector '${target.id}' has no configured collection`);
+    return {
+      ...def,
+      target: { connectorId: def.target.connectorId, collection },
+      options: {
+        ...def.options,
+        extract: def.options.extract ?? INDEX_JOB_DEFAULTS.extract,
+        maxContentChars: def.options.maxContentChars ?? INDEX_JOB_DEFAULTS.maxContentChars,
+        defaultAcl: def.options.defaultAcl ?? INDEX_JOB_DEFAULTS.defaultAcl,
+      },
+    };
+  }
+
+  private anyConnector(id: string, parameter: string): Connector {
+    try {
+      return this.registry.any(id);
+    } catch (e) {
+      if (e instanceof NotFoundError) throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': no connector '${id}'`);
+      throw e;
     }
   }
 

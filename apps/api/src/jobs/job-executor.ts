@@ -1,16 +1,19 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { Limiter } from '@gateway/concurrency';
 import { GatewayError } from '@gateway/connector-api';
+import { TEXT_EXTRACTOR, type TextExtractor } from '@gateway/text-extraction';
 import { JobsRepository, type ClaimedDoc, type DocOutcome, type DocToClaim, type TaskState } from '@gateway/persistence';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { GatewayConfig } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { DocumentCopier, resolveFolderId } from './document-copier';
+import { DocumentIndexer, SWEEP_TASK_KEY, type IndexTarget } from './document-indexer';
+import { isIndexingJob } from './job-definition.dto';
 import type { JobStore } from './job-store';
 import { failingReason, settle } from './run-lifecycle';
 import { Cancelled, RunWatcher, type RunWatch } from './run-watcher';
-import { LIST_PAGE, folderPageTasks, parseTask, type DocsPayload, type EnumPayload } from './task-plan';
+import { LIST_PAGE, ROOT_TASK_KEY, folderPageTasks, parseTask, type DocsPayload, type EnumPayload } from './task-plan';
 import { TASK_QUEUE, TaskInterrupted, type TaskQueue, type TaskRef } from './task-queue';
 
 /**
@@ -27,7 +30,9 @@ const CONTEXTS_KEPT = 100;
 
 interface RunContext {
   jobId: number;
-  copier: DocumentCopier;
+  /** The indexer too on an indexing job: both take a document the same way. */
+  copier: DocumentCopier | DocumentIndexer;
+  indexer?: DocumentIndexer;
 }
 
 /**
@@ -53,6 +58,8 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     @Inject(TASK_QUEUE) private readonly queue: TaskQueue,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     @Optional() private readonly metrics?: GatewayMetrics,
+    // Indexing jobs without it index metadata only, saying why in each document's audit record.
+    @Optional() @Inject(TEXT_EXTRACTOR) private readonly extractor?: TextExtractor,
   ) {
     this.docSlots = new Limiter(config.jobs.concurrency);
     this.watcher = new RunWatcher(repo, WATCH_EVERY_MS);
@@ -102,8 +109,12 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     try {
       if (loaded instanceof Error) throw loaded;
       if (planned.kind === 'enum') {
+        // An indexing run makes sure of its collection as it starts (a kill before the first write leaves it there, empty).
+        if (loaded.indexer && ref.key === ROOT_TASK_KEY) await loaded.indexer.ensureCollection();
         await this.enumerate(ref, loaded, planned.payload);
         finished = true;
+      } else if (planned.kind === 'sweep') {
+        finished = await loaded.indexer!.sweep(() => !watch.takes(ref.attempt));
       } else {
         const claims = start.claims ?? (await this.repo.claimDocs(loaded.jobId, ref.runId, toClaim!.docs, Date.now()));
         ({ finished, rest } = await this.copyDocs(ref, loaded, watch, planned.payload, claims));
@@ -112,6 +123,12 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
       if (!(e instanceof Cancelled)) failure = this.describeFailure(e, ref);
     } finally {
       this.watcher.release(ref.runId);
+    }
+    // What this task wrote is visible before the run can settle on it (a status of COMPLETED, PAUSED or
+    // ABORTED is then true of the index too): after the sweep (a complete run's last task), when the run
+    // stops taking documents (pause, abort, kill, failing), and on run-errors runs (they have no sweep).
+    if (!(loaded instanceof Error) && loaded.indexer && (planned.kind === 'sweep' || !watch.takes(ref.attempt) || start.run.kind === 'runerrors')) {
+      await loaded.indexer.commit().catch((e: unknown) => this.logger.warn({ err: e, run: ref.runId }, 'Index commit failed'));
     }
 
     const jobId = loaded instanceof Error ? 0 : loaded.jobId;
@@ -128,6 +145,11 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
       return this.end(ref, jobId, [], finished, failure, maxErrors);
     });
     if (ended.failing) await this.notify(ref.runId);
+    if (ended.sweep) await this.queue.enqueue([{ runId: ref.runId, key: SWEEP_TASK_KEY, attempt: ref.attempt }]);
+    // The run settled by this task without a commit above (it turned failing as the task ended): commit now.
+    if (!(loaded instanceof Error) && loaded.indexer && ended.status !== undefined && ended.status !== 'RUNNING' && planned.kind !== 'sweep') {
+      await loaded.indexer.commit().catch((e: unknown) => this.logger.warn({ err: e, run: ref.runId }, 'Index commit at the end of a run failed'));
+    }
     if (!finished && this.shuttingDown && this.queue.mode === 'redis') throw new TaskInterrupted();
   }
 
@@ -152,7 +174,8 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
 
   /** The transition that ends a task: its last outcomes, its row, and the run moved on (settle). */
   private end(ref: TaskRef, jobId: number, rest: DocOutcome[], finished: boolean, failure: string | undefined, maxErrors: number) {
-    return this.repo.transition(ref.runId, async (locked) => {
+    const indexing = this.contexts.get(ref.runId)?.indexer !== undefined;
+    return this.repo.transition(ref.runId, async (locked): Promise<{ failing: boolean; sweep?: boolean; status?: string }> => {
       // Outcomes count whatever happened to the run meanwhile: their documents were claimed by it.
       if (rest.length > 0) await locked.finishDocs(jobId, rest, Date.now());
       const failing = rest.length > 0 && locked.run.attempt === ref.attempt && failingReason(locked.run, maxErrors) !== undefined;
@@ -163,8 +186,13 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         // The run is failing now: it takes no new work and turns FAILED once no task is active (settle).
         await locked.change({ message: failure });
       }
-      await settle(locked, Date.now(), maxErrors);
-      return { failing };
+      // An indexing run's last task: what the run did not list is gone from the source (the sweep task).
+      const sweep =
+        indexing && finished && ref.key !== SWEEP_TASK_KEY && locked.run.kind === 'start' && failingReason(locked.run, maxErrors) === undefined &&
+        locked.run.status === 'RUNNING' && (await locked.countTasks(['pending', 'active'])) === 0;
+      if (sweep) await locked.insertTasks([{ key: SWEEP_TASK_KEY, kind: 'sweep', payload: '{}' }]);
+      const status = await settle(locked, Date.now(), maxErrors);
+      return { failing, sweep, status };
     });
   }
 
@@ -206,7 +234,9 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     claims: Map<string, ClaimedDoc>,
   ): Promise<{ finished: boolean; rest: DocOutcome[] }> {
     const { copier, jobId } = ctx;
-    const outcomes = new OutcomeBatch((batch) => this.repo.finishDocs(jobId, ref.runId, batch, Date.now()), async (run) => {
+    // An indexer writes the batch's index documents before the outcomes that say so are recorded.
+    const prepare = (batch: DocOutcome[]) => (ctx.indexer ? ctx.indexer.beforeOutcomes(batch) : Promise.resolve(batch));
+    const outcomes = new OutcomeBatch(async (batch) => this.repo.finishDocs(jobId, ref.runId, await prepare(batch), Date.now()), async (run) => {
       if (run.attempt === ref.attempt && failingReason(run, copier.def.options.maxErrors) !== undefined) {
         await this.markFailing(ref, copier.def.options.maxErrors);
         return true;
@@ -245,7 +275,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     } finally {
       clearInterval(timer);
     }
-    return { finished: unfinished === 0, rest: await outcomes.takeRest() };
+    return { finished: unfinished === 0, rest: await prepare(await outcomes.takeRest()) };
   }
 
   /**
@@ -267,10 +297,18 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     const job = await this.repo.findJob(run.jobId);
     if (!job) throw new Error(`Job ${run.jobId} not found`);
     const def = job.definition;
-    const ctx: RunContext = {
-      jobId: job.id,
-      copier: new DocumentCopier(def, this.registry.get(def.source.connectorId), this.registry.get(def.target.connectorId), { username: run.startedBy }),
-    };
+    let ctx: RunContext;
+    if (isIndexingJob(def)) {
+      const target = this.registry.any(def.target.connectorId);
+      if (!target.index) throw new Error(`Connector ${target.id} has no index group`);
+      const indexer = new DocumentIndexer(def, this.registry.get(def.source.connectorId), target as IndexTarget, this.repo, this.extractor, job.id, runId);
+      ctx = { jobId: job.id, copier: indexer, indexer };
+    } else {
+      ctx = {
+        jobId: job.id,
+        copier: new DocumentCopier(def, this.registry.get(def.source.connectorId), this.registry.get(def.target.connectorId), { username: run.startedBy }),
+      };
+    }
     if (this.contexts.size >= CONTEXTS_KEPT) this.contexts.clear();
     this.contexts.set(runId, ctx);
     return ctx;

@@ -41,7 +41,8 @@ export interface DocsPayload {
   fetch?: boolean;
 }
 
-export type PlannedTask = { kind: 'enum'; payload: EnumPayload } | { kind: 'docs'; payload: DocsPayload };
+/** `sweep`: an indexing run's last task, deleting from the index what the run did not list (document-indexer.ts). */
+export type PlannedTask = { kind: 'enum'; payload: EnumPayload } | { kind: 'docs'; payload: DocsPayload } | { kind: 'sweep'; payload: Record<string, never> };
 
 /** A start's only first task: list the job's source folder. */
 export function rootTask(def: JobDefinition): TaskSpec {
@@ -96,6 +97,7 @@ export async function failedDocsTasks(previousRunId: string, reader: RunPlanRead
 /** A stored task's payload, typed by its kind. */
 export function parseTask(task: Pick<JobTaskRecord, 'kind' | 'payload'>): PlannedTask {
   if (task.kind === 'enum') return { kind: 'enum', payload: JSON.parse(task.payload) as EnumPayload };
+  if (task.kind === 'sweep') return { kind: 'sweep', payload: {} };
   return { kind: 'docs', payload: JSON.parse(task.payload) as DocsPayload };
 }
 
