@@ -32,10 +32,15 @@ class FakeUsersRepository {
     this.rows.set(user.username, existing ? { ...existing, passwordHash: user.passwordHash, roles: user.roles } : { ...user });
   }
 
-  async update(username: string, change: { passwordHash?: string; roles?: string[] }, expectedHash?: string): Promise<boolean> {
+  async update(username: string, change: { passwordHash?: string; roles?: string[]; groups?: string[] }, expectedHash?: string): Promise<boolean> {
     const row = this.rows.get(username);
     if (!row || (expectedHash !== undefined && row.passwordHash !== expectedHash)) return false;
-    this.rows.set(username, { ...row, ...(change.passwordHash ? { passwordHash: change.passwordHash } : {}), ...(change.roles ? { roles: change.roles } : {}) });
+    this.rows.set(username, {
+      ...row,
+      ...(change.passwordHash ? { passwordHash: change.passwordHash } : {}),
+      ...(change.roles ? { roles: change.roles } : {}),
+      ...(change.groups ? { groups: change.groups } : {}),
+    });
     return true;
   }
 
@@ -171,6 +176,18 @@ describe('UsersService', () => {
       expect(users.rows.has('alice')).toBe(false);
       expect(service.verifyCached('alice', 'alice-password', '10.0.0.1')).toBeUndefined();
       await expect(service.delete('alice', 'admin')).rejects.toThrow(NotFoundError);
+    });
+
+    it('creates a user with groups, and a change of groups ends the cached verification here and on every node', async () => {
+      expect(await service.create('bob', 'bob-password', ['user'], ['staff', 'finance', 'staff'])).toMatchObject({ groups: ['staff', 'finance'] });
+      expect(await service.verify('bob', 'bob-password', '10.0.0.1')).toEqual({ username: 'bob', roles: ['user'], groups: ['staff', 'finance'] });
+      const broadcast = jest.spyOn(Coordination.prototype, 'broadcast');
+      expect(await service.update('bob', { groups: ['audit'] })).toMatchObject({ username: 'bob', roles: ['user'], groups: ['audit'] });
+      expect(broadcast).toHaveBeenCalledWith({ type: 'user-changed', username: 'bob' });
+      broadcast.mockRestore();
+      // The cached user (with the old groups) is gone: the next request is verified again and carries the new ones.
+      expect(service.verifyCached('bob', 'bob-password', '10.0.0.1')).toBeUndefined();
+      expect(await service.verify('bob', 'bob-password', '10.0.0.1')).toEqual({ username: 'bob', roles: ['user'], groups: ['audit'] });
     });
 
     it('refuses to let an administrator delete their own account', async () => {
