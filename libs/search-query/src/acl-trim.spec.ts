@@ -59,6 +59,7 @@ describe('Solr trimming', () => {
     ['a facet domain query', { query: '*:*', facet: { all: { type: 'terms', field: 'author', domain: { query: '*:*' } } } }, 'a facet domain'],
     ['the terms component', { params: { q: '*:*', terms: 'true', 'terms.fl': 'content' } }, 'terms'],
     ['a terms.* parameter alone', { params: { 'terms.fl': 'content' } }, 'terms.fl'],
+    ['terms=true alone', { params: { terms: 'true' } }, 'terms (the terms component)'],
     ['MoreLikeThis', { params: { q: 'id:x', mlt: 'true' } }, 'mlt'],
     ['an mlt.* parameter', { params: { 'mlt.fl': 'content' } }, 'mlt.fl'],
     ['expand', { params: { expand: 'true' } }, 'expand'],
@@ -78,7 +79,7 @@ describe('Solr trimming', () => {
     expect((error as InvalidArgumentError).details).toMatchObject({ parameter: 'body' });
     expect((error as InvalidArgumentError).code).toBe('RAW_QUERY_REFUSED');
     expect((error as Error).message).toContain(named);
-    expect((error as Error).message).toContain('permission-trimmed');
+    expect((error as Error).message).toContain('is not allowed in a raw Solr query on a permission-trimmed connection');
   });
 
   it('lets the usual raw requests through', () => {
@@ -86,6 +87,7 @@ describe('Solr trimming', () => {
       { query: 'title:report', filter: ['author:alice'], limit: 5, fields: ['id', 'title'] },
       { params: { q: '*:*', fq: 'tags:x', facet: 'true', 'facet.field': 'author', rows: 3, fl: 'id,[docid]' } },
       { query: '*:*', facet: { authors: { type: 'terms', field: 'author', facet: { n: 'unique(tags)' } } } },
+      { params: { q: '*:*', fq: null, rows: [null, 3] } },
       { params: { q: 'title:terms', group: 'true', 'group.field': 'author', expanded: 'x', mltx: 1, jsonish: 2, termsx: 3 } },
     ]) {
       expect(() => checkSolrTrimmedRawQuery(body)).not.toThrow();
