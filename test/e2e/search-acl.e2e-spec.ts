@@ -223,6 +223,7 @@ describe('Permission-trimmed search on Solr, Elasticsearch and MongoDB (FerretDB
       ['solr', { params: { q: '*:*', terms: 'true', 'terms.fl': 'acl_read' } }],
       ['solr', { params: { q: '*:*', expand: 'true', 'expand.fq': '*:*' } }],
       ['solr', { params: { q: '*:*', fl: 'id,all:[subquery]', 'all.q': '*:*' } }],
+      ['solr', { params: { q: 'id:d2-bob', debugQuery: 'true', explainOther: '*:*' } }],
       ['elasticsearch', { size: 0, aggs: { all: { global: {}, aggs: { authors: { terms: { field: 'author' } } } } } }],
       ['elasticsearch', { suggest: { s: { text: 'shared', term: { field: 'content' } } } }],
       ['elasticsearch', { size: 0, aggs: { s: { significant_terms: { field: 'author' } } } }],

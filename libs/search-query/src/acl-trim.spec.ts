@@ -66,6 +66,7 @@ describe('Solr trimming', () => {
     ['expand.fq (it replaces the filters)', { params: { 'expand.fq': '*:*' } }, 'expand.fq'],
     ['json.facet', { params: { 'json.facet': '{x:{type:terms,field:author}}' } }, 'json.facet'],
     ['a json parameter', { params: { json: '{"query":"*:*"}' } }, 'json'],
+    ['explainOther', { params: { q: 'id:x', debugQuery: 'true', explainOther: '*:*' } }, 'explainOther'],
     ['the [subquery] transformer', { params: { fl: 'id,s:[subquery]', 's.q': '*:*' } }, '[subquery]'],
     ['the [child] transformer with spaces', { fields: ['id', '[ child limit=10]'] }, '[child]'],
   ])('refuses %s', (_what, body, named) => {

@@ -76,7 +76,8 @@ export function trimSolrRequest(request: Record<string, unknown>, principals: re
  * Solr constructs that answer from documents the fq does not reach: JSON facet `domain` changes (a
  * domain query replaces the filtered set; join, graph and block domains leave it), the terms,
  * MoreLikeThis and expand components (expand.fq replaces the filters), `json.*` params (a second JSON
- * request the guards would not see as such), and the [subquery] and [child] transformers of fl.
+ * request the guards would not see as such), `explainOther` (debug output about documents of another
+ * query), and the [subquery] and [child] transformers of fl.
  */
 export function checkSolrTrimmedRawQuery(body: unknown): void {
   eachMember(body, (key, value) => {
@@ -88,6 +89,7 @@ export function checkSolrTrimmedRawQuery(body: unknown): void {
     if (key === 'mlt' || key.startsWith('mlt.')) refuse(`${key} (MoreLikeThis)`, 'Solr');
     if (key === 'expand' || key.startsWith('expand.')) refuse(`${key} (expand)`, 'Solr');
     if (key === 'json' || key.startsWith('json.')) refuse(key, 'Solr');
+    if (key === 'explainOther') refuse('explainOther (explains documents outside the result)', 'Solr');
   });
 }
 

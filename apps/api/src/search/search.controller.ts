@@ -44,7 +44,7 @@ const RAW_BODY = ApiBody({
     'Results are capped at the connection\'s maxRows. On a connection with `aclTrimming: true` the query is trimmed as select is ' +
     '(Solr: an added fq; Elasticsearch: the query wrapped in a bool filter; MongoDB: `$and` with the filter), and what would answer past it is refused (400): ' +
     'Elasticsearch global, significant_terms/significant_text, suggest, knn, retriever, sub_searches, rank, join queries; ' +
-    'Solr facet domains, terms, mlt, expand, json.*, [subquery]/[child]; MongoDB $lookup, $unionWith, $graphLookup, $facet',
+    'Solr facet domains, terms, mlt, expand, json.*, explainOther, [subquery]/[child]; MongoDB $lookup, $unionWith, $graphLookup, $facet',
   schema: { type: 'object', additionalProperties: true, example: { query: { match: { content: 'report' } }, size: 5 } },
 });
 
