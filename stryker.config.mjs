@@ -43,6 +43,8 @@ export default {
     'libs/search-query/src/mongo.ts',
     // The raw-query guards: what a POST .../query body may not carry to an engine.
     'libs/search-query/src/raw-guards.ts',
+    // Permission trimming (issue 14): the filter every trimmed query gets, and what a raw query may not carry past it.
+    'libs/search-query/src/acl-trim.ts',
   ],
   ignorePatterns: ['dist', 'data', 'coverage', 'bench/.work', 'reports', '*.tsbuildinfo'],
   reporters: ['clear-text', 'progress', 'html', 'json'],

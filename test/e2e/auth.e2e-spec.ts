@@ -71,7 +71,7 @@ describe('Authentication, roles and user management', () => {
   describe('admin user management', () => {
     it('creates, lists and deletes a user, never exposing password hashes', async () => {
       const created = await createUser('carol', 'carol-password-1', ['user', 'admin']).expect(201);
-      expect(created.body).toEqual({ success: true, results: { username: 'carol', roles: ['user', 'admin'], createdDate: expect.any(Number) } });
+      expect(created.body).toEqual({ success: true, results: { username: 'carol', roles: ['user', 'admin'], groups: [], createdDate: expect.any(Number) } });
 
       const list = await gw.http().get(`${gw.api}/admin/users`).set('Authorization', adminAuth()).expect(200);
       const carol = list.body.results.find((u: { username: string }) => u.username === 'carol');

@@ -38,6 +38,8 @@ export interface SearchSettings {
   maxRows: number;
   /** Index writes are visible at most this long after them (INDEX_DEFAULTS when absent). */
   commitWithinMs?: number;
+  /** Every select and raw query answers only documents whose acl_read holds one of the caller's principals (false when absent). */
+  aclTrimming?: boolean;
 }
 
 /**
@@ -47,9 +49,13 @@ export interface SearchSettings {
  */
 export interface SearchCapability {
   readonly settings: SearchSettings;
-  select(collection: string, request: SearchRequest): Promise<SearchResults>;
-  /** The engine's own answer. Throws InvalidArgumentError for refused constructs, NotFoundError('collection') for an unknown one. */
-  rawQuery(collection: string, body: unknown): Promise<unknown>;
+  /** With `principals`, only documents whose acl_read holds one of them (permission trimming). */
+  select(collection: string, request: SearchRequest, principals?: readonly string[]): Promise<SearchResults>;
+  /**
+   * The engine's own answer. Throws InvalidArgumentError for refused constructs, NotFoundError('collection') for an unknown one.
+   * With `principals`, trimmed as select is, and constructs that would answer past the trimming are refused.
+   */
+  rawQuery(collection: string, body: unknown, principals?: readonly string[]): Promise<unknown>;
 }
 
 /** A document as the indexing jobs write it: `id` plus fields of INDEX_FIELDS (and `prop_*`). */
@@ -97,7 +103,7 @@ export interface IndexCapability {
   commit(collection: string): Promise<void>;
 }
 
-const COMMON_KEYS = ['collection', 'defaultFilters', 'defaultFields', 'timeoutMs', 'maxRows', 'commitWithinMs'] as const;
+const COMMON_KEYS = ['collection', 'defaultFilters', 'defaultFields', 'timeoutMs', 'maxRows', 'commitWithinMs', 'aclTrimming'] as const;
 export const SEARCH_DEFAULTS = { timeoutMs: 10_000, maxRows: 1000 };
 
 /** Collection, core and index names a path may carry: no wildcards, lists, leading '_' or '.', or path characters. */
@@ -111,6 +117,7 @@ export function searchPublicParams(settings: SearchSettings): Record<string, unk
     ...(settings.defaultFields ? { defaultFields: settings.defaultFields } : {}),
     timeoutMs: settings.timeoutMs,
     maxRows: settings.maxRows,
+    aclTrimming: settings.aclTrimming === true,
   };
 }
 
@@ -139,7 +146,16 @@ export function parseSearchSettings(params: Record<string, unknown>, engineKeys:
     timeoutMs: integerParam(params, 'timeoutMs', SEARCH_DEFAULTS.timeoutMs, 1, 600_000),
     maxRows: integerParam(params, 'maxRows', SEARCH_DEFAULTS.maxRows, 1, 100_000),
     ...(params.commitWithinMs !== undefined ? { commitWithinMs: integerParam(params, 'commitWithinMs', INDEX_DEFAULTS.commitWithinMs, 1, 3_600_000) } : {}),
+    aclTrimming: booleanParam(params, 'aclTrimming', false),
   };
+}
+
+/** A YAML boolean; a string such as 'yes' is refused, so a typo cannot turn trimming off. */
+function booleanParam(params: Record<string, unknown>, name: string, fallback: boolean): boolean {
+  const raw = params[name];
+  if (raw === undefined) return fallback;
+  if (typeof raw !== 'boolean') throw new InvalidArgumentError(name, 'must be true or false');
+  return raw;
 }
 
 
@@ -212,10 +228,10 @@ export abstract class EngineConnector implements SearchConnector {
     this.description = definition.description;
     this.search = {
       settings,
-      select: (collection, request) => this.select(collection, request),
-      rawQuery: (collection, body) => {
+      select: (collection, request, principals) => this.select(collection, request, principals),
+      rawQuery: (collection, body, principals) => {
         if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidArgumentError('body', `must be ${this.rawQueryBody}`);
-        return this.rawQuery(collection, body as Record<string, unknown>);
+        return this.rawQuery(collection, body as Record<string, unknown>, principals);
       },
     };
   }
@@ -223,6 +239,7 @@ export abstract class EngineConnector implements SearchConnector {
   abstract checkHealth(): Promise<void>;
   /** What a raw query's body is, for the 400 answering a body that is not a JSON object. */
   protected abstract readonly rawQueryBody: string;
-  protected abstract select(collection: string, request: SearchRequest): Promise<SearchResults>;
-  protected abstract rawQuery(collection: string, body: Record<string, unknown>): Promise<unknown>;
+  /** `principals`: trim to documents whose acl_read holds one of them (absent: no trimming). */
+  protected abstract select(collection: string, request: SearchRequest, principals?: readonly string[]): Promise<SearchResults>;
+  protected abstract rawQuery(collection: string, body: Record<string, unknown>, principals?: readonly string[]): Promise<unknown>;
 }

@@ -14,7 +14,7 @@ import {
   type IndexCapability,
   type IndexFieldType,
 } from '@gateway/connector-api';
-import { checkElasticsearchRawQuery, toElasticsearchRequest, type SearchRequest } from '@gateway/search-query';
+import { checkElasticsearchRawQuery, checkElasticsearchTrimmedRawQuery, toElasticsearchRequest, trimElasticsearchBody, type SearchRequest } from '@gateway/search-query';
 import { mapElasticsearchError } from './elasticsearch-errors';
 import type { ElasticsearchParams } from './params';
 
@@ -121,8 +121,8 @@ export class ElasticsearchConnector extends EngineConnector {
     await this.client.close();
   }
 
-  protected async select(index: string, request: SearchRequest): Promise<SearchResults> {
-    const body = toElasticsearchRequest(request);
+  protected async select(index: string, request: SearchRequest, principals?: readonly string[]): Promise<SearchResults> {
+    const body = principals ? trimElasticsearchBody(toElasticsearchRequest(request), principals) : toElasticsearchRequest(request);
     const answer = await this.searchIndex(index, body);
     const hits = (answer.hits ?? {}) as { total?: { value?: number } | number; hits?: Hit[] };
     const total = typeof hits.total === 'number' ? hits.total : (hits.total?.value ?? 0);
@@ -153,10 +153,12 @@ export class ElasticsearchConnector extends EngineConnector {
   }
 
   /** The body goes to <index>/_search only, its size capped at maxRows. */
-  protected async rawQuery(index: string, input: Record<string, unknown>): Promise<unknown> {
+  protected async rawQuery(index: string, input: Record<string, unknown>, principals?: readonly string[]): Promise<unknown> {
     checkElasticsearchRawQuery(input);
+    if (principals) checkElasticsearchTrimmedRawQuery(input);
     const size = typeof input.size === 'number' && input.size >= 0 ? Math.floor(input.size) : 10;
-    return this.searchIndex(index, { ...input, size: Math.min(size, this.params.settings.maxRows) });
+    const body = { ...input, size: Math.min(size, this.params.settings.maxRows) };
+    return this.searchIndex(index, principals ? trimElasticsearchBody(body, principals) : body);
   }
 
   /** POST /<index>/_search with exactly this body (the transport, so no body member is moved to the query string). */

@@ -14,7 +14,7 @@ import {
   type IndexCapability,
 } from '@gateway/connector-api';
 import { MongoBulkWriteError } from 'mongodb';
-import { checkMongoRawQuery, missingLastFinds, toMongoRequest, type SearchRequest } from '@gateway/search-query';
+import { checkMongoRawQuery, checkMongoTrimmedRawQuery, missingLastFinds, toMongoRequest, trimMongoFilter, trimMongoPipeline, type SearchRequest } from '@gateway/search-query';
 import { mapMongoError } from './mongo-errors';
 import { redactUri, type MongoParams } from './params';
 
@@ -116,9 +116,9 @@ export class MongoConnector extends EngineConnector {
     await this.client.close();
   }
 
-  protected async select(collection: string, request: SearchRequest): Promise<SearchResults> {
+  protected async select(collection: string, request: SearchRequest, principals?: readonly string[]): Promise<SearchResults> {
     const maxTimeMS = this.params.settings.timeoutMs;
-    const mongo = toMongoRequest(request);
+    const mongo = principals ? trimMongoRequest(toMongoRequest(request), principals) : toMongoRequest(request);
     try {
       await this.requireCollection(collection);
       const target = this.db.collection(collection);
@@ -149,11 +149,12 @@ export class MongoConnector extends EngineConnector {
   }
 
   /** `{filter, projection, sort, skip, limit}` as one find on the collection; limit capped at maxRows. Answers the documents. */
-  protected async rawQuery(collection: string, input: Record<string, unknown>): Promise<unknown> {
+  protected async rawQuery(collection: string, input: Record<string, unknown>, principals?: readonly string[]): Promise<unknown> {
     for (const key of Object.keys(input)) {
       if (!RAW_QUERY_KEYS.includes(key)) throw new InvalidArgumentError(key, `unknown member (known: ${RAW_QUERY_KEYS.join(', ')})`);
     }
     checkMongoRawQuery(input);
+    if (principals) checkMongoTrimmedRawQuery(input);
     for (const key of ['filter', 'projection', 'sort']) {
       const value = input[key];
       if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) {
@@ -168,7 +169,7 @@ export class MongoConnector extends EngineConnector {
       await this.requireCollection(collection);
       return await this.db
         .collection(collection)
-        .find((input.filter ?? {}) as Document, {
+        .find((principals ? trimMongoFilter((input.filter ?? {}) as Record<string, unknown>, principals) : (input.filter ?? {})) as Document, {
           projection: input.projection as Document | undefined,
           sort: input.sort as Document | undefined,
           skip,
@@ -206,6 +207,24 @@ export class MongoConnector extends EngineConnector {
     if (found.length === 0) throw new NotFoundError('collection', collection);
     this.knownCollections.set(collection, Date.now());
   }
+}
+
+/** Every filter of the request (find, count, both missing-last parts) and every facet pipeline, trimmed. */
+function trimMongoRequest(mongo: ReturnType<typeof toMongoRequest>, principals: readonly string[]): ReturnType<typeof toMongoRequest> {
+  return {
+    ...mongo,
+    filter: trimMongoFilter(mongo.filter, principals),
+    facetPipelines: Object.fromEntries(Object.entries(mongo.facetPipelines).map(([field, pipeline]) => [field, trimMongoPipeline(pipeline, principals)])),
+    ...(mongo.missingLast
+      ? {
+          missingLast: {
+            ...mongo.missingLast,
+            withValue: trimMongoFilter(mongo.missingLast.withValue, principals),
+            withoutValue: trimMongoFilter(mongo.missingLast.withoutValue, principals),
+          },
+        }
+      : {}),
+  };
 }
 
 function count(value: unknown, name: string, fallback: number): number {

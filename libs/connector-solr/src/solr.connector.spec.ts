@@ -9,8 +9,9 @@ describe('solr connector params', () => {
       user: undefined,
       password: undefined,
       configSet: '_default',
-      settings: { collection: 'docs', defaultFilters: [], defaultFields: undefined, timeoutMs: 10_000, maxRows: 1000 },
+      settings: { collection: 'docs', defaultFilters: [], defaultFields: undefined, timeoutMs: 10_000, maxRows: 1000, aclTrimming: false },
     });
+    expect(parseSolrParams({ url: 'http://h/solr', aclTrimming: true }).settings.aclTrimming).toBe(true);
   });
 
   it.each([
@@ -23,6 +24,8 @@ describe('solr connector params', () => {
     [{ url: 'http://h/solr', defaultFilters: 'a:b' }, 'defaultFilters'],
     [{ url: 'http://h/solr', configSet: '../conf' }, 'configSet'],
     [{ url: 'http://h/solr', configSet: 'a/b' }, 'configSet'],
+    [{ url: 'http://h/solr', aclTrimming: 'yes' }, 'aclTrimming'],
+    [{ url: 'http://h/solr', aclTrimming: 1 }, 'aclTrimming'],
   ])('refuses %j naming %s', (params, parameter) => {
     expect(() => parseSolrParams(params)).toThrow(expect.objectContaining({ parameter }) as InvalidArgumentError);
   });

@@ -16,7 +16,7 @@ import {
   type IndexFieldType,
   type SearchDocument,
 } from '@gateway/connector-api';
-import { checkSolrRawQuery, toSolrRequest, type SearchRequest } from '@gateway/search-query';
+import { checkSolrRawQuery, checkSolrTrimmedRawQuery, toSolrRequest, trimSolrRequest, type SearchRequest } from '@gateway/search-query';
 import { SolrClient } from './solr-client';
 import type { SolrParams } from './params';
 
@@ -105,8 +105,9 @@ export class SolrConnector extends EngineConnector {
     this.client.close();
   }
 
-  protected async select(collection: string, request: SearchRequest): Promise<SearchResults> {
-    const answer = (await this.client.postJson(collection, 'select', toSolrRequest(request))) as SolrSelectAnswer;
+  protected async select(collection: string, request: SearchRequest, principals?: readonly string[]): Promise<SearchResults> {
+    const body = principals ? trimSolrRequest(toSolrRequest(request), principals) : toSolrRequest(request);
+    const answer = (await this.client.postJson(collection, 'select', body)) as SolrSelectAnswer;
     const response = answer.response ?? {};
     const results: SearchResults = {
       numFound: response.numFound ?? 0,
@@ -124,8 +125,9 @@ export class SolrConnector extends EngineConnector {
   }
 
   /** The body goes to <collection>/select only, as JSON, capped at maxRows. */
-  protected async rawQuery(collection: string, input: Record<string, unknown>): Promise<unknown> {
+  protected async rawQuery(collection: string, input: Record<string, unknown>, principals?: readonly string[]): Promise<unknown> {
     checkSolrRawQuery(input);
+    if (principals) checkSolrTrimmedRawQuery(input);
     const isJsonRequest = Object.keys(input).some((key) => JSON_REQUEST_KEYS.includes(key));
     const request: Record<string, unknown> = isJsonRequest ? { ...input } : { params: input };
     const params = { ...((request.params as Record<string, unknown> | undefined) ?? {}) };
@@ -134,7 +136,8 @@ export class SolrConnector extends EngineConnector {
     params.rows = Math.min(intOr(params.rows, 10), max);
     if (request.limit !== undefined) request.limit = Math.min(intOr(request.limit, 10), max);
     request.params = params;
-    return this.client.postJson(collection, 'select', request);
+    // Added after the guards, which refuse local params in what the caller sent: this one is ours.
+    return this.client.postJson(collection, 'select', principals ? trimSolrRequest(request, principals) : request);
   }
 }
 

@@ -6,6 +6,8 @@ export interface UsersTable {
   password_hash: string;
   /** Comma-separated role names. */
   roles: string;
+  /** Comma-separated group names (principals of permission-trimmed search); '' for none. */
+  groups: Generated<string>;
   created_at: number;
 }
 

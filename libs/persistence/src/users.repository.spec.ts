@@ -1,8 +1,8 @@
 import { useTempDatabase } from './temp-database.spec-helper';
 import { UsersRepository, type UserRecord } from './users.repository';
 
-const alice: UserRecord = { username: 'alice', passwordHash: 'hash-a', roles: ['user', 'admin'], createdAt: 1_700_000_000_000 };
-const bob: UserRecord = { username: 'bob', passwordHash: 'hash-b', roles: ['user'], createdAt: 1_700_000_000_001 };
+const alice: UserRecord = { username: 'alice', passwordHash: 'hash-a', roles: ['user', 'admin'], groups: ['finance', 'staff'], createdAt: 1_700_000_000_000 };
+const bob: UserRecord = { username: 'bob', passwordHash: 'hash-b', roles: ['user'], groups: [], createdAt: 1_700_000_000_001 };
 
 describe('UsersRepository (SQLite)', () => {
   const database = useTempDatabase();
@@ -39,8 +39,18 @@ describe('UsersRepository (SQLite)', () => {
   it('upserts: creates a missing user, and replaces the password and roles of an existing one but not its creation date', async () => {
     await users.upsert(bob);
     expect(await users.find('bob')).toEqual(bob);
-    await users.upsert({ ...bob, passwordHash: 'new', roles: ['admin'], createdAt: 5 });
-    expect(await users.find('bob')).toEqual({ ...bob, passwordHash: 'new', roles: ['admin'] });
+    await users.upsert({ ...bob, passwordHash: 'new', roles: ['admin'], groups: ['staff'], createdAt: 5 });
+    expect(await users.find('bob')).toEqual({ ...bob, passwordHash: 'new', roles: ['admin'], groups: ['staff'] });
+  });
+
+  it('changes the groups alone, and keeps a user written without groups as having none', async () => {
+    await users.insert({ username: 'carol', passwordHash: 'h', roles: ['user'], createdAt: 1 });
+    expect((await users.find('carol'))?.groups).toEqual([]);
+    expect(await users.update('carol', { groups: ['finance', 'staff'] })).toBe(true);
+    expect(await users.find('carol')).toEqual({ username: 'carol', passwordHash: 'h', roles: ['user'], groups: ['finance', 'staff'], createdAt: 1 });
+    expect(await users.update('carol', { groups: [] })).toBe(true);
+    expect((await users.find('carol'))?.groups).toEqual([]);
+    expect(await users.update('nobody', { groups: ['staff'] })).toBe(false);
   });
 
   it('deletes a user, and says when there was none', async () => {

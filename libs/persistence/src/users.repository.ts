@@ -6,6 +6,8 @@ export interface UserRecord {
   username: string;
   passwordHash: string;
   roles: string[];
+  /** Principals besides the user name for permission-trimmed search (always read back; none when absent on a write). */
+  groups?: string[];
   createdAt: number;
 }
 
@@ -31,6 +33,7 @@ export class UsersRepository {
         username: user.username,
         password_hash: user.passwordHash,
         roles: user.roles.join(','),
+        groups: (user.groups ?? []).join(','),
         created_at: user.createdAt,
       })
       .onConflict((oc) => oc.column('username').doNothing())
@@ -45,10 +48,11 @@ export class UsersRepository {
         username: user.username,
         password_hash: user.passwordHash,
         roles: user.roles.join(','),
+        groups: (user.groups ?? []).join(','),
         created_at: user.createdAt,
       })
       .onConflict((oc) =>
-        oc.column('username').doUpdateSet({ password_hash: user.passwordHash, roles: user.roles.join(',') }),
+        oc.column('username').doUpdateSet({ password_hash: user.passwordHash, roles: user.roles.join(','), groups: (user.groups ?? []).join(',') }),
       )
       .execute();
   }
@@ -57,13 +61,14 @@ export class UsersRepository {
    * Changes the user's hash and/or roles; false when the user does not exist, or (with `expectedHash`)
    * when the hash is no longer that one — a rehash must not undo a password change made meanwhile.
    */
-  async update(username: string, change: { passwordHash?: string; roles?: string[] }, expectedHash?: string): Promise<boolean> {
-    if (change.passwordHash === undefined && change.roles === undefined) return (await this.find(username)) !== undefined;
+  async update(username: string, change: { passwordHash?: string; roles?: string[]; groups?: string[] }, expectedHash?: string): Promise<boolean> {
+    if (change.passwordHash === undefined && change.roles === undefined && change.groups === undefined) return (await this.find(username)) !== undefined;
     let query = this.database.db
       .updateTable('users')
       .set({
         ...(change.passwordHash !== undefined ? { password_hash: change.passwordHash } : {}),
         ...(change.roles !== undefined ? { roles: change.roles.join(',') } : {}),
+        ...(change.groups !== undefined ? { groups: change.groups.join(',') } : {}),
       })
       .where('username', '=', username);
     if (expectedHash !== undefined) query = query.where('password_hash', '=', expectedHash);
@@ -85,11 +90,12 @@ export class UsersRepository {
   }
 }
 
-function toRecord(row: { username: string; password_hash: string; roles: string; created_at: number }): UserRecord {
+function toRecord(row: { username: string; password_hash: string; roles: string; groups: string; created_at: number }): UserRecord {
   return {
     username: row.username,
     passwordHash: row.password_hash,
     roles: row.roles ? row.roles.split(',').filter(Boolean) : [],
+    groups: row.groups ? row.groups.split(',').filter(Boolean) : [],
     createdAt: Number(row.created_at),
   };
 }

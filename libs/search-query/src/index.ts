@@ -19,3 +19,18 @@ export { MONGO_OPERATORS, missingLastFinds, toMongoFilter, toMongoRequest } from
 export type { MongoMissingLast } from './mongo';
 export { checkElasticsearchRawQuery, checkMongoRawQuery, checkSolrRawQuery } from './raw-guards';
 export { wordsOf } from './words';
+export {
+  ACL_FIELD,
+  EVERYONE,
+  aclPrincipals,
+  checkElasticsearchTrimmedRawQuery,
+  checkMongoTrimmedRawQuery,
+  checkSolrTrimmedRawQuery,
+  mongoAclFilter,
+  solrAclFilter,
+  elasticsearchAclFilter,
+  trimElasticsearchBody,
+  trimMongoFilter,
+  trimMongoPipeline,
+  trimSolrRequest,
+} from './acl-trim';

@@ -11,7 +11,7 @@ export class UsersController {
   @Post()
   @Route({ summary: 'Create a user', results: UserDto, status: 201, errors: [400, 409] })
   create(@Body() body: CreateUserDto): Promise<UserDto> {
-    return this.users.create(body.username, body.password, body.roles);
+    return this.users.create(body.username, body.password, body.roles, body.groups);
   }
 
   @Get()
@@ -23,12 +23,12 @@ export class UsersController {
   @Patch(':username')
   @Route({
     summary: 'Change a user',
-    description: 'Sets the password and/or the roles. Cached verifications of the user end at once, on every node.',
+    description: 'Sets the password, the roles and/or the groups. Cached verifications of the user end at once, on every node.',
     results: UserDto,
     errors: [400, 404],
   })
   update(@Param('username') username: string, @Body() body: UpdateUserDto): Promise<UserDto> {
-    return this.users.update(username, { password: body.password, roles: body.roles });
+    return this.users.update(username, { password: body.password, roles: body.roles, groups: body.groups });
   }
 
   @Delete(':username')

@@ -1,6 +1,21 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayNotEmpty, ArrayUnique, IsArray, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { ROLES, USERNAME_PATTERN, type Role } from '../config/config.schema';
+import { ArrayMaxSize, ArrayNotEmpty, ArrayUnique, IsArray, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { GROUP_PATTERN, MAX_GROUPS, ROLES, USERNAME_PATTERN, type Role } from '../config/config.schema';
+
+const GROUPS_MESSAGE = 'each group must be 1-128 letters, digits or _ . @ -, starting with a letter or digit';
+
+/** `groups` of create and change: principals that permission-trimmed search matches in `acl_read`. */
+function Groups(): PropertyDecorator {
+  return (target, key) => {
+    ApiPropertyOptional({ type: [String], example: ['finance', 'staff'], maxItems: MAX_GROUPS, description: 'Groups of the user: principals, besides the user name and `__everyone__`, that permission-trimmed search matches in `acl_read`' })(target, key);
+    IsOptional()(target, key);
+    IsArray()(target, key);
+    ArrayMaxSize(MAX_GROUPS)(target, key);
+    ArrayUnique()(target, key);
+    IsString({ each: true })(target, key);
+    Matches(GROUP_PATTERN, { each: true, message: GROUPS_MESSAGE })(target, key);
+  };
+}
 
 export class CreateUserDto {
   @ApiProperty({ example: 'alice', pattern: USERNAME_PATTERN.source })
@@ -20,6 +35,9 @@ export class CreateUserDto {
   @ArrayUnique()
   @IsIn(ROLES, { each: true, message: `each role must be one of ${ROLES.join(', ')}` })
   roles!: Role[];
+
+  @Groups()
+  groups?: string[];
 }
 
 export class UpdateUserDto {
@@ -37,6 +55,9 @@ export class UpdateUserDto {
   @ArrayUnique()
   @IsIn(ROLES, { each: true, message: `each role must be one of ${ROLES.join(', ')}` })
   roles?: Role[];
+
+  @Groups()
+  groups?: string[];
 }
 
 export class UserDto {
@@ -45,6 +66,9 @@ export class UserDto {
 
   @ApiProperty({ enum: ROLES, isArray: true })
   roles!: Role[];
+
+  @ApiProperty({ type: [String], description: 'Groups of the user (principals of permission-trimmed search)' })
+  groups!: string[];
 
   @ApiProperty({ description: 'Creation time, epoch milliseconds' })
   createdDate!: number;

@@ -4,6 +4,8 @@ import type { Role } from '../config/config.schema';
 export interface AuthenticatedUser {
   username: string;
   roles: Role[];
+  /** The user's groups: principals besides the user name for permission-trimmed search (absent: none). */
+  groups?: string[];
 }
 
 export const IS_PUBLIC = 'gateway:isPublic';

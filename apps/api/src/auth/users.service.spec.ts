@@ -32,10 +32,15 @@ class FakeUsersRepository {
     this.rows.set(user.username, existing ? { ...existing, passwordHash: user.passwordHash, roles: user.roles } : { ...user });
   }
 
-  async update(username: string, change: { passwordHash?: string; roles?: string[] }, expectedHash?: string): Promise<boolean> {
+  async update(username: string, change: { passwordHash?: string; roles?: string[]; groups?: string[] }, expectedHash?: string): Promise<boolean> {
     const row = this.rows.get(username);
     if (!row || (expectedHash !== undefined && row.passwordHash !== expectedHash)) return false;
-    this.rows.set(username, { ...row, ...(change.passwordHash ? { passwordHash: change.passwordHash } : {}), ...(change.roles ? { roles: change.roles } : {}) });
+    this.rows.set(username, {
+      ...row,
+      ...(change.passwordHash ? { passwordHash: change.passwordHash } : {}),
+      ...(change.roles ? { roles: change.roles } : {}),
+      ...(change.groups ? { groups: change.groups } : {}),
+    });
     return true;
   }
 
@@ -84,7 +89,7 @@ describe('UsersService', () => {
     beforeEach(() => withAlice());
 
     it('answers the user for the right password, and nothing for a wrong one or an unknown user', async () => {
-      expect(await service.verify('alice', 'alice-password', '10.0.0.1')).toEqual({ username: 'alice', roles: ['user'] });
+      expect(await service.verify('alice', 'alice-password', '10.0.0.1')).toEqual({ username: 'alice', roles: ['user'], groups: [] });
       expect(await service.verify('alice', 'wrong', '10.0.0.2')).toBeUndefined();
       expect(await service.verify('mallory', 'alice-password', '10.0.0.3')).toBeUndefined();
     });
@@ -93,8 +98,8 @@ describe('UsersService', () => {
       expect(service.verifyCached('alice', 'alice-password', '10.0.0.1')).toBeUndefined();
       await service.verify('alice', 'alice-password', '10.0.0.1');
       const finds = users.finds;
-      expect(service.verifyCached('alice', 'alice-password', '10.0.0.9')).toEqual({ username: 'alice', roles: ['user'] });
-      expect(await service.verify('alice', 'alice-password', '10.0.0.9')).toEqual({ username: 'alice', roles: ['user'] });
+      expect(service.verifyCached('alice', 'alice-password', '10.0.0.9')).toEqual({ username: 'alice', roles: ['user'], groups: [] });
+      expect(await service.verify('alice', 'alice-password', '10.0.0.9')).toEqual({ username: 'alice', roles: ['user'], groups: [] });
       expect(users.finds).toBe(finds);
       await service.verify('alice', 'wrong', '10.0.0.1');
       expect(service.verifyCached('alice', 'wrong', '10.0.0.1')).toBeUndefined();
@@ -107,7 +112,7 @@ describe('UsersService', () => {
       await expect(service.verify('alice', 'alice-password', '10.0.0.1')).rejects.toThrow(TooManyRequestsError);
       expect(() => service.verifyCached('alice', 'alice-password', '10.0.0.1')).toThrow(TooManyRequestsError);
       // The same user from elsewhere is not locked out.
-      expect(await service.verify('alice', 'alice-password', '10.0.0.2')).toEqual({ username: 'alice', roles: ['user'] });
+      expect(await service.verify('alice', 'alice-password', '10.0.0.2')).toEqual({ username: 'alice', roles: ['user'], groups: [] });
     });
 
     it('counts wrong passwords for unknown users too', async () => {
@@ -121,7 +126,7 @@ describe('UsersService', () => {
       await service.verify('alice', 'alice-password', '10.0.0.1');
       await service.verify('alice', 'wrong-2', '10.0.0.1');
       // One failure since the success: below the limit of two.
-      expect(service.verifyCached('alice', 'alice-password', '10.0.0.1')).toEqual({ username: 'alice', roles: ['user'] });
+      expect(service.verifyCached('alice', 'alice-password', '10.0.0.1')).toEqual({ username: 'alice', roles: ['user'], groups: [] });
     });
 
     it('rehashes, after a successful login, a hash made with older parameters, unless it changed meanwhile', async () => {
@@ -131,7 +136,7 @@ describe('UsersService', () => {
         const old = hashSync('legacy-password', { algorithm: 2, memoryCost: 4096, timeCost: 3, parallelism: 2 });
         users.rows.set('legacy', { username: 'legacy', passwordHash: old, roles: ['user'], createdAt: 1 });
         service = new UsersService(users as unknown as UsersRepository, real, configWith(), new Coordination(configWith()));
-        expect(await service.verify('legacy', 'legacy-password', '10.0.0.1')).toEqual({ username: 'legacy', roles: ['user'] });
+        expect(await service.verify('legacy', 'legacy-password', '10.0.0.1')).toEqual({ username: 'legacy', roles: ['user'], groups: [] });
         for (let i = 0; i < 200 && users.rows.get('legacy')!.passwordHash === old; i++) await new Promise((r) => setTimeout(r, 20));
         const rehashed = users.rows.get('legacy')!.passwordHash;
         expect(rehashed).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
@@ -155,22 +160,34 @@ describe('UsersService', () => {
 
     it('creates a user with its roles once each, and refuses a taken name', async () => {
       const view = await service.create('bob', 'bob-password', ['user', 'admin', 'user']);
-      expect(view).toEqual({ username: 'bob', roles: ['user', 'admin'], createdDate: expect.any(Number) });
-      expect(await service.verify('bob', 'bob-password', '10.0.0.1')).toEqual({ username: 'bob', roles: ['user', 'admin'] });
+      expect(view).toEqual({ username: 'bob', roles: ['user', 'admin'], groups: [], createdDate: expect.any(Number) });
+      expect(await service.verify('bob', 'bob-password', '10.0.0.1')).toEqual({ username: 'bob', roles: ['user', 'admin'], groups: [] });
       await expect(service.create('bob', 'other-password', ['user'])).rejects.toThrow(ConflictError);
       await expect(service.create('bob', 'other-password', ['user'])).rejects.toMatchObject({ message: "User 'bob' already exists" });
     });
 
     it('lists users as views, without their hashes', async () => {
-      expect(await service.list()).toEqual([{ username: 'alice', roles: ['user'], createdDate: 1 }]);
+      expect(await service.list()).toEqual([{ username: 'alice', roles: ['user'], groups: [], createdDate: 1 }]);
     });
 
     it('deletes a user, whose cached password stops working at once', async () => {
       await service.verify('alice', 'alice-password', '10.0.0.1');
-      expect(await service.delete('alice', 'admin')).toEqual({ username: 'alice', roles: ['user'], createdDate: 1 });
+      expect(await service.delete('alice', 'admin')).toEqual({ username: 'alice', roles: ['user'], groups: [], createdDate: 1 });
       expect(users.rows.has('alice')).toBe(false);
       expect(service.verifyCached('alice', 'alice-password', '10.0.0.1')).toBeUndefined();
       await expect(service.delete('alice', 'admin')).rejects.toThrow(NotFoundError);
+    });
+
+    it('creates a user with groups, and a change of groups ends the cached verification here and on every node', async () => {
+      expect(await service.create('bob', 'bob-password', ['user'], ['staff', 'finance', 'staff'])).toMatchObject({ groups: ['staff', 'finance'] });
+      expect(await service.verify('bob', 'bob-password', '10.0.0.1')).toEqual({ username: 'bob', roles: ['user'], groups: ['staff', 'finance'] });
+      const broadcast = jest.spyOn(Coordination.prototype, 'broadcast');
+      expect(await service.update('bob', { groups: ['audit'] })).toMatchObject({ username: 'bob', roles: ['user'], groups: ['audit'] });
+      expect(broadcast).toHaveBeenCalledWith({ type: 'user-changed', username: 'bob' });
+      broadcast.mockRestore();
+      // The cached user (with the old groups) is gone: the next request is verified again and carries the new ones.
+      expect(service.verifyCached('bob', 'bob-password', '10.0.0.1')).toBeUndefined();
+      expect(await service.verify('bob', 'bob-password', '10.0.0.1')).toEqual({ username: 'bob', roles: ['user'], groups: ['audit'] });
     });
 
     it('refuses to let an administrator delete their own account', async () => {
@@ -196,7 +213,7 @@ describe('UsersService', () => {
       const match = /Created admin user 'admin' with generated password: (\S+)/.exec(printed);
       expect(match).not.toBeNull();
       expect(users.rows.get('admin')?.roles).toEqual(['admin', 'user']);
-      expect(await service.verify('admin', match![1], '10.0.0.1')).toEqual({ username: 'admin', roles: ['admin', 'user'] });
+      expect(await service.verify('admin', match![1], '10.0.0.1')).toEqual({ username: 'admin', roles: ['admin', 'user'], groups: [] });
       printed = '';
       await service.provision();
       expect(printed).toBe('');
@@ -213,7 +230,7 @@ describe('UsersService', () => {
 
       service = new UsersService(users as unknown as UsersRepository, hasher, configWith({ adminPassword: 'second-admin-pw' }), new Coordination(configWith()));
       await service.provision();
-      expect(await service.verify('admin', 'second-admin-pw', '10.0.0.1')).toEqual({ username: 'admin', roles: ['user', 'admin'] });
+      expect(await service.verify('admin', 'second-admin-pw', '10.0.0.1')).toEqual({ username: 'admin', roles: ['user', 'admin'], groups: [] });
       expect(await service.verify('admin', 'first-admin-pw', '10.0.0.2')).toBeUndefined();
     });
 
@@ -230,7 +247,7 @@ describe('UsersService', () => {
       await service.provision();
       expect(users.rows.get('alice')?.roles).toEqual(['admin']);
       expect(service.verifyCached('alice', 'alice-password', '10.0.0.1')).toBeUndefined();
-      expect(await service.verify('alice', 'from-the-file', '10.0.0.1')).toEqual({ username: 'alice', roles: ['admin'] });
+      expect(await service.verify('alice', 'from-the-file', '10.0.0.1')).toEqual({ username: 'alice', roles: ['admin'], groups: [] });
     });
   });
 });

@@ -16,6 +16,7 @@ import { GatewayMetrics } from '../metrics/gateway-metrics';
 export interface UserView {
   username: string;
   roles: Role[];
+  groups: string[];
   createdDate: number;
 }
 
@@ -116,7 +117,7 @@ export class UsersService {
     }
     if (!(await this.hasher.verify(record.passwordHash, password))) return {};
     if (this.hasher.needsRehash(record.passwordHash)) this.rehash(record, password);
-    return { user: { username: record.username, roles: record.roles as Role[] } };
+    return { user: { username: record.username, roles: record.roles as Role[], groups: record.groups ?? [] } };
   }
 
   /**
@@ -149,11 +150,12 @@ export class UsersService {
     await this.coordination.broadcast({ type: 'user-changed', username });
   }
 
-  async create(username: string, password: string, roles: Role[]): Promise<UserView> {
+  async create(username: string, password: string, roles: Role[], groups: string[] = []): Promise<UserView> {
     const record: UserRecord = {
       username,
       passwordHash: await this.hasher.hash(password),
       roles: dedupe(roles),
+      groups: dedupe(groups),
       createdAt: Date.now(),
     };
     if (!(await this.users.insert(record))) {
@@ -177,11 +179,15 @@ export class UsersService {
     return toView(record);
   }
 
-  /** Changes a user's password and/or roles; cached verifications of the user end at once, on every node. */
-  async update(username: string, change: { password?: string; roles?: Role[] }): Promise<UserView> {
+  /**
+   * Changes a user's password, roles and/or groups; cached verifications of the user end at once, on
+   * every node (the cached user carries roles and groups, so a trimmed search sees the change at once).
+   */
+  async update(username: string, change: { password?: string; roles?: Role[]; groups?: string[] }): Promise<UserView> {
     const passwordHash = change.password === undefined ? undefined : await this.hasher.hash(change.password);
     const roles = change.roles === undefined ? undefined : dedupe(change.roles);
-    if (!(await this.users.update(username, { passwordHash, roles }))) throw new NotFoundError('user', username);
+    const groups = change.groups === undefined ? undefined : dedupe(change.groups);
+    if (!(await this.users.update(username, { passwordHash, roles, groups }))) throw new NotFoundError('user', username);
     await this.forget(username);
     const record = await this.users.find(username);
     if (!record) throw new NotFoundError('user', username);
@@ -198,6 +204,7 @@ export class UsersService {
         username: u.username,
         passwordHash: await this.hasher.hash(u.password),
         roles: dedupe(u.roles),
+        groups: dedupe(u.groups ?? []),
         createdAt: Date.now(),
       });
       await this.forget(u.username);
@@ -218,6 +225,7 @@ export class UsersService {
       username: adminName,
       passwordHash: await this.hasher.hash(password),
       roles: ['admin', 'user'],
+      groups: [],
       createdAt: Date.now(),
     });
     if (generated) {
@@ -236,5 +244,5 @@ function dedupe(roles: string[]): string[] {
 }
 
 function toView(record: UserRecord): UserView {
-  return { username: record.username, roles: record.roles as Role[], createdDate: record.createdAt };
+  return { username: record.username, roles: record.roles as Role[], groups: record.groups ?? [], createdDate: record.createdAt };
 }

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import {
+  ArrayMaxSize,
   ArrayUnique,
   IsArray,
   IsIn,
@@ -19,6 +20,12 @@ export const ROLES = ['admin', 'user'] as const;
 export type Role = (typeof ROLES)[number];
 
 export const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$/;
+/**
+ * A group name: the user-name alphabet, so a principal in `acl_read` is one kind of token; it cannot
+ * start with '_', which keeps `__everyone__` (and any later reserved principal) out of reach of a group.
+ */
+export const GROUP_PATTERN = USERNAME_PATTERN;
+export const MAX_GROUPS = 64;
 
 export class ConnectorFileEntry {
   @IsString()
@@ -52,6 +59,15 @@ export class UserFileEntry {
   @ArrayUnique()
   @IsIn(ROLES, { each: true })
   roles?: Role[];
+
+  /** Principals besides the user name that permission-trimmed search matches in `acl_read`. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_GROUPS)
+  @ArrayUnique()
+  @IsString({ each: true })
+  @Matches(GROUP_PATTERN, { each: true, message: 'each group must be letters, digits, _ . @ - (at most 128), starting with a letter or digit' })
+  groups?: string[];
 }
 
 /** The optional YAML file named by GATEWAY_CONFIG. Unknown keys are rejected. */

@@ -245,6 +245,7 @@ users:
   - username: boss
     password: boss-password-1
     roles: [admin, user]
+    groups: [finance, staff]
 jobs:
   - jobName: nightly
     source: { connectorId: docs, folderPath: /in/ }
@@ -256,8 +257,8 @@ jobs:
       { id: 'archive', typeId: 'filesystem', description: '', params: {} },
     ]);
     expect(config.users).toEqual([
-      { username: 'reader', password: 'reader-secret-1', roles: ['user'] },
-      { username: 'boss', password: 'boss-password-1', roles: ['admin', 'user'] },
+      { username: 'reader', password: 'reader-secret-1', roles: ['user'], groups: [] },
+      { username: 'boss', password: 'boss-password-1', roles: ['admin', 'user'], groups: ['finance', 'staff'] },
     ]);
     expect(config.jobs.definitions).toEqual([
       {
@@ -287,6 +288,8 @@ jobs:
     ],
     ['a short user password', 'users:\n  - {username: u, password: short}\n', 'users[0].password: must be longer than or equal to 8 characters'],
     ['an unknown role', 'users:\n  - {username: u, password: long-enough-pw, roles: [root]}\n', 'users[0].roles: each value in roles must be one of the following values: admin, user'],
+    ['a group of reserved form', 'users:\n  - {username: u, password: long-enough-pw, groups: [__everyone__]}\n', 'users[0].groups: each group must be letters, digits, _ . @ - (at most 128), starting with a letter or digit'],
+    ['a group list that is not a list', 'users:\n  - {username: u, password: long-enough-pw, groups: staff}\n', 'users[0].groups: All groups\'s elements must be unique; users[0].groups: must contain no more than 64 elements; users[0].groups: must be an array'],
     [
       'a duplicate job name',
       'jobs:\n  - {jobName: j, source: {connectorId: a, folderPath: /}, target: {connectorId: b, folderPath: /}}\n  - {jobName: j, source: {connectorId: a, folderPath: /}, target: {connectorId: b, folderPath: /x}}\n',

@@ -13,6 +13,7 @@ export interface ConfiguredUser {
   username: string;
   password: string;
   roles: Role[];
+  groups?: string[];
 }
 
 /** Typed configuration, built and validated once at start-up. */
@@ -165,7 +166,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     databaseUrl: env.DATABASE_URL || undefined,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     connectors,
-    users: (file.users ?? []).map((u) => ({ username: u.username, password: u.password, roles: u.roles ?? ['user'] })),
+    users: (file.users ?? []).map((u) => ({ username: u.username, password: u.password, roles: u.roles ?? ['user'], groups: u.groups ?? [] })),
     auth: {
       cacheTtlMs: parseInteger(env, 'GATEWAY_AUTH_CACHE_SECONDS', 60, 0, 86400) * 1000,
       maxFailures: parseInteger(env, 'GATEWAY_LOGIN_MAX_FAILURES', 10, 1, 1_000_000),

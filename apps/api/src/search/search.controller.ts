@@ -1,6 +1,7 @@
-import { Body, Get, Param, Post, applyDecorators } from '@nestjs/common';
+import { Body, Get, Param, Post, Query, applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiParam, ApiQuery } from '@nestjs/swagger';
 import type { SearchResults } from '@gateway/connector-api';
+import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import { Route, RouteFamily } from '../common/routes';
 import { FacetBucketDto, SelectResultsDto } from './search.dto';
 import { SearchParams } from './search-params';
@@ -8,6 +9,15 @@ import { SearchService } from './search.service';
 
 const CONNECTOR = ApiParam({ name: 'connectorId', description: 'A search connection (typeId solr, elasticsearch or mongodb)', example: 'solr' });
 const COLLECTION = ApiParam({ name: 'collection', description: 'Core, index or collection; without it, the connection\'s `collection`' });
+
+const ACL = ApiQuery({
+  name: 'acl',
+  required: false,
+  enum: ['true', 'false'],
+  description:
+    'Permission trimming. On a connection with `aclTrimming: true` every caller sees only documents whose `acl_read` holds their user name, ' +
+    '`__everyone__` or one of their groups. `false`: an administrator sees all; for anyone else 403',
+});
 
 /** Every select parameter, documented once for both select routes. */
 function SelectParameters(): MethodDecorator {
@@ -21,6 +31,7 @@ function SelectParameters(): MethodDecorator {
     ApiQuery({ name: 'start', required: false, description: 'Offset of the first document (default 0)' }),
     ApiQuery({ name: 'rows', required: false, description: 'Page size (default 10, at most the connection\'s maxRows)' }),
     ApiQuery({ name: 'sort', required: false, description: 'Comma list of `field asc|desc` (not on text fields); default relevance; ties by id', example: 'created desc' }),
+    ACL,
   ];
   return applyDecorators(...decorators);
 }
@@ -30,13 +41,16 @@ const RAW_BODY = ApiBody({
     'The engine\'s own query. Elasticsearch: a _search body for that index. MongoDB: `{filter, projection, sort, skip, limit}` run as a find. ' +
     'Solr: a JSON request (or bare params) for that collection\'s /select. Refused (400 naming it): MongoDB $where/$function/$accumulator; ' +
     'Elasticsearch script, script_fields, runtime_mappings with scripts, stored scripts; Solr local params, qt, shards, stream.*, wt other than json. ' +
-    'Results are capped at the connection\'s maxRows',
+    'Results are capped at the connection\'s maxRows. On a connection with `aclTrimming: true` the query is trimmed as select is ' +
+    '(Solr: an added fq; Elasticsearch: the query wrapped in a bool filter; MongoDB: `$and` with the filter), and what would answer past it is refused (400): ' +
+    'Elasticsearch global, significant_terms/significant_text, suggest, knn, retriever, sub_searches, rank, join queries; ' +
+    'Solr facet domains, terms, mlt, expand, json.*, explainOther, [subquery]/[child]; MongoDB $lookup, $unionWith, $graphLookup, $facet',
   schema: { type: 'object', additionalProperties: true, example: { query: { match: { content: 'report' } }, size: 5 } },
 });
 
 const RAW_RESULTS = { type: 'object' as const, additionalProperties: true, description: 'The engine\'s own result (MongoDB: the array of documents)' };
 
-@RouteFamily('search/:connectorId', { tag: 'Content search', access: 'basic', errors: [400, 404, 501, 502, 503, 504] })
+@RouteFamily('search/:connectorId', { tag: 'Content search', access: 'basic', errors: [400, 403, 404, 501, 502, 503, 504] })
 @ApiExtraModels(FacetBucketDto)
 export class SearchController {
   constructor(private readonly search: SearchService) {}
@@ -46,32 +60,45 @@ export class SearchController {
   @COLLECTION
   @SelectParameters()
   @Route({ summary: 'Select (collection in the path)', results: SelectResultsDto })
-  selectIn(@Param('connectorId') connectorId: string, @Param('collection') collection: string, @SearchParams() params: URLSearchParams): Promise<SearchResults> {
-    return this.search.select(connectorId, collection, params);
+  selectIn(
+    @Param('connectorId') connectorId: string,
+    @Param('collection') collection: string,
+    @SearchParams() params: URLSearchParams,
+    @CurrentUser() user: AuthenticatedUser,
+  ): Promise<SearchResults> {
+    return this.search.select(connectorId, collection, params, user);
   }
 
   @Get('select')
   @CONNECTOR
   @SelectParameters()
   @Route({ summary: 'Select (the connection\'s collection)', results: SelectResultsDto })
-  select(@Param('connectorId') connectorId: string, @SearchParams() params: URLSearchParams): Promise<SearchResults> {
-    return this.search.select(connectorId, undefined, params);
+  select(@Param('connectorId') connectorId: string, @SearchParams() params: URLSearchParams, @CurrentUser() user: AuthenticatedUser): Promise<SearchResults> {
+    return this.search.select(connectorId, undefined, params, user);
   }
 
   @Post(':collection/query')
   @CONNECTOR
   @COLLECTION
   @RAW_BODY
+  @ACL
   @Route({ summary: 'Raw query (collection in the path)', description: 'The engine\'s own answer inside the envelope', results: RAW_RESULTS })
-  queryIn(@Param('connectorId') connectorId: string, @Param('collection') collection: string, @Body() body: unknown): Promise<unknown> {
-    return this.search.query(connectorId, collection, body);
+  queryIn(
+    @Param('connectorId') connectorId: string,
+    @Param('collection') collection: string,
+    @Body() body: unknown,
+    @Query('acl') acl: string | undefined,
+    @CurrentUser() user: AuthenticatedUser,
+  ): Promise<unknown> {
+    return this.search.query(connectorId, collection, body, acl, user);
   }
 
   @Post('query')
   @CONNECTOR
   @RAW_BODY
+  @ACL
   @Route({ summary: 'Raw query (the connection\'s collection)', description: 'The engine\'s own answer inside the envelope', results: RAW_RESULTS })
-  query(@Param('connectorId') connectorId: string, @Body() body: unknown): Promise<unknown> {
-    return this.search.query(connectorId, undefined, body);
+  query(@Param('connectorId') connectorId: string, @Body() body: unknown, @Query('acl') acl: string | undefined, @CurrentUser() user: AuthenticatedUser): Promise<unknown> {
+    return this.search.query(connectorId, undefined, body, acl, user);
   }
 }

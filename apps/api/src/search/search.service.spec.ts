@@ -1,11 +1,12 @@
-import { InvalidArgumentError, type SearchConnector, type SearchResults } from '@gateway/connector-api';
+import { InvalidArgumentError, PermissionDeniedError, type SearchConnector, type SearchResults } from '@gateway/connector-api';
 import type { SearchRequest } from '@gateway/search-query';
 import type { ConnectorRegistry } from '../connectors/connector-registry.service';
+import type { AuthenticatedUser } from '../auth/auth.decorators';
 import { SearchService } from './search.service';
 
 /** A search connector that records what the service hands it (the engines are tested in the e2e contract). */
 function recordingConnector(settings: Partial<SearchConnector['search']['settings']> = {}) {
-  const seen: { collection: string; request: SearchRequest }[] = [];
+  const seen: { collection: string; request: SearchRequest; principals?: readonly string[] }[] = [];
   const connector: SearchConnector = {
     id: 'rec',
     typeId: 'recording',
@@ -14,11 +15,14 @@ function recordingConnector(settings: Partial<SearchConnector['search']['setting
     checkHealth: async () => undefined,
     search: {
       settings: { defaultFilters: [], timeoutMs: 1000, maxRows: 100, ...settings },
-      select: async (collection, request): Promise<SearchResults> => {
-        seen.push({ collection, request });
+      select: async (collection, request, principals): Promise<SearchResults> => {
+        seen.push({ collection, request, principals });
         return { numFound: 0, start: request.start, rows: request.rows, docs: [] };
       },
-      rawQuery: async () => ({}),
+      rawQuery: async (collection, body, principals) => {
+        seen.push({ collection, request: body as SearchRequest, principals });
+        return {};
+      },
     },
   };
   const registry = { searchConnector: () => connector, list: () => [connector] } as unknown as ConnectorRegistry;
@@ -28,11 +32,13 @@ function recordingConnector(settings: Partial<SearchConnector['search']['setting
 }
 
 const params = (query: string) => new URLSearchParams(query);
+const USER: AuthenticatedUser = { username: 'alice', roles: ['user'], groups: ['finance'] };
+const ADMIN: AuthenticatedUser = { username: 'root', roles: ['admin', 'user'] };
 
 describe('SearchService select parameters', () => {
   it('builds one request: defaults, default filters first, id always in fl', async () => {
     const { service, seen } = recordingConnector({ collection: 'main', defaultFilters: ['author:alice'] });
-    await service.select('rec', undefined, params('q=title:report&fl=title&facet=true&facet.field=tags&fq=tags:x&sort=size desc'));
+    await service.select('rec', undefined, params('q=title:report&fl=title&facet=true&facet.field=tags&fq=tags:x&sort=size desc'), USER);
     const { collection, request } = seen[0];
     expect(collection).toBe('main');
     expect(request).toMatchObject({ start: 0, rows: 10, facetFields: ['tags'], fields: ['id', 'title'], sort: [{ field: 'size', direction: 'desc' }] });
@@ -55,21 +61,64 @@ describe('SearchService select parameters', () => {
     ['q=*:*&rows=1&rows=2', 'rows'],
   ])('refuses %s naming %s', async (query, parameter) => {
     const { service } = recordingConnector({ collection: 'main' });
-    await expect(service.select('rec', undefined, params(query))).rejects.toMatchObject({ parameter });
+    await expect(service.select('rec', undefined, params(query), USER)).rejects.toMatchObject({ parameter });
   });
 
   it('names the position of a syntax error', async () => {
     const { service } = recordingConnector({ collection: 'main' });
-    const error = await service.select('rec', undefined, params('q=title:report AND (')).catch((e: unknown) => e);
+    const error = await service.select('rec', undefined, params('q=title:report AND ('), USER).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidArgumentError);
     expect((error as InvalidArgumentError).details).toMatchObject({ parameter: 'q', position: expect.any(Number) });
   });
 
   it('needs a collection from the path or the connection, and a plain name', async () => {
     const { service } = recordingConnector();
-    await expect(service.select('rec', undefined, params('q=*:*'))).rejects.toMatchObject({ parameter: 'collection' });
+    await expect(service.select('rec', undefined, params('q=*:*'), USER)).rejects.toMatchObject({ parameter: 'collection' });
     for (const bad of ['_all', 'a,b', 'logs-*', 'system.users', '.hidden']) {
-      await expect(service.select('rec', bad, params('q=*:*'))).rejects.toMatchObject({ parameter: 'collection' });
+      await expect(service.select('rec', bad, params('q=*:*'), USER)).rejects.toMatchObject({ parameter: 'collection' });
     }
+  });
+});
+
+describe('SearchService permission trimming', () => {
+  it('trims every caller of a trimming connection to their name, __everyone__ and their groups', async () => {
+    const { service, seen } = recordingConnector({ collection: 'main', aclTrimming: true });
+    await service.select('rec', undefined, params('q=*:*'), USER);
+    await service.select('rec', undefined, params('q=*:*&acl=true'), USER);
+    await service.query('rec', undefined, { query: 'x' }, undefined, USER);
+    await service.select('rec', undefined, params('q=*:*'), ADMIN);
+    expect(seen.map((s) => s.principals)).toEqual([
+      ['alice', '__everyone__', 'finance'],
+      ['alice', '__everyone__', 'finance'],
+      ['alice', '__everyone__', 'finance'],
+      ['root', '__everyone__'],
+    ]);
+  });
+
+  it('does not trim a connection without aclTrimming', async () => {
+    const { service, seen } = recordingConnector({ collection: 'main' });
+    await service.select('rec', undefined, params('q=*:*'), USER);
+    await service.query('rec', undefined, {}, undefined, USER);
+    expect(seen.map((s) => s.principals)).toEqual([undefined, undefined]);
+  });
+
+  it('lets an admin see all with acl=false, on select and raw query', async () => {
+    const { service, seen } = recordingConnector({ collection: 'main', aclTrimming: true });
+    await service.select('rec', undefined, params('q=*:*&acl=false'), ADMIN);
+    await service.query('rec', undefined, {}, 'false', ADMIN);
+    expect(seen.map((s) => s.principals)).toEqual([undefined, undefined]);
+  });
+
+  it('refuses acl=false to a non-admin with 403, whether the connection trims or not, and acl other than true/false with 400', async () => {
+    for (const aclTrimming of [true, false]) {
+      const { service, seen } = recordingConnector({ collection: 'main', aclTrimming });
+      await expect(service.select('rec', undefined, params('q=*:*&acl=false'), USER)).rejects.toBeInstanceOf(PermissionDeniedError);
+      await expect(service.query('rec', undefined, {}, 'false', USER)).rejects.toBeInstanceOf(PermissionDeniedError);
+      expect(seen).toEqual([]);
+    }
+    const { service } = recordingConnector({ collection: 'main', aclTrimming: true });
+    await expect(service.select('rec', undefined, params('q=*:*&acl=no'), ADMIN)).rejects.toMatchObject({ parameter: 'acl' });
+    await expect(service.query('rec', undefined, {}, 'FALSE', ADMIN)).rejects.toMatchObject({ parameter: 'acl' });
+    await expect(service.select('rec', undefined, params('q=*:*&acl=false&acl=false'), ADMIN)).rejects.toMatchObject({ parameter: 'acl' });
   });
 });

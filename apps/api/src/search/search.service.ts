@@ -2,10 +2,12 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import {
   COLLECTION_NAME,
   InvalidArgumentError,
+  PermissionDeniedError,
   type SearchConnector,
   type SearchResults,
 } from '@gateway/connector-api';
 import {
+  aclPrincipals,
   DEFAULT_FIELD_SCHEMA,
   InvalidQueryNodeError,
   SearchSyntaxError,
@@ -16,11 +18,12 @@ import {
   type QueryNode,
   type SearchRequest,
 } from '@gateway/search-query';
+import type { AuthenticatedUser } from '../auth/auth.decorators';
 import { ConfigError } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
 
 /** Select parameters this service reads; anything else is refused so a typo is not silently ignored. */
-const SELECT_PARAMETERS = new Set(['q', 'fq', 'fl', 'facet', 'facet.field', 'facet.limit', 'start', 'rows', 'sort']);
+const SELECT_PARAMETERS = new Set(['q', 'fq', 'fl', 'facet', 'facet.field', 'facet.limit', 'start', 'rows', 'sort', 'acl']);
 const DEFAULT_ROWS = 10;
 const DEFAULT_FACET_LIMIT = 100;
 const MAX_FACET_LIMIT = 1000;
@@ -56,12 +59,13 @@ export class SearchService implements OnModuleInit {
     }
   }
 
-  async select(connectorId: string, collectionInPath: string | undefined, params: URLSearchParams): Promise<SearchResults> {
+  async select(connectorId: string, collectionInPath: string | undefined, params: URLSearchParams, user: AuthenticatedUser): Promise<SearchResults> {
     const connector = this.registry.searchConnector(connectorId);
     const collection = this.collection(connector, collectionInPath);
     const request = this.selectRequest(connector, params);
+    const principals = this.trimming(connector, params.get('acl'), user);
     try {
-      return await connector.search.select(collection, request);
+      return await connector.search.select(collection, request, principals);
     } catch (e) {
       // The parser already checks fields against the schema; this is the translators' own safety net.
       if (e instanceof InvalidQueryNodeError) throw new InvalidArgumentError('q', e.message);
@@ -69,9 +73,24 @@ export class SearchService implements OnModuleInit {
     }
   }
 
-  query(connectorId: string, collectionInPath: string | undefined, body: unknown): Promise<unknown> {
+  async query(connectorId: string, collectionInPath: string | undefined, body: unknown, acl: string | undefined, user: AuthenticatedUser): Promise<unknown> {
     const connector = this.registry.searchConnector(connectorId);
-    return connector.search.rawQuery(this.collection(connector, collectionInPath), body);
+    const collection = this.collection(connector, collectionInPath);
+    return connector.search.rawQuery(collection, body, this.trimming(connector, acl ?? null, user));
+  }
+
+  /**
+   * The principals to trim to, or undefined for none: a connection with aclTrimming trims every caller
+   * unless an admin says `acl=false`. `acl=false` from anyone else is 403 (also where nothing is
+   * trimmed, so a client cannot learn which connections trim by trying); `acl=true` is the default said aloud.
+   */
+  private trimming(connector: SearchConnector, acl: string | null, user: AuthenticatedUser): string[] | undefined {
+    if (acl !== null && acl !== 'true' && acl !== 'false') throw new InvalidArgumentError('acl', "acl must be 'true' or 'false'");
+    if (acl === 'false') {
+      if (!user.roles.includes('admin')) throw new PermissionDeniedError('acl=false (search without permission trimming) is for administrators only', { parameter: 'acl' });
+      return undefined;
+    }
+    return connector.search.settings.aclTrimming ? aclPrincipals(user.username, user.groups) : undefined;
   }
 
   /** From the path, else the connection's `collection`, else 400 naming `collection`. */

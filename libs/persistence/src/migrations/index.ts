@@ -3,6 +3,7 @@ import * as m0001 from './0001-users';
 import * as m0002 from './0002-user-files-and-links';
 import * as m0010 from './0010-jobs';
 import * as m0030 from './0030-user-file-leases';
+import * as m0033 from './0033-user-groups';
 import * as m0040 from './0040-job-index-state';
 
 /**
@@ -14,5 +15,6 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0002-user-files-and-links': m0002,
   '0010-jobs': m0010,
   '0030-user-file-leases': m0030,
+  '0033-user-groups': m0033,
   '0040-job-index-state': m0040,
 };
