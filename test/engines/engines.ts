@@ -11,6 +11,7 @@
  *   redis          Debian's redis-server, no persistence
  *   graph          Microsoft Graph (drives) simulator over HTTPS with its identity provider (simulators/graph)
  *   sharepoint     SharePoint REST simulator over HTTPS with its identity provider (simulators/sharepoint)
+ *   toxiproxy      Shopify Toxiproxy v2 (Go module proxy build): TCP proxies with injected faults (toxiproxy.ts)
  *
  * Java and Go builds are cached in a folder keyed by a hash of their sources (see cacheRoot()); a
  * clean machine builds from scratch. Only Node built-ins are used here.
@@ -26,8 +27,9 @@ import { startGraph, type GraphInfo } from './graph';
 import { buildMinio, startMinio, type MinioInfo } from './minio';
 import { buildS3Proxy, startS3Proxy, type S3ProxyInfo } from './s3proxy';
 import { startSharePoint, type SharePointInfo } from './sharepoint';
+import { buildToxiproxy, startToxiproxy, type ToxiproxyInfo } from './toxiproxy';
 
-export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 's3proxy', 'minio', 'graph', 'sharepoint'] as const;
+export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 's3proxy', 'minio', 'graph', 'sharepoint', 'toxiproxy'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 export const HOST = '127.0.0.1';
@@ -112,6 +114,7 @@ export interface EngineInfoMap {
   minio: MinioInfo;
   graph: GraphInfo;
   sharepoint: SharePointInfo;
+  toxiproxy: ToxiproxyInfo;
 }
 
 export type EngineInfo<N extends EngineName = EngineName> = EngineInfoMap[N];
@@ -155,6 +158,7 @@ const READY_TIMEOUT_MS: Record<EngineName, number> = {
   minio: 60_000,
   graph: 60_000,
   sharepoint: 60_000,
+  toxiproxy: 30_000,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -598,6 +602,7 @@ type Prepared =
   | { kind: 'redis'; binary: string }
   | { kind: 's3proxy'; jar: string; java: string }
   | { kind: 'minio'; binary: string }
+  | { kind: 'toxiproxy'; binary: string }
   | { kind: 'simulator' };
 
 /** Debian packages that the selected engines miss, installed in one apt-get run. */
@@ -642,6 +647,8 @@ async function prepareEngine(name: EngineName, log: (line: string) => void): Pro
       return { kind: 's3proxy', jar: await buildS3Proxy(log), java: requireJava() };
     case 'minio':
       return { kind: 'minio', binary: await buildMinio(log) };
+    case 'toxiproxy':
+      return { kind: 'toxiproxy', binary: await buildToxiproxy(log) };
     case 'graph':
     case 'sharepoint':
       return { kind: 'simulator' };
@@ -1192,6 +1199,7 @@ const starters: { [N in EngineName]: (prepared: Prepared, dir: string, run: Run)
   minio: (p, dir, run) => (p.kind === 'minio' ? startMinio(p.binary, dir, run) : Promise.reject(new Error('minio: not prepared'))),
   graph: (_prepared, dir, run) => startGraph(dir, run),
   sharepoint: (_prepared, dir, run) => startSharePoint(dir, run),
+  toxiproxy: (p, dir, run) => (p.kind === 'toxiproxy' ? startToxiproxy(p.binary, dir, run) : Promise.reject(new Error('toxiproxy: not prepared'))),
 };
 
 /**
@@ -1276,6 +1284,8 @@ function describe(info: EngineInfo): string {
       return info.graphUrl;
     case 'sharepoint':
       return info.siteUrl;
+    case 'toxiproxy':
+      return info.apiUrl;
   }
 }
 

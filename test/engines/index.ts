@@ -28,6 +28,7 @@ export type { S3ProxyInfo, S3EngineFields } from './s3proxy';
 export type { MinioInfo } from './minio';
 export type { GraphInfo } from './graph';
 export type { SharePointInfo } from './sharepoint';
+export type { ToxiproxyInfo } from './toxiproxy';
 
 let cached: { file: string; engines: Partial<EngineInfoMap> } | undefined;
 

@@ -48,6 +48,7 @@ describe('loadConfig', () => {
       maxUploadBytes: 10 * 1024 ** 3,
       logLevel: 'info',
       shutdownGraceMs: 10_000,
+      server: { headersTimeoutMs: 20_000, requestTimeoutMs: 3_600_000, keepAliveTimeoutMs: 75_000 },
       files: {
         dir: path.join(dataDir, 'user-files'),
         leaseMs: 30_000,
@@ -90,6 +91,9 @@ describe('loadConfig', () => {
       GATEWAY_PUBLIC_RATE_LIMIT: '0',
       LOG_LEVEL: 'debug',
       GATEWAY_SHUTDOWN_GRACE_MS: '0',
+      GATEWAY_HEADERS_TIMEOUT_MS: '5000',
+      GATEWAY_REQUEST_TIMEOUT_MS: '0',
+      GATEWAY_KEEP_ALIVE_TIMEOUT_MS: '61000',
       GATEWAY_USER_FILE_RETENTION_DAYS: '1',
       GATEWAY_EXPIRED_LINK_RETENTION_HOURS: '0',
       GATEWAY_SWEEP_INTERVAL_SECONDS: '5',
@@ -116,6 +120,7 @@ describe('loadConfig', () => {
       maxUploadBytes: 0,
       logLevel: 'debug',
       shutdownGraceMs: 0,
+      server: { headersTimeoutMs: 5000, requestTimeoutMs: 0, keepAliveTimeoutMs: 61_000 },
       files: {
         dir: '/shared/user-files',
         leaseMs: 10_000,
