@@ -48,7 +48,7 @@ describe('loadConfig', () => {
       maxUploadBytes: 10 * 1024 ** 3,
       logLevel: 'info',
       shutdownGraceMs: 10_000,
-      server: { headersTimeoutMs: 20_000, requestTimeoutMs: 3_600_000, keepAliveTimeoutMs: 75_000 },
+      server: { headersTimeoutMs: 20_000, requestTimeoutMs: 3_600_000, keepAliveTimeoutMs: 75_000, databaseConnectTimeoutMs: 10_000, databaseQueryTimeoutMs: 60_000 },
       files: {
         dir: path.join(dataDir, 'user-files'),
         leaseMs: 30_000,
@@ -120,7 +120,7 @@ describe('loadConfig', () => {
       maxUploadBytes: 0,
       logLevel: 'debug',
       shutdownGraceMs: 0,
-      server: { headersTimeoutMs: 5000, requestTimeoutMs: 0, keepAliveTimeoutMs: 61_000 },
+      server: { headersTimeoutMs: 5000, requestTimeoutMs: 0, keepAliveTimeoutMs: 61_000, databaseConnectTimeoutMs: 10_000, databaseQueryTimeoutMs: 60_000 },
       files: {
         dir: '/shared/user-files',
         leaseMs: 10_000,

@@ -17,6 +17,10 @@ export interface ConfiguredUser {
 
 /** Typed configuration, built and validated once at start-up. */
 export interface ServerTimeouts {
+  /** PostgreSQL: getting a connection (DATABASE_CONNECT_TIMEOUT_MS). */
+  databaseConnectTimeoutMs: number;
+  /** PostgreSQL: one query's answer (DATABASE_QUERY_TIMEOUT_MS). */
+  databaseQueryTimeoutMs: number;
   /** The request head (line and headers) must arrive within this (a slowloris client is cut). */
   headersTimeoutMs: number;
   /** The whole request, body included; 0 = none. */
@@ -193,6 +197,8 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       // Above the upstream keep-alive of a proxy in front (nginx's upstream keepalive_timeout: 60 s), so
       // the proxy, not the gateway, closes an idle connection and never sends on one the gateway is closing.
       keepAliveTimeoutMs: parseInteger(env, 'GATEWAY_KEEP_ALIVE_TIMEOUT_MS', 75_000, 1_000, 3_600_000),
+      databaseConnectTimeoutMs: parseInteger(env, 'DATABASE_CONNECT_TIMEOUT_MS', 10_000, 100, 600_000),
+      databaseQueryTimeoutMs: parseInteger(env, 'DATABASE_QUERY_TIMEOUT_MS', 60_000, 100, 3_600_000),
     },
     files: {
       dir: env.GATEWAY_USER_FILES_DIR ? path.resolve(env.GATEWAY_USER_FILES_DIR) : path.join(dataDir, 'user-files'),
