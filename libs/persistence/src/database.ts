@@ -73,6 +73,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     // or one still closing after pool.end() resolved) is dropped by the pool and replaced on next
     // use; without a listener the pool's 'error' event would throw and end the process.
     pool.on('error', () => undefined);
+    // A connection lost while checked out (between a transaction's queries, or before its first) emits
+    // 'error' on its client, outside any query: unheard, that ends the process. The query or the
+    // transaction using it fails on its own, and the pool drops the broken client when it is released.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   } else if (url) {
     throw new Error(`DATABASE_URL must start with postgres:// or postgresql:// (got '${url.split(':')[0]}:')`);
