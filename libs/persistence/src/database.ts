@@ -30,10 +30,12 @@ const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when tryi
  * server is down, restarting, or stopped answering within the time-outs above.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
+  // Not `instanceof Error`: socket errors come from Node's own realm, which differs from the caller's
+  // under a sandbox such as jest's.
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
   if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
-  return UNAVAILABLE_MESSAGES.test(error.message);
+  return typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message);
 }
 
 export interface Database {
