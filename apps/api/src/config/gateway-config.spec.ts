@@ -193,6 +193,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ TRUST_PROXY: raw }).trustProxy).toBe(expected);
   });
 
+  it('refuses a request time-out shorter than the headers time-out (Node would throw at start)', () => {
+    expect(refusal({ GATEWAY_HEADERS_TIMEOUT_MS: '30000', GATEWAY_REQUEST_TIMEOUT_MS: '10000' }).message).toMatch(/^GATEWAY_REQUEST_TIMEOUT_MS: must be 0 or at least GATEWAY_HEADERS_TIMEOUT_MS \(30000\)/);
+    expect(loadConfig({ GATEWAY_HEADERS_TIMEOUT_MS: '30000', GATEWAY_REQUEST_TIMEOUT_MS: '0' }).server.requestTimeoutMs).toBe(0);
+  });
+
   it('refuses a REDIS_URL of another scheme, and ignores a blank one', () => {
     expect(refusal({ REDIS_URL: 'http://cache:6379' }).message).toBe("REDIS_URL: must start with redis:// or rediss:// (got 'http:')");
     expect(loadConfig({ REDIS_URL: '  ' }).jobs.redisUrl).toBeUndefined();
