@@ -7,8 +7,8 @@
 #      test/e2e/proxy*, offload*, test/browser run Debian's nginx and chromium; test/docker the Dockerfile's steps);
 #   4b. Schemathesis over the built gateway's OpenAPI document, as admin and as a user (test/fuzz; needs python3);
 #   5. the job suites (test/e2e/jobs*) again in Redis (BullMQ) mode, on a Redis this script starts;
-#   6. e2e tests again on a PostgreSQL this script starts (less the search contract), and the job suites
-#      on PostgreSQL + Redis.
+#   6. e2e tests again on a PostgreSQL this script starts (less the search contract; the engine-fault
+#      suite test/e2e/faults runs here only), and the job suites on PostgreSQL + Redis.
 # Only the job suites and test/e2e/multinode (three gateway nodes: lock-out, cache invalidation, exports,
 # links, jobs across nodes) have a Redis pass.
 # Needs Node 20, Java 17 + Maven, Go; installs Debian's postgresql/redis-server when missing (as root).
@@ -25,8 +25,10 @@ echo "== real engines: smoke tests =="
 npx jest -c test/engines/jest.engines.config.js --ci --runInBand
 
 echo "== e2e tests (SQLite) =="
-# multinode: three nodes on PostgreSQL + Redis, run once, in the last pass.
-npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns multinode
+# multinode: three nodes on PostgreSQL + Redis, run once, in the last pass. faults (Toxiproxy between the
+# gateway and CMIS, Solr, Elasticsearch, FerretDB, its PostgreSQL and Redis) brings its own database and
+# Redis through the proxies whatever the pass, so it runs once, in the PostgreSQL pass.
+npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns multinode test/e2e/faults
 
 echo "== outside fuzzing: Schemathesis over /api/docs-json (admin and user) =="
 test/fuzz/schemathesis.sh

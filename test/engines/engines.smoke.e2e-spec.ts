@@ -9,6 +9,7 @@ import { Client } from 'pg';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getEngine, hasEngine, httpRequest, type EngineName } from './index';
 import { GraphSetup } from '../contract/fixtures/graph-engine';
+import { toxiproxyClient } from './toxiproxy';
 
 // An engine left out on purpose gets no test at all (rather than a skipped one); npm test starts all.
 const withEngine = (name: EngineName) => (hasEngine(name) ? it : () => undefined);
@@ -198,5 +199,34 @@ describe('real engines (smoke)', () => {
     });
     expect(answer.status).toBe(200);
     expect(answer.text()).toContain(`Hello ${word} from RTF`);
+  });
+  withEngine('toxiproxy')('Toxiproxy: a proxy passes bytes through, a toxic adds latency, a disabled proxy refuses connections', async () => {
+    // A tiny echo-less upstream of our own: the smoke test needs no other engine.
+    const net = await import('node:net');
+    const upstream = net.createServer((socket) => socket.end('pong'));
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const proxy = await toxiproxyClient(getEngine('toxiproxy')).createProxy(`smoke-${unique()}`, `127.0.0.1:${(upstream.address() as { port: number }).port}`);
+    const read = () =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(proxy.port, '127.0.0.1');
+        let data = '';
+        socket.on('data', (chunk: Buffer) => (data += chunk.toString()));
+        socket.on('end', () => resolve(data));
+        socket.on('error', reject);
+      });
+    try {
+      expect(await read()).toBe('pong');
+      await proxy.addToxic({ type: 'latency', attributes: { latency: 300 } });
+      const started = Date.now();
+      expect(await read()).toBe('pong');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(250); // a lower bound: the toxic is in effect
+      await proxy.disable();
+      await expect(read()).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      await proxy.reset();
+      expect(await read()).toBe('pong');
+    } finally {
+      await proxy.delete();
+      upstream.close();
+    }
   });
 });

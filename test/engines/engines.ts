@@ -12,6 +12,7 @@
  *   graph          Microsoft Graph (drives) simulator over HTTPS with its identity provider (simulators/graph)
  *   sharepoint     SharePoint REST simulator over HTTPS with its identity provider (simulators/sharepoint)
  *   tika           Apache Tika Server (jar from Maven Central, tika.ts): text extraction for indexing jobs
+ *   toxiproxy      Shopify Toxiproxy v2 (Go module proxy build): TCP proxies with injected faults (toxiproxy.ts)
  *
  * Java and Go builds are cached in a folder keyed by a hash of their sources (see cacheRoot()); a
  * clean machine builds from scratch. Only Node built-ins are used here.
@@ -28,8 +29,9 @@ import { buildMinio, startMinio, type MinioInfo } from './minio';
 import { buildS3Proxy, startS3Proxy, type S3ProxyInfo } from './s3proxy';
 import { startSharePoint, type SharePointInfo } from './sharepoint';
 import { buildTika, startTika, type TikaInfo } from './tika';
+import { buildToxiproxy, startToxiproxy, type ToxiproxyInfo } from './toxiproxy';
 
-export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 's3proxy', 'minio', 'graph', 'sharepoint', 'tika'] as const;
+export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 's3proxy', 'minio', 'graph', 'sharepoint', 'tika', 'toxiproxy'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 export const HOST = '127.0.0.1';
@@ -115,6 +117,7 @@ export interface EngineInfoMap {
   graph: GraphInfo;
   sharepoint: SharePointInfo;
   tika: TikaInfo;
+  toxiproxy: ToxiproxyInfo;
 }
 
 export type EngineInfo<N extends EngineName = EngineName> = EngineInfoMap[N];
@@ -159,6 +162,7 @@ const READY_TIMEOUT_MS: Record<EngineName, number> = {
   graph: 60_000,
   sharepoint: 60_000,
   tika: 120_000,
+  toxiproxy: 30_000,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -603,6 +607,7 @@ type Prepared =
   | { kind: 's3proxy'; jar: string; java: string }
   | { kind: 'minio'; binary: string }
   | { kind: 'tika'; jar: string; java: string }
+  | { kind: 'toxiproxy'; binary: string }
   | { kind: 'simulator' };
 
 /** Debian packages that the selected engines miss, installed in one apt-get run. */
@@ -649,6 +654,8 @@ async function prepareEngine(name: EngineName, log: (line: string) => void): Pro
       return { kind: 'minio', binary: await buildMinio(log) };
     case 'tika':
       return { kind: 'tika', jar: await buildTika(log), java: requireJava() };
+    case 'toxiproxy':
+      return { kind: 'toxiproxy', binary: await buildToxiproxy(log) };
     case 'graph':
     case 'sharepoint':
       return { kind: 'simulator' };
@@ -1200,6 +1207,7 @@ const starters: { [N in EngineName]: (prepared: Prepared, dir: string, run: Run)
   graph: (_prepared, dir, run) => startGraph(dir, run),
   sharepoint: (_prepared, dir, run) => startSharePoint(dir, run),
   tika: (p, dir, run) => (p.kind === 'tika' ? startTika(p.jar, p.java, dir, run) : Promise.reject(new Error('tika: not prepared'))),
+  toxiproxy: (p, dir, run) => (p.kind === 'toxiproxy' ? startToxiproxy(p.binary, dir, run) : Promise.reject(new Error('toxiproxy: not prepared'))),
 };
 
 /**
@@ -1286,6 +1294,8 @@ function describe(info: EngineInfo): string {
       return info.siteUrl;
     case 'tika':
       return `${info.url} (${info.version})`;
+    case 'toxiproxy':
+      return info.apiUrl;
   }
 }
 

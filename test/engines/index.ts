@@ -29,6 +29,7 @@ export type { MinioInfo } from './minio';
 export type { GraphInfo } from './graph';
 export type { SharePointInfo } from './sharepoint';
 export type { TikaInfo } from './tika';
+export type { ToxiproxyInfo } from './toxiproxy';
 
 let cached: { file: string; engines: Partial<EngineInfoMap> } | undefined;
 

@@ -32,7 +32,12 @@ export class AppModule {
         MetricsModule.register(config),
         PersistenceModule.forRootAsync({
           inject: [GATEWAY_CONFIG],
-          useFactory: (c: GatewayConfig) => ({ databaseUrl: c.databaseUrl, sqliteFile: path.join(c.dataDir, 'gateway.sqlite') }),
+          useFactory: (c: GatewayConfig) => ({
+            databaseUrl: c.databaseUrl,
+            sqliteFile: path.join(c.dataDir, 'gateway.sqlite'),
+            connectTimeoutMs: c.server.databaseConnectTimeoutMs,
+            queryTimeoutMs: c.server.databaseQueryTimeoutMs,
+          }),
         }),
         ConnectorsModule,
         CoordinationModule,

@@ -14,7 +14,7 @@ import { completeOpenApi } from './common/openapi-completion';
 import { RawBodyRoutes } from './common/raw-body';
 import { bodyDepthLimit, MethodTable, requireParsedBodyType, strictUtf8Url, uploadLimit } from './common/request-guards';
 import { createValidationPipe } from './common/validation';
-import { loadConfig, type GatewayConfig } from './config/gateway-config';
+import { loadConfig, type GatewayConfig, type ServerTimeouts } from './config/gateway-config';
 import { UsersService } from './auth/users.service';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { httpMetrics } from './metrics/http-metrics';
@@ -30,7 +30,7 @@ export interface GatewayApp {
  * body limits, pipes, filter, OpenAPI and user provisioning. Tests call this too.
  */
 export async function createGatewayApp(config: GatewayConfig = loadConfig()): Promise<GatewayApp> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), new GatewayExpressAdapter(), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config), new GatewayExpressAdapter(config.server), {
     bufferLogs: true,
     bodyParser: false,
     abortOnError: false,
@@ -90,9 +90,26 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
 export const MAX_REQUEST_HEAD_BYTES = 64 * 1024;
 
 class GatewayExpressAdapter extends ExpressAdapter {
+  constructor(private readonly timeouts: ServerTimeouts) {
+    super();
+  }
+
   override initHttpServer(options: NestApplicationOptions): void {
     if (options?.httpsOptions || options?.forceCloseConnections) return super.initHttpServer(options);
-    this.setHttpServer(createServer({ maxHeaderSize: MAX_REQUEST_HEAD_BYTES }, this.getInstance()));
+    const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs } = this.timeouts;
+    const server = createServer(
+      {
+        maxHeaderSize: MAX_REQUEST_HEAD_BYTES,
+        headersTimeout: headersTimeoutMs,
+        requestTimeout: requestTimeoutMs,
+        // Node checks the two time-outs above only this often (default 30 s): a short headersTimeout
+        // would otherwise let a slowloris client hold its connection up to 30 s longer.
+        connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(headersTimeoutMs / 4))),
+      },
+      this.getInstance(),
+    );
+    server.keepAliveTimeout = keepAliveTimeoutMs;
+    this.setHttpServer(server);
   }
 }
 

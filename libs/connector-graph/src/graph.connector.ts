@@ -190,7 +190,7 @@ export class GraphConnector implements ContentConnector {
       scope,
       agent: agents.https,
     });
-    this.http = new MicrosoftHttpClient({ service: 'Microsoft Graph', connectorType: 'graph', tokens: this.tokens, agents, maxRetries: params.maxRetries });
+    this.http = new MicrosoftHttpClient({ service: 'Microsoft Graph', connectorType: 'graph', tokens: this.tokens, agents, maxRetries: params.maxRetries, connectTimeoutMs: params.connectTimeoutMs, idleTimeoutMs: params.timeoutMs });
   }
 
   async close(): Promise<void> {

@@ -24,6 +24,10 @@ export interface GraphParams {
   maxRetries: number;
   /** Children per Graph page when listing a whole folder (Graph's maximum is 999... its default 200). */
   pageSize: number;
+  /** Establishing a connection (TCP + TLS): then 503. */
+  connectTimeoutMs: number;
+  /** No byte for this long, either way: 504. */
+  timeoutMs: number;
 }
 
 /** Reads and validates a `graph` connector's params; errors name the param. */
@@ -61,5 +65,7 @@ export function parseParams(params: Record<string, unknown>): GraphParams {
     fragmentBytes,
     maxRetries: integerParam(params, 'maxRetries', 4, 0, 20),
     pageSize: integerParam(params, 'pageSize', 200, 1, 999),
+    connectTimeoutMs: integerParam(params, 'connectTimeoutMs', 10_000, 100, 600_000),
+    timeoutMs: integerParam(params, 'timeoutMs', 120_000, 1000, 3_600_000),
   };
 }

@@ -14,6 +14,10 @@ export interface S3ConnectionParams {
   forcePathStyle: boolean;
   /** Sockets per client (downloads, uploads and listings share them). */
   maxSockets: number;
+  /** Establishing a connection (TCP and TLS). */
+  connectTimeoutMs: number;
+  /** A socket that stays silent this long (no answer, or a body that stops) is closed: 504. */
+  timeoutMs: number;
 }
 
 export interface S3ConnectorParams extends S3ConnectionParams {
@@ -57,6 +61,8 @@ export function parseConnectionParams(params: Record<string, unknown>): S3Connec
     // S3-compatible servers on an IP or localhost need path-style addressing; AWS prefers virtual hosts.
     forcePathStyle: booleanParam(params, 'forcePathStyle', endpoint !== undefined),
     maxSockets: integerParam(params, 'maxSockets', 64, 1, 1024),
+    connectTimeoutMs: integerParam(params, 'connectTimeoutMs', 10_000, 100, 600_000),
+    timeoutMs: integerParam(params, 'timeoutMs', 60_000, 100, 3_600_000),
   };
 }
 
@@ -108,7 +114,7 @@ export function createS3Client(p: S3ConnectionParams): S3Client {
     // still checked by the MD5-based ETag of each part.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    requestHandler: { httpAgent: new HttpAgent(agentOptions), httpsAgent: new HttpsAgent(agentOptions), connectionTimeout: 10_000 },
+    requestHandler: { httpAgent: new HttpAgent(agentOptions), httpsAgent: new HttpsAgent(agentOptions), connectionTimeout: p.connectTimeoutMs, requestTimeout: p.timeoutMs },
     maxAttempts: 3,
   });
   client.middlewareStack.add(md5InsteadOfCrc32, { step: 'build', priority: 'low', name: 'gatewayContentMd5' });

@@ -6,7 +6,7 @@ import { S3Connector } from './s3.connector';
 /**
  * typeId `s3`. params: `bucket`, optional `prefix`, `endpoint` (S3-compatible stores), `region`,
  * `accessKeyId`/`secretAccessKey` (else the SDK's default credential chain), `forcePathStyle`,
- * `multipartThresholdBytes`, `multipartConcurrency`, `storageClasses`, `maxSockets`.
+ * `multipartThresholdBytes`, `multipartConcurrency`, `storageClasses`, `maxSockets`, `connectTimeoutMs`, `timeoutMs`.
  */
 @Injectable()
 export class S3ConnectorType implements ConnectorType {

@@ -18,6 +18,8 @@ export interface SharePointParams {
   maxRetries: number;
   pageSize: number;
   timeoutMs: number;
+  /** Establishing a connection (TCP + TLS): then 503. */
+  connectTimeoutMs: number;
 }
 
 export const DEFAULTS = {
@@ -28,6 +30,7 @@ export const DEFAULTS = {
   maxRetries: 4,
   pageSize: 1000,
   timeoutMs: 120_000,
+  connectTimeoutMs: 10_000,
 };
 
 const KNOWN = [
@@ -45,6 +48,7 @@ const KNOWN = [
   'maxRetries',
   'pageSize',
   'timeoutMs',
+  'connectTimeoutMs',
 ];
 
 function httpsUrl(params: Record<string, unknown>, name: string, fallback?: string): string {
@@ -88,5 +92,6 @@ export function parseParams(params: Record<string, unknown>): SharePointParams {
     // Above 5000 SharePoint answers the list view threshold error.
     pageSize: integerParam(params, 'pageSize', DEFAULTS.pageSize, 1, 5000),
     timeoutMs: integerParam(params, 'timeoutMs', DEFAULTS.timeoutMs, 1000, 3_600_000),
+    connectTimeoutMs: integerParam(params, 'connectTimeoutMs', DEFAULTS.connectTimeoutMs, 100, 600_000),
   };
 }

@@ -147,6 +147,7 @@ export class SharePointConnector implements ContentConnector {
       agents: agentsHolder.agents,
       maxRetries: params.maxRetries,
       idleTimeoutMs: params.timeoutMs,
+      connectTimeoutMs: params.connectTimeoutMs,
     });
   }
 

@@ -12,6 +12,30 @@ export interface DatabaseOptions {
   /** postgres://... selects PostgreSQL; otherwise SQLite at sqliteFile. */
   databaseUrl?: string;
   sqliteFile: string;
+  /** PostgreSQL: how long getting a connection may take (DATABASE_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs?: number;
+  /** PostgreSQL: how long one query may wait for its answer (DATABASE_QUERY_TIMEOUT_MS). */
+  queryTimeoutMs?: number;
+}
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+export const DEFAULT_QUERY_TIMEOUT_MS = 60_000;
+
+/** pg's network-level codes, and PostgreSQL's connection-exception / shutdown / cannot-connect states. */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03']);
+const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error)/;
+
+/**
+ * Whether an error thrown by a query means the database cannot be reached (a 503, not a bug): the
+ * server is down, restarting, or stopped answering within the time-outs above.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  // Not `instanceof Error`: socket errors come from Node's own realm, which differs from the caller's
+  // under a sandbox such as jest's.
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
+  return typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message);
 }
 
 export interface Database {
@@ -37,11 +61,24 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   let db: Kysely<DatabaseSchema>;
   if (url && /^postgres(ql)?:\/\//i.test(url)) {
     engine = 'postgres';
-    const pool = new Pool({ connectionString: url, max: 10 });
+    const pool = new Pool({
+      connectionString: url,
+      max: 10,
+      // Without these a PostgreSQL that stops answering (network black hole, frozen host) holds every
+      // request that touches the database forever; with them the request fails (503) and the pool
+      // replaces the connection once the server is back.
+      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      query_timeout: options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
+      keepAlive: true,
+    });
     // An idle connection the server closes (restart, pg_terminate_backend, DROP DATABASE ... FORCE,
     // or one still closing after pool.end() resolved) is dropped by the pool and replaced on next
     // use; without a listener the pool's 'error' event would throw and end the process.
     pool.on('error', () => undefined);
+    // A connection lost while checked out (between a transaction's queries, or before its first) emits
+    // 'error' on its client, outside any query: unheard, that ends the process. The query or the
+    // transaction using it fails on its own, and the pool drops the broken client when it is released.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   } else if (url) {
     throw new Error(`DATABASE_URL must start with postgres:// or postgresql:// (got '${url.split(':')[0]}:')`);

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { GatewayError, PayloadTooLargeError, RangeNotSatisfiableError, ServiceBusyError, TooManyRequestsError, UpstreamThrottledError, type GatewayErrorKind } from '@gateway/errors';
+import { GatewayError, PayloadTooLargeError, RangeNotSatisfiableError, ServiceBusyError, TooManyRequestsError, UpstreamThrottledError, UpstreamUnavailableError, type GatewayErrorKind } from '@gateway/errors';
+import { isDatabaseUnavailable } from '@gateway/persistence';
 const STATUS_BY_KIND: Record<GatewayErrorKind, number> = {
   invalid_argument: 400,
   unauthenticated: 401,
@@ -51,7 +52,7 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     const req = ctx.getRequest<Request>();
     const { status, body } = this.toResponse(exception, req);
 
-    if (status >= 500 && !(exception instanceof GatewayError)) {
+    if (status >= 500 && !(exception instanceof GatewayError) && !isDatabaseUnavailable(exception)) {
       // The path only: query strings can carry public download keys.
       this.logger.error({ err: exception, path: req.path }, 'Unhandled error');
     }
@@ -76,6 +77,8 @@ export class GatewayExceptionFilter implements ExceptionFilter {
   }
 
   private toResponse(exception: unknown, req: Request): { status: number; body: ErrorBody } {
+    // The database unreachable is an outage of a dependency (503, like a connector's), not a bug.
+    if (isDatabaseUnavailable(exception)) exception = new UpstreamUnavailableError('The database is unavailable; try again later');
     if (exception instanceof GatewayError) {
       return {
         status: STATUS_BY_KIND[exception.kind],

@@ -48,6 +48,7 @@ describe('loadConfig', () => {
       maxUploadBytes: 10 * 1024 ** 3,
       logLevel: 'info',
       shutdownGraceMs: 10_000,
+      server: { headersTimeoutMs: 20_000, requestTimeoutMs: 3_600_000, keepAliveTimeoutMs: 75_000, databaseConnectTimeoutMs: 10_000, databaseQueryTimeoutMs: 60_000 },
       files: {
         dir: path.join(dataDir, 'user-files'),
         leaseMs: 30_000,
@@ -91,6 +92,9 @@ describe('loadConfig', () => {
       GATEWAY_PUBLIC_RATE_LIMIT: '0',
       LOG_LEVEL: 'debug',
       GATEWAY_SHUTDOWN_GRACE_MS: '0',
+      GATEWAY_HEADERS_TIMEOUT_MS: '5000',
+      GATEWAY_REQUEST_TIMEOUT_MS: '0',
+      GATEWAY_KEEP_ALIVE_TIMEOUT_MS: '61000',
       GATEWAY_USER_FILE_RETENTION_DAYS: '1',
       GATEWAY_EXPIRED_LINK_RETENTION_HOURS: '0',
       GATEWAY_SWEEP_INTERVAL_SECONDS: '5',
@@ -117,6 +121,7 @@ describe('loadConfig', () => {
       maxUploadBytes: 0,
       logLevel: 'debug',
       shutdownGraceMs: 0,
+      server: { headersTimeoutMs: 5000, requestTimeoutMs: 0, keepAliveTimeoutMs: 61_000, databaseConnectTimeoutMs: 10_000, databaseQueryTimeoutMs: 60_000 },
       files: {
         dir: '/shared/user-files',
         leaseMs: 10_000,
@@ -187,6 +192,11 @@ describe('loadConfig', () => {
     ['10.0.0.0/8, 127.0.0.1', '10.0.0.0/8, 127.0.0.1'],
   ])('passes TRUST_PROXY=%j to Express as %j', (raw, expected) => {
     expect(loadConfig({ TRUST_PROXY: raw }).trustProxy).toBe(expected);
+  });
+
+  it('refuses a request time-out shorter than the headers time-out (Node would throw at start)', () => {
+    expect(refusal({ GATEWAY_HEADERS_TIMEOUT_MS: '30000', GATEWAY_REQUEST_TIMEOUT_MS: '10000' }).message).toMatch(/^GATEWAY_REQUEST_TIMEOUT_MS: must be 0 or at least GATEWAY_HEADERS_TIMEOUT_MS \(30000\)/);
+    expect(loadConfig({ GATEWAY_HEADERS_TIMEOUT_MS: '30000', GATEWAY_REQUEST_TIMEOUT_MS: '0' }).server.requestTimeoutMs).toBe(0);
   });
 
   it('refuses a REDIS_URL of another scheme, and ignores a blank one', () => {

@@ -17,6 +17,19 @@ export interface ConfiguredUser {
 }
 
 /** Typed configuration, built and validated once at start-up. */
+export interface ServerTimeouts {
+  /** PostgreSQL: getting a connection (DATABASE_CONNECT_TIMEOUT_MS). */
+  databaseConnectTimeoutMs: number;
+  /** PostgreSQL: one query's answer (DATABASE_QUERY_TIMEOUT_MS). */
+  databaseQueryTimeoutMs: number;
+  /** The request head (line and headers) must arrive within this (a slowloris client is cut). */
+  headersTimeoutMs: number;
+  /** The whole request, body included; 0 = none. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+}
+
 export interface GatewayConfig {
   port: number;
   host: string;
@@ -56,6 +69,8 @@ export interface GatewayConfig {
   logLevel: string;
   /** Milliseconds that shutdown waits for in-flight requests. */
   shutdownGraceMs: number;
+  /** Time-outs of the HTTP server (node:http), ms; see the README's configuration table. */
+  server: ServerTimeouts;
   /** User files (export outputs), batch exports and download links. */
   files: FilesConfig;
   /** The job service. */
@@ -155,6 +170,12 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       params: { root: path.join(dataDir, 'repository') },
     });
   }
+  const headersTimeoutMs = parseInteger(env, 'GATEWAY_HEADERS_TIMEOUT_MS', 20_000, 100, 600_000);
+  // Whole request, body included: it must cover the largest upload at the slowest client's rate.
+  const requestTimeoutMs = parseInteger(env, 'GATEWAY_REQUEST_TIMEOUT_MS', 3_600_000, 0, 86_400_000);
+  if (requestTimeoutMs !== 0 && requestTimeoutMs < headersTimeoutMs) {
+    throw new ConfigError(`GATEWAY_REQUEST_TIMEOUT_MS: must be 0 or at least GATEWAY_HEADERS_TIMEOUT_MS (${headersTimeoutMs})`);
+  }
 
   return {
     port,
@@ -182,6 +203,15 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     maxUploadBytes: parseInteger(env, 'GATEWAY_MAX_UPLOAD_BYTES', 10 * 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
     logLevel: env.LOG_LEVEL || 'info',
     shutdownGraceMs: parseInteger(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    server: {
+      headersTimeoutMs,
+      requestTimeoutMs,
+      // Above the upstream keep-alive of a proxy in front (nginx's upstream keepalive_timeout: 60 s), so
+      // the proxy, not the gateway, closes an idle connection and never sends on one the gateway is closing.
+      keepAliveTimeoutMs: parseInteger(env, 'GATEWAY_KEEP_ALIVE_TIMEOUT_MS', 75_000, 1_000, 3_600_000),
+      databaseConnectTimeoutMs: parseInteger(env, 'DATABASE_CONNECT_TIMEOUT_MS', 10_000, 100, 600_000),
+      databaseQueryTimeoutMs: parseInteger(env, 'DATABASE_QUERY_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    },
     files: {
       dir: env.GATEWAY_USER_FILES_DIR ? path.resolve(env.GATEWAY_USER_FILES_DIR) : path.join(dataDir, 'user-files'),
       leaseMs: parseInteger(env, 'GATEWAY_EXPORT_LEASE_SECONDS', 30, 3, 3600) * 1000,

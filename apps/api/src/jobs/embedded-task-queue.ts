@@ -1,11 +1,15 @@
 import { Limiter } from '@gateway/concurrency';
 import { Logger } from '@nestjs/common';
+import { isDatabaseUnavailable } from '@gateway/persistence';
 import { TaskInterrupted, type TaskHandler, type TaskQueue, type TaskRef } from './task-queue';
 
 /**
  * The in-process queue of the embedded mode: FIFO, a few tasks at a time (the
  * documents inside them share the executor's bounded concurrency).
  */
+const RETRY_FIRST_MS = 250;
+const RETRY_MAX_MS = 5_000;
+
 export class EmbeddedTaskQueue implements TaskQueue {
   readonly mode = 'embedded' as const;
   private readonly logger = new Logger('EmbeddedTaskQueue');
@@ -24,17 +28,40 @@ export class EmbeddedTaskQueue implements TaskQueue {
   }
 
   async enqueue(refs: TaskRef[]): Promise<void> {
-    for (const ref of refs) {
-      if (this.stopping.signal.aborted) return;
-      const p: Promise<void> = this.slots
-        .run(() => this.handler!(ref), this.stopping.signal)
-        .catch((e: unknown) => {
-          if (this.stopping.signal.aborted && e === this.stopping.signal.reason) return; // dropped by drain before it started
-          if (!(e instanceof TaskInterrupted)) this.logger.error({ err: e, task: ref }, 'Job task failed');
-        })
-        .finally(() => this.running.delete(p));
-      this.running.add(p);
-    }
+    for (const ref of refs) this.schedule(ref, 0);
+  }
+
+  private schedule(ref: TaskRef, retries: number): void {
+    if (this.stopping.signal.aborted) return;
+    const p: Promise<void> = this.slots
+      .run(() => this.handler!(ref), this.stopping.signal)
+      .catch((e: unknown) => {
+        if (this.stopping.signal.aborted && e === this.stopping.signal.reason) return; // dropped by drain before it started
+        if (e instanceof TaskInterrupted) return;
+        if (isDatabaseUnavailable(e)) {
+          // The task's row could not be read or written (PostgreSQL away). Dropped, the run would stay
+          // RUNNING for ever with nothing working on it; handed out again once the database answers, as
+          // BullMQ hands out a stalled task (the executor takes a task it already started again).
+          const delay = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.min(retries, 10));
+          this.logger.warn({ err: e, task: ref, retryInMs: delay }, 'Job task could not reach the database; retrying');
+          // Pending until the retry is handed on, so drain() waits for it or cancels it.
+          return new Promise<void>((resolve) => {
+            const onAbort = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+            const timer = setTimeout(() => {
+              this.stopping.signal.removeEventListener('abort', onAbort);
+              this.schedule(ref, retries + 1);
+              resolve();
+            }, delay);
+            this.stopping.signal.addEventListener('abort', onAbort, { once: true });
+          });
+        }
+        this.logger.error({ err: e, task: ref }, 'Job task failed');
+      })
+      .finally(() => this.running.delete(p));
+    this.running.add(p);
   }
 
   async drain(): Promise<void> {

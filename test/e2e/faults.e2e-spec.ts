@@ -1,0 +1,385 @@
+import { createHash, randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { ENGINES_FILE_ENV, readEngines, startEngines, type EngineInfoMap, type EngineName } from '../engines';
+import { toxiproxyClient, type ToxiProxy } from '../engines/toxiproxy';
+import { CmisSetup } from '../contract/fixtures/cmis-engine';
+import { SEARCH_FIXTURES, generateCorpus } from '../contract/search-fixtures';
+import type { SearchEnvironment } from '../contract/search-fixtures/types';
+import { adminAuth, basic, startGateway, type TestGateway } from '../support/gateway';
+import { rawBody } from '../contract/support';
+import { defineJob, jobBody, startJobsGateway, writeTree, treeBytes } from './jobs-helpers';
+
+/**
+ * Engine faults (issue 16): the gateway talks to CMIS, Solr, Elasticsearch, MongoDB (FerretDB), its
+ * PostgreSQL database and Redis only through Toxiproxy, which injects latency, bandwidth limits,
+ * connection resets, black holes and outages. Every faulty request must end with 502/503/504 (never
+ * 500, never a hang: each request carries a deadline far above the configured time-outs, only to
+ * turn a hang into a failure), `/api/health/ready` must name the engine, no promise may be left
+ * rejected unhandled, and once the fault is removed the same gateway works again.
+ */
+const TIMEOUT_MS = 3000;
+/** Only there to turn a hang into a test failure; far above every configured time-out. */
+const HANG_GUARD_MS = 30_000;
+const NEEDED: EngineName[] = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 'toxiproxy'];
+const USER = { username: 'faults-user', password: 'faults-user-password' };
+
+type Engines = Pick<EngineInfoMap, 'cmis' | 'solr' | 'elasticsearch' | 'ferretdb' | 'postgres' | 'redis' | 'toxiproxy'>;
+
+async function useEngines(): Promise<{ engines: Engines; release(): Promise<void> }> {
+  const shared = process.env[ENGINES_FILE_ENV] ? readEngines() : {};
+  const missing = NEEDED.filter((n) => shared[n] === undefined);
+  const started = missing.length > 0 ? await startEngines(missing, { log: () => undefined }) : {};
+  const engines = { ...shared, ...started } as unknown as Engines;
+  return { engines, release: async () => void (await Promise.all(Object.values(started).map((h) => (h as { stop(): Promise<void> }).stop()))) };
+}
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+describe('Engine faults through Toxiproxy', () => {
+  let release: () => Promise<void>;
+  let engines: Engines;
+  let gw: TestGateway;
+  let configDir: string;
+  let databaseName: string;
+  const proxies: Record<string, ToxiProxy> = {};
+  const search: Record<string, SearchEnvironment> = {};
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  let folderId: string;
+  let bigId: string;
+  let big: Buffer;
+
+  beforeAll(async () => {
+    process.on('unhandledRejection', onUnhandled);
+    ({ engines, release } = await useEngines());
+    const tp = toxiproxyClient(engines.toxiproxy);
+    const suffix = randomBytes(3).toString('hex');
+    for (const name of ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis'] as const) {
+      proxies[name] = await tp.createProxy(`faults-${name}-${suffix}`, `127.0.0.1:${engines[name].port}`);
+    }
+
+    // Search collections loaded directly on the engines; the gateway reaches them through the proxies.
+    const corpus = generateCorpus(20261123, 30);
+    for (const fixture of SEARCH_FIXTURES) {
+      search[fixture.typeId] = await fixture.setup({ solr: engines.solr, elasticsearch: engines.elasticsearch, ferretdb: engines.ferretdb }, corpus);
+    }
+    const searchPort = { solr: proxies.solr.port, elasticsearch: proxies.elasticsearch.port, mongodb: proxies.ferretdb.port } as Record<string, number>;
+
+    const cmisUrl = new URL(engines.cmis.browserUrl);
+    cmisUrl.port = String(proxies.cmis.port);
+    const connectors = [
+      {
+        id: 'cmis',
+        typeId: 'cmis',
+        params: { url: cmisUrl.toString().replace(/\/$/, ''), repositoryId: engines.cmis.repositoryId, user: engines.cmis.username, password: engines.cmis.password, timeoutMs: TIMEOUT_MS },
+      },
+      ...Object.entries(search).map(([typeId, env]) => ({ id: typeId, typeId, params: env.paramsAt(searchPort[typeId], TIMEOUT_MS) })),
+    ];
+    configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'faults-e2e-'));
+    fs.writeFileSync(path.join(configDir, 'gateway.yaml'), `connectors:\n${connectors.map((c) => `  - ${JSON.stringify(c)}`).join('\n')}\n`);
+
+    // The gateway's own database on the harness's PostgreSQL, reached through its proxy.
+    databaseName = `gw_faults_${suffix}`;
+    const admin = new Client({ connectionString: engines.postgres.url });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${databaseName}`);
+    await admin.end();
+    const databaseUrl = new URL(engines.postgres.url);
+    databaseUrl.port = String(proxies.postgres.port);
+    databaseUrl.pathname = `/${databaseName}`;
+
+    gw = await startGateway({
+      env: {
+        GATEWAY_CONFIG: path.join(configDir, 'gateway.yaml'),
+        DATABASE_URL: databaseUrl.toString(),
+        DATABASE_CONNECT_TIMEOUT_MS: String(TIMEOUT_MS),
+        DATABASE_QUERY_TIMEOUT_MS: String(TIMEOUT_MS * 2),
+        REDIS_URL: `redis://127.0.0.1:${proxies.redis.port}`,
+        // Every login below is verified again, so that each one reaches Redis (lock-out counters) and the database.
+        GATEWAY_AUTH_CACHE_SECONDS: '0',
+      },
+    });
+    await gw.http().post(`${gw.api}/admin/users`).set('Authorization', adminAuth()).send({ ...USER, roles: ['user', 'admin'] }).expect(201);
+
+    const setup = new CmisSetup(engines.cmis);
+    const folder = await setup.createTestFolder('faults');
+    folderId = folder.id;
+    big = randomBytes(2 * 1024 * 1024);
+    bigId = (
+      await gw
+        .http()
+        .post(`${gw.api}/repo/cmis/file`)
+        .query({ folderId, fileName: `big-${suffix}.bin` })
+        .set('Authorization', adminAuth())
+        .attach('file', big, { filename: 'big.bin', contentType: 'application/octet-stream' })
+        .expect(201)
+    ).body.results.id;
+  }, 600_000);
+
+  afterAll(async () => {
+    process.off('unhandledRejection', onUnhandled);
+    await gw?.close();
+    for (const proxy of Object.values(proxies)) await proxy.delete().catch(() => undefined);
+    for (const env of Object.values(search)) await env.teardown().catch(() => undefined);
+    if (databaseName) {
+      const admin = new Client({ connectionString: engines.postgres.url });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
+      await admin.end();
+    }
+    await release?.();
+    if (configDir) fs.rmSync(configDir, { recursive: true, force: true });
+  });
+
+  afterEach(async () => {
+    for (const proxy of Object.values(proxies)) await proxy.reset();
+    // Unhandled rejections surface on a later turn: give them one before checking.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(unhandled).toEqual([]);
+  });
+
+  const auth = () => basic(USER.username, USER.password);
+
+  /** The request each engine's fault is seen through, and what a healthy answer looks like. */
+  const TARGETS: { engine: string; proxy: string; connector: string; call(): Promise<{ status: number; ok(): void }> }[] = [
+    {
+      engine: 'CMIS',
+      proxy: 'cmis',
+      connector: 'cmis',
+      call: async () => {
+        const res = await gw.http().get(`${gw.api}/repo/cmis/file`).query({ id: bigId }).set('Authorization', auth()).timeout(HANG_GUARD_MS).buffer(true).parse(rawBody).ok(() => true);
+        return { status: res.status, ok: () => expect(sha256(res.body as Buffer)).toBe(sha256(big)) };
+      },
+    },
+    ...(['solr', 'elasticsearch', 'mongodb'] as const).map((typeId) => ({
+      engine: typeId,
+      proxy: typeId === 'mongodb' ? 'ferretdb' : typeId,
+      connector: typeId,
+      call: async () => {
+        const res = await gw.http().get(`${gw.api}/search/${typeId}/select`).query({ q: '*:*', rows: '5' }).set('Authorization', auth()).timeout(HANG_GUARD_MS).ok(() => true);
+        return { status: res.status, ok: () => expect(res.body.results.numFound).toBe(30) };
+      },
+    })),
+  ];
+
+  async function expectReadyNames(name: string): Promise<void> {
+    const ready = await gw.http().get(`${gw.api}/health/ready`).timeout(HANG_GUARD_MS).ok(() => true);
+    expect(ready.status).toBe(503);
+    expect(ready.body.message).toContain(name);
+  }
+
+  async function expectRecovered(target: (typeof TARGETS)[number]): Promise<void> {
+    const answer = await target.call();
+    expect(answer.status).toBe(200);
+    answer.ok();
+    const ready = await gw.http().get(`${gw.api}/health/ready`).timeout(HANG_GUARD_MS);
+    expect(ready.status).toBe(200);
+  }
+
+  describe.each(TARGETS)('$engine', (target) => {
+    const proxy = () => proxies[target.proxy];
+
+    it('works through the proxy', async () => {
+      await expectRecovered(target);
+    });
+
+    it('latency above the time-out: 504, then works again', async () => {
+      await proxy().addToxic({ type: 'latency', attributes: { latency: TIMEOUT_MS * 3 } });
+      expect((await target.call()).status).toBe(504);
+      await proxy().reset();
+      await expectRecovered(target);
+    });
+
+    it('latency below the time-out: slower, correct', async () => {
+      await proxy().addToxic({ type: 'latency', attributes: { latency: Math.floor(TIMEOUT_MS / 5) } });
+      const answer = await target.call();
+      expect(answer.status).toBe(200);
+      answer.ok();
+    });
+
+    it('bandwidth limit: a slow upstream still answers completely and correctly', async () => {
+      await proxy().addToxic({ type: 'bandwidth', attributes: { rate: 1024 } }); // KB/s
+      const answer = await target.call();
+      expect(answer.status).toBe(200);
+      answer.ok();
+    });
+
+    it('connection reset: 502/503, then works again', async () => {
+      await proxy().addToxic({ type: 'reset_peer', attributes: { timeout: 0 } });
+      expect([502, 503]).toContain((await target.call()).status);
+      await proxy().reset();
+      await expectRecovered(target);
+    });
+
+    it('black hole: 504 within the time-out, ready names the engine, then works again', async () => {
+      await proxy().addToxic({ type: 'timeout', attributes: { timeout: 0 } });
+      expect((await target.call()).status).toBe(504);
+      await expectReadyNames(`connector:${target.connector}`);
+      await proxy().reset();
+      await expectRecovered(target);
+    });
+
+    it('outage: 503, ready names the engine, then works again', async () => {
+      await proxy().disable();
+      expect((await target.call()).status).toBe(503);
+      await expectReadyNames(`connector:${target.connector}`);
+      await proxy().enable();
+      await expectRecovered(target);
+    });
+  });
+
+  describe('CMIS download cut mid-stream', () => {
+    /** Raw HTTP, so that a body cut short is seen as such (supertest would hand over what arrived). */
+    function rawDownload(): Promise<{ status: number; received: number; complete: boolean; error?: string }> {
+      const url = new URL(`${gw.api}/repo/cmis/file?id=${encodeURIComponent(bigId)}`, 'http://127.0.0.1');
+      return new Promise((resolve) => {
+        const server = gw.app.getHttpServer() as http.Server;
+        const listening = server.listening ? Promise.resolve() : new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+        void listening.then(() => {
+          const port = (server.address() as { port: number }).port;
+          const req = http.get({ host: '127.0.0.1', port, path: url.pathname + url.search, headers: { authorization: auth() }, agent: false }, (res) => {
+            let received = 0;
+            res.on('data', (chunk: Buffer) => (received += chunk.length));
+            const done = (error?: string) => resolve({ status: res.statusCode ?? 0, received, complete: res.complete, error });
+            res.on('end', () => done());
+            res.on('error', (e) => done(e.message));
+            res.on('aborted', () => done('aborted'));
+          });
+          req.setTimeout(HANG_GUARD_MS, () => req.destroy(new Error('hang')));
+          req.on('error', (e) => resolve({ status: 0, received: 0, complete: false, error: e.message }));
+        });
+      });
+    }
+
+    it.each([
+      ['the upstream closes after 256 KB (limit_data)', { type: 'limit_data' as const, attributes: { bytes: 256 * 1024 } }],
+      ['the upstream resets after a while (reset_peer)', { type: 'reset_peer' as const, attributes: { timeout: 300 } }],
+    ])('%s: the client sees an error, never a short 200 that looks complete', async (_title, toxic) => {
+      // Slow enough that the reset lands mid-body.
+      if (toxic.type === 'reset_peer') await proxies.cmis.addToxic({ type: 'bandwidth', attributes: { rate: 1024 } });
+      await proxies.cmis.addToxic(toxic);
+      const answer = await rawDownload();
+      expect(answer.error).not.toBe('hang');
+      if (answer.status === 200) {
+        expect(answer.received).toBeLessThan(big.length);
+        expect(answer.complete).toBe(false);
+      } else {
+        expect([0, 502, 503, 504]).toContain(answer.status);
+      }
+      await proxies.cmis.reset();
+      await expectRecovered(TARGETS[0]);
+    });
+  });
+
+  describe('PostgreSQL (the gateway database)', () => {
+    const usersCall = () => gw.http().get(`${gw.api}/admin/users`).set('Authorization', auth()).timeout(HANG_GUARD_MS).ok(() => true);
+
+    it.each([
+      ['outage', (p: ToxiProxy) => p.disable(), 503],
+      ['black hole', (p: ToxiProxy) => p.addToxic({ type: 'timeout', attributes: { timeout: 0 } }), 503],
+      ['connection reset', (p: ToxiProxy) => p.addToxic({ type: 'reset_peer', attributes: { timeout: 0 } }), 503],
+    ])('%s under traffic: requests fail cleanly (503), ready names the database, later ones succeed', async (_title, inject, expected) => {
+      expect((await usersCall()).status).toBe(200);
+      await inject(proxies.postgres);
+      const during = await Promise.all(Array.from({ length: 8 }, () => usersCall()));
+      expect(during.map((res) => `${res.status} ${res.body?.message}`)).toEqual(during.map(() => expect.stringMatching(new RegExp(`^${expected} `))));
+      await expectReadyNames('database');
+      await proxies.postgres.reset();
+      expect((await usersCall()).status).toBe(200);
+      expect((await gw.http().get(`${gw.api}/health/ready`).timeout(HANG_GUARD_MS)).status).toBe(200);
+    });
+  });
+
+  describe('PostgreSQL outage while a job runs', () => {
+    it('the job resumes or fails with a message once the database is back, and then completes exactly', async () => {
+      const name = `gw_faults_jobs_${randomBytes(3).toString('hex')}`;
+      const admin = new Client({ connectionString: engines.postgres.url });
+      await admin.connect();
+      await admin.query(`CREATE DATABASE ${name}`);
+      await admin.end();
+      const url = new URL(engines.postgres.url);
+      url.port = String(proxies.postgres.port);
+      url.pathname = `/${name}`;
+      const jobs = await startJobsGateway({
+        env: { DATABASE_URL: url.toString(), DATABASE_CONNECT_TIMEOUT_MS: String(TIMEOUT_MS), DATABASE_QUERY_TIMEOUT_MS: String(TIMEOUT_MS * 2), GATEWAY_AUTH_CACHE_SECONDS: '60' },
+      });
+      try {
+        const files = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`in/doc-${i}.txt`, `document ${i} ${'x'.repeat(i * 100)}`]));
+        writeTree(jobs.srcRoot, files);
+        const jobId = await defineJob(jobs, jobBody('pg-outage'));
+        const jobCall = (action: string) => jobs.http().get(`${jobs.api}/job/service/${jobId}/${action}`).set('Authorization', adminAuth()).timeout(HANG_GUARD_MS).ok(() => true);
+        jobs.src.close();
+        expect((await jobCall('start')).status).toBe(200);
+        await jobs.src.waitOpened(1);
+        // Documents are in flight when the database goes away; they finish during the outage.
+        await proxies.postgres.disable();
+        jobs.src.open();
+        const during = await jobCall('status');
+        expect(`${during.status} ${during.body.message}`).toMatch(/^503 /);
+        await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS * 2));
+        await proxies.postgres.enable();
+
+        // Back: the run settles by itself (resumed, or failed with a message), never stays stuck.
+        const settled = ['COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED', 'PAUSED'];
+        let state: { status: string; message?: string } = { status: '' };
+        const deadline = Date.now() + 120_000;
+        while (Date.now() < deadline) {
+          const res = await jobCall('status');
+          if (res.status === 200) {
+            state = { status: res.body.results.status, message: res.body.message };
+            if (settled.includes(state.status)) break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        expect(settled).toContain(state.status);
+        if (state.status !== 'COMPLETED') {
+          expect(state.message ?? '').not.toBe('');
+          const again = await jobCall(state.status === 'COMPLETED_WITH_ERRORS' ? 'runerrors' : 'resume');
+          expect(again.status).toBe(200);
+          for (;;) {
+            const res = await jobCall('status');
+            if (res.status === 200 && ['COMPLETED', 'FAILED', 'COMPLETED_WITH_ERRORS'].includes(res.body.results.status)) {
+              expect(res.body.results.status).toBe('COMPLETED');
+              break;
+            }
+            await new Promise((resolve) => setTimeout(resolve, 200));
+          }
+        }
+        // Every document copied, byte for byte.
+        const copied = treeBytes(jobs.dstRoot);
+        for (const [file, content] of Object.entries(files)) expect(copied[file.replace(/^in\//, 'out/')]?.toString()).toBe(content);
+      } finally {
+        await jobs.close();
+        const cleanup = new Client({ connectionString: engines.postgres.url });
+        await cleanup.connect();
+        await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await cleanup.end();
+        fs.rmSync(jobs.root, { recursive: true, force: true });
+      }
+    }, 300_000);
+  });
+
+  describe('Redis', () => {
+    it('outage: logins that need Redis fail closed with 503, ready names redis; back without a restart', async () => {
+      await proxies.redis.disable();
+      const during = await gw.http().get(`${gw.api}/repo/connections`).set('Authorization', auth()).timeout(HANG_GUARD_MS).ok(() => true);
+      expect(during.status).toBe(503);
+      await expectReadyNames('redis');
+      await proxies.redis.enable();
+      // ioredis reconnects with its own back-off: wait for it (the hang guard bounds the wait).
+      const deadline = Date.now() + HANG_GUARD_MS;
+      let status = 0;
+      while (Date.now() < deadline) {
+        status = (await gw.http().get(`${gw.api}/repo/connections`).set('Authorization', auth()).timeout(HANG_GUARD_MS).ok(() => true)).status;
+        if (status === 200) break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(status).toBe(200);
+      expect((await gw.http().get(`${gw.api}/health/ready`).timeout(HANG_GUARD_MS)).status).toBe(200);
+    });
+  });
+});
