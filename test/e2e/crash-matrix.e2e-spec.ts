@@ -81,7 +81,11 @@ class Crashable {
   }
 
   async start() {
+    // The same port on each restart, as a service restarts: the node id (host:port) then stays the same,
+    // so the new process takes over its previous life's exports at once instead of waiting out their lease.
+    const port = this.gw?.port;
     this.gw = await spawnGateway({
+      ...(port ? { PORT: String(port) } : {}),
       GATEWAY_DATA_DIR: this.dataDir,
       GATEWAY_CONFIG: path.join(this.root, 'gateway.yaml'),
       GATEWAY_ADMIN_USER: ADMIN.username,
@@ -241,13 +245,20 @@ const multipart = (fileName: string) => {
 
 describe(`kill -9 at a random moment (${REPEATS} per case${REDIS_URL ? ', BullMQ' : ''}${process.env.GATEWAY_TEST_POSTGRES_URL ? ', PostgreSQL' : ''})`, () => {
   let g: Crashable;
+  /** How the kills fell, printed per case: acknowledged, done without an answer, not done. */
+  let tally: Record<string, number>;
+  const record = (outcome: Outcome, done: boolean) => {
+    const k = outcome.acknowledged ? 'acknowledged' : done ? 'done-unanswered' : 'not-done';
+    tally[k] = (tally[k] ?? 0) + 1;
+  };
   beforeAll(() => ensureBuilt(), 180_000);
   beforeEach(async () => {
+    tally = {};
     g = new Crashable();
     await g.init();
   }, 60_000);
   afterEach(async () => {
-    // A failed check leaves the folder for a look (its path is in the message); a passing case cleans up.
+    console.log(`[crash] ${expect.getState().currentTestName}: ${g.kills} kills ${JSON.stringify(tally)}`);
     await g.close();
   });
 
@@ -290,6 +301,7 @@ describe(`kill -9 at a random moment (${REPEATS} per case${REDIS_URL ? ', BullMQ
         for (const n of committed.keys()) expect(names).toContain(n);
         // Visible means complete: a document that appeared without its answer must be whole, and stays committed from now on.
         if (names.includes(name)) committed.set(name, sha(content));
+        record(outcome, names.includes(name));
         expect(names.sort()).toEqual([...committed.keys()].sort());
         for (const e of listed) expect({ name: e.name, sha: sha(await g.bytes(`/repo/fs/file?id=${encodeURIComponent(e.id)}`)) }).toEqual({ name: e.name, sha: committed.get(e.name) });
       }
@@ -321,6 +333,7 @@ describe(`kill -9 at a random moment (${REPEATS} per case${REDIS_URL ? ', BullMQ
         if (outcome.acknowledged) expect(current).toBe(sha(content));
         expect([known[0], sha(content)]).toContain(current);
         if (current === sha(content)) known.unshift(current);
+        record(outcome, current === sha(content));
         expect(await versions(id)).toEqual(known);
       }
     }, CASE_TIMEOUT);
@@ -342,6 +355,7 @@ describe(`kill -9 at a random moment (${REPEATS} per case${REDIS_URL ? ', BullMQ
         if (outcome.acknowledged) expect(seen).toEqual([`[${next}]`, `[${next}]`]);
         expect([`[${value}],[${value}]`, `[${next}],[${next}]`]).toContain(seen.join(','));
         if (seen[0] === `[${next}]`) value = next;
+        record(outcome, seen[0] === `[${next}]`);
         expect(sha(await g.bytes(`/repo/fs/file?id=${encodeURIComponent(id)}`))).toBe(sha(content));
       }
     }, CASE_TIMEOUT);
@@ -360,6 +374,7 @@ describe(`kill -9 at a random moment (${REPEATS} per case${REDIS_URL ? ', BullMQ
         const after = await versions(id);
         if (outcome.acknowledged) expect(after).toHaveLength(count + 1);
         expect([count, count + 1]).toContain(after.length);
+        record(outcome, after.length === count + 1);
         if (after.length === count) {
           // Not checked in: the check-out held, and the check-in now succeeds.
           await g.ok('POST', `/repo/fs/checkin?id=${encodeURIComponent(id)}&comment=again-${i}`);
@@ -389,6 +404,8 @@ describe(`kill -9 at a random moment (${REPEATS} per case${REDIS_URL ? ', BullMQ
         if (outcome.acknowledged) acknowledged.add(outcome.answer!.body.results.docId);
 
         const files = (await g.ok('GET', '/files/user')).files as Array<{ id: string; state: string; message?: string | null; size: number }>;
+        const mine = outcome.acknowledged ? files.find((f) => f.id === outcome.answer!.body.results.docId) : undefined;
+        tally[mine ? `export-${mine.state}` : 'export-unanswered'] = (tally[mine ? `export-${mine.state}` : 'export-unanswered'] ?? 0) + 1;
         for (const id of acknowledged) expect(files.map((f) => f.id)).toContain(id);
         for (const f of files) {
           expect(['ready', 'failed']).toContain(f.state);
@@ -418,6 +435,7 @@ describe(`kill -9 at a random moment (${REPEATS} per case${REDIS_URL ? ', BullMQ
         const users = ((await g.ok('GET', '/admin/users')) as Array<{ username: string }>).map((u) => u.username);
         if (outcome.acknowledged) expect(users).toContain(username);
         if (users.includes(username)) present.set(username, password);
+        record(outcome, users.includes(username));
         for (const u of present.keys()) expect(users).toContain(u);
         expect(users.sort()).toEqual([ADMIN.username, ...present.keys()].sort());
         // Present means usable: the newest user and the first one log in with their passwords.
@@ -463,6 +481,7 @@ describe(`kill -9 at a random moment (${REPEATS} per case${REDIS_URL ? ', BullMQ
       await outcome.settled;
 
       let s = await settle(jobId);
+      tally[`after-restart-${s.status}`] = (tally[`after-restart-${s.status}`] ?? 0) + 1;
       if (s.status === 'FAILED') {
         expect(s).toMatchObject({ canResumeJob: true });
         expect(s.message).toMatch(/\w/);
