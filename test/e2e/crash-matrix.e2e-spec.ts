@@ -477,8 +477,15 @@ describe(`kill -9 at a random moment (${REPEATS} per case${REDIS_URL ? ', BullMQ
         options: { onExisting: 'version' },
       })).jobId as number;
       const outcome = new Outcome(g.call('GET', `/job/service/${jobId}/start`));
-      await Promise.race([outcome.settled, sleep(randomInt(50))]);
-      if (outcome.answer) await sleep(randomInt(2000));
+      if (Math.random() < 0.15) {
+        // Around the start call itself.
+        await Promise.race([outcome.settled, sleep(randomInt(50))]);
+      } else {
+        // Mid-run: once a random number of documents is written (time alone mostly fell before or after the run).
+        await outcome.settled;
+        const at = randomInt(JOB_DOCS);
+        while ((await status(jobId)).written < at && active.includes((await status(jobId)).status)) await sleep(10);
+      }
       await g.crashAndRestart();
       await outcome.settled;
 
