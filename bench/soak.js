@@ -208,8 +208,8 @@ module.exports = async function soak() {
       else bad.push(u.name);
     }
     for (const e of listedEntries) {
-      if (byName.has(e.name)) continue;
-      if (!bodies.map((b) => b.sha).includes(await shaOf(e.id))) bad.push(`${e.name} (unacknowledged, partial)`);
+      if (byName.has(e.Name)) continue;
+      if (!bodies.map((b) => b.sha).includes(await shaOf(e.Id))) bad.push(`${e.Name} (unacknowledged, partial)`);
     }
     const p99s = loopWindows.map((w) => w.p99).filter((v) => !Number.isNaN(v));
     const fivexx = result['5xx'];

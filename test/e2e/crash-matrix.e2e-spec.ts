@@ -297,7 +297,10 @@ describe(`kill -9 at a random moment (${REPEATS} per case${REDIS_URL ? ', BullMQ
         await outcome.settled;
 
         expect(fs.readdirSync(path.join(g.fsRoot, '.gateway', 'tmp'))).toEqual([]);
-        const listed = Object.values(await g.ok('GET', `/repo/fs/folderitems?id=${encodeURIComponent(folderId)}`)) as Array<{ name: string; id: string }>;
+        const listed = (Object.values(await g.ok('GET', `/repo/fs/folderitems?id=${encodeURIComponent(folderId)}`)) as Array<{ Name: string; Id: string }>).map(
+          (e) => ({ name: e.Name, id: e.Id }),
+        );
+        for (const e of listed) expect([typeof e.name, typeof e.id]).toEqual(['string', 'string']);
         const names = listed.map((e) => e.name);
         if (outcome.acknowledged) expect(names).toContain(name);
         for (const n of committed.keys()) expect(names).toContain(n);
