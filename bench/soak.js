@@ -11,6 +11,7 @@
 // are printed, never asserted (shared machines).
 const crypto = require('node:crypto');
 const fs = require('node:fs');
+const http = require('node:http');
 const path = require('node:path');
 const autocannon = require('autocannon');
 const { startGateway, freePort, rssBytes, printResult, median } = require('./lib/harness');
@@ -25,8 +26,11 @@ const RANGE_BYTES = 64 * 1024;
 const BIG_BYTES = 10 * 1024 * 1024;
 const UPLOAD_BODIES = 4;
 
-// Shares of the workload, in percent. Uploads are 1 %: at 200 connections that is already a few 10 MB
-// uploads a second, which is what the disk of a shared VM can take without turning the soak into a disk test.
+// Shares of autocannon's requests, in percent. The 10 MB uploads are not among them: autocannon cuts the
+// requests in flight when its time is up, so an upload started near the end could never be acknowledged, and
+// "every upload verified" would depend on timing. SOAK_UPLOADERS connections (of the 200) upload one document
+// after another instead, each started while the load lasts and awaited to its answer.
+const UPLOADERS = Number(process.env.SOAK_UPLOADERS || 4);
 const MIX = [
   ['listing', 18],
   ['download', 28],
@@ -34,9 +38,8 @@ const MIX = [
   ['public', 13],
   ['jobStatus', 10],
   ['exportStatus', 10],
-  ['upload', 1],
 ];
-const EXPECTED = { listing: 200, download: 200, range: 206, public: 200, jobStatus: 200, exportStatus: 200, upload: 201 };
+const EXPECTED = { listing: 200, download: 200, range: 206, public: 200, jobStatus: 200, exportStatus: 200 };
 
 async function api(gw, method, p, body) {
   const res = await fetch(`${gw.baseUrl}/api${p}`, {
@@ -106,6 +109,7 @@ module.exports = async function soak() {
       };
     });
 
+    const uploadAgent = new http.Agent({ keepAlive: true, maxSockets: UPLOADERS });
     const cumulative = [];
     let total = 0;
     for (const [kind, share] of MIX) cumulative.push([kind, (total += share)]);
@@ -145,17 +149,6 @@ module.exports = async function soak() {
           return { ...req, method: 'GET', path: `/api/job/service/${jobId}/status`, headers: auth, body: undefined };
         case 'exportStatus':
           return { ...req, method: 'GET', path: '/api/files/user', headers: auth, body: undefined };
-        case 'upload': {
-          const n = uploadCount++;
-          context.upload = { name: `u-${n}.bin`, body: n % UPLOAD_BODIES };
-          return {
-            ...req,
-            method: 'POST',
-            path: `/api/repo/fs/file?folderId=${encodeURIComponent(uploadFolderId)}&fileName=${context.upload.name}`,
-            headers: { ...auth, 'Content-Type': `multipart/form-data; boundary=${boundary}` },
-            body: bodies[context.upload.body].body,
-          };
-        }
       }
     };
     const onResponse = (status, body, context) => {
@@ -165,7 +158,6 @@ module.exports = async function soak() {
         unexpected[key] = (unexpected[key] || 0) + 1;
         if (status >= 500 && (unexpected[key] ?? 0) <= 3) console.error(`[soak] ${kind} answered ${status}: ${String(body).slice(0, 300)}`);
       }
-      if (kind === 'upload' && status === 201) uploads.push({ ...context.upload, id: JSON.parse(body).results.id });
     };
 
     const firstWindow = Math.min(60, SECONDS / 5) * 1000;
@@ -175,15 +167,49 @@ module.exports = async function soak() {
     const started = Date.now();
     const rssTimer = setTimeout(() => (rssFirst = rssBytes(gw.pid)), firstWindow);
     const loopTimer = setInterval(() => eventLoop(metricsPort).then((w) => loopWindows.push(w), () => undefined), 10_000);
+    const uploadErrors = [];
+    const uploadFailures = {};
+    const uploadOne = (n) =>
+      new Promise((resolve) => {
+        const upload = { name: `u-${n}.bin`, body: n % UPLOAD_BODIES };
+        const payload = bodies[upload.body].body;
+        const req = http.request(`${gw.baseUrl}/api/repo/fs/file?folderId=${encodeURIComponent(uploadFolderId)}&fileName=${upload.name}`, {
+          method: 'POST',
+          agent: uploadAgent,
+          headers: { ...auth, 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': String(payload.length) },
+        });
+        req.on('error', (e) => (uploadErrors.push(`${upload.name}: ${e.message}`), resolve()));
+        req.on('response', (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => {
+            if (res.statusCode === 201) uploads.push({ ...upload, id: JSON.parse(Buffer.concat(chunks).toString()).results.id });
+            else uploadFailures[res.statusCode] = (uploadFailures[res.statusCode] || 0) + 1;
+            resolve();
+          });
+        });
+        // Sent a MiB at a time with backpressure, as a client streams a file.
+        void (async () => {
+          for (let at = 0; at < payload.length; at += 1024 * 1024) {
+            if (!req.write(payload.subarray(at, at + 1024 * 1024))) await new Promise((r) => req.once('drain', r));
+          }
+          req.end();
+        })();
+      });
+    const loadEnds = Date.now() + SECONDS * 1000;
+    const uploaders = Array.from({ length: Math.min(UPLOADERS, CONNECTIONS - 1) }, async () => {
+      while (Date.now() < loadEnds) await uploadOne(uploadCount++);
+    });
     const result = await autocannon({
       url: gw.baseUrl,
-      connections: CONNECTIONS,
+      connections: CONNECTIONS - uploaders.length,
       duration: SECONDS,
       // A 10 MB upload behind 200 busy connections on two shared cores can take a while; a time-out here
       // would be the load generator giving up, not the gateway failing.
       timeout: 120,
       requests: [{ setupRequest, onResponse }],
     });
+    await Promise.all(uploaders);
     clearTimeout(rssTimer);
     clearInterval(loopTimer);
     const rssEnd = rssBytes(gw.pid);
@@ -212,8 +238,8 @@ module.exports = async function soak() {
       if (!bodies.map((b) => b.sha).includes(await shaOf(e.Id))) bad.push(`${e.Name} (unacknowledged, partial)`);
     }
     const p99s = loopWindows.map((w) => w.p99).filter((v) => !Number.isNaN(v));
-    const fivexx = result['5xx'];
-    const connectionErrors = result.errors;
+    const fivexx = result['5xx'] + Object.entries(uploadFailures).filter(([st]) => Number(st) >= 500).reduce((a, [, n]) => a + n, 0);
+    const connectionErrors = result.errors + uploadErrors.length;
     printResult(`soak (${CONNECTIONS} connections, ${SECONDS} s)`, {
       requests: result.requests.total,
       rps: result.requests.average,
@@ -225,7 +251,10 @@ module.exports = async function soak() {
       mix: JSON.stringify(counts),
       latency_p50_ms: result.latency.p50,
       latency_p99_ms: result.latency.p99,
+      uploads_started: uploadCount,
       uploads: uploads.length,
+      upload_connection_errors: uploadErrors.length,
+      upload_non201: JSON.stringify(uploadFailures),
       uploads_verified: verified,
       uploads_listed: listed,
       rss_first_mb: rssFirst / 1048576,
@@ -238,9 +267,10 @@ module.exports = async function soak() {
       eventloop_target: '<100',
       elapsed_s: elapsed,
     });
+    if (uploadErrors.length) console.error(`[soak] upload connection errors: ${uploadErrors.slice(0, 5).join('; ')}`);
     if (bad.length) console.error(`[soak] uploads not read back intact: ${bad.slice(0, 10).join(', ')}${bad.length > 10 ? ' …' : ''}`);
     // At least one upload must have been acknowledged, or "every upload verified" would say nothing.
-    ok = fivexx === 0 && connectionErrors === 0 && result.timeouts === 0 && bad.length === 0 && uploads.length > 0 && verified === uploads.length;
+    ok = fivexx === 0 && connectionErrors === 0 && result.timeouts === 0 && bad.length === 0 && uploads.length > 0 && uploads.length === uploadCount && verified === uploads.length;
     if (!ok) console.error('[soak] FAILED: 5xx, connection errors, time-outs, no upload acknowledged, or uploads not verified (see the figures above)');
   } finally {
     await gw.stop();
