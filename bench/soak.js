@@ -200,7 +200,9 @@ module.exports = async function soak() {
     const uploaders = Array.from({ length: Math.min(UPLOADERS, CONNECTIONS - 1) }, async () => {
       while (Date.now() < loadEnds) await uploadOne(uploadCount++);
     });
-    const result = await autocannon({
+    const requestErrors = {};
+    let tracker;
+    const result = await new Promise((resolve, reject) => (tracker = autocannon({
       url: gw.baseUrl,
       connections: CONNECTIONS - uploaders.length,
       duration: SECONDS,
@@ -208,7 +210,7 @@ module.exports = async function soak() {
       // would be the load generator giving up, not the gateway failing.
       timeout: 120,
       requests: [{ setupRequest, onResponse }],
-    });
+    }, (e, r) => (e ? reject(e) : resolve(r)))) && tracker.on('reqError', (e) => (requestErrors[e.code || e.message] = (requestErrors[e.code || e.message] || 0) + 1)));
     await Promise.all(uploaders);
     clearTimeout(rssTimer);
     clearInterval(loopTimer);
@@ -246,6 +248,7 @@ module.exports = async function soak() {
       fivexx,
       connection_errors: connectionErrors,
       timeouts: result.timeouts,
+      request_errors: JSON.stringify(requestErrors),
       non2xx: result.non2xx,
       unexpected: JSON.stringify(unexpected),
       mix: JSON.stringify(counts),
