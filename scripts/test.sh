@@ -9,7 +9,7 @@
 #   5. the job suites (test/e2e/jobs*) again in Redis (BullMQ) mode, on a Redis this script starts;
 #   6. e2e tests again on a PostgreSQL this script starts (less the search contract; the engine-fault
 #      suite test/e2e/faults runs here only), and the job suites on PostgreSQL + Redis.
-# Only the job suites and test/e2e/multinode (three gateway nodes: lock-out, cache invalidation, exports,
+# Only the job suites, the crash matrix's job case and test/e2e/multinode (three gateway nodes: lock-out, cache invalidation, exports,
 # links, jobs across nodes) have a Redis pass.
 # Needs Node 20, Java 17 + Maven, Go; installs Debian's postgresql/redis-server when missing (as root).
 set -euo pipefail
@@ -30,6 +30,10 @@ echo "== e2e tests (SQLite) =="
 # Redis through the proxies whatever the pass, so it runs once, in the PostgreSQL pass.
 npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns multinode test/e2e/faults
 
+echo "== soak, 30 s (bench/soak.js: exits non-zero on any 5xx, connection error or upload not read back intact) =="
+# The kill -9 matrix (test/e2e/crash-matrix, CRASH_REPEATS default 2) runs inside the e2e passes; the soak once, embedded default.
+SOAK_SECONDS=${SOAK_SECONDS:-30} node bench/run.js soak
+
 echo "== outside fuzzing: Schemathesis over /api/docs-json (admin and user) =="
 test/fuzz/schemathesis.sh
 
@@ -44,7 +48,7 @@ trap cleanup EXIT
 
 echo "== job e2e tests (SQLite + Redis/BullMQ) =="
 redis_url=$(scripts/redis.sh start "$services/redis")
-GATEWAY_TEST_REDIS_URL=$redis_url npx jest --config jest.config.js test/e2e/jobs --selectProjects e2e --ci --runInBand
+GATEWAY_TEST_REDIS_URL=$redis_url npx jest --config jest.config.js test/e2e/jobs test/e2e/crash-matrix --selectProjects e2e --ci --runInBand
 
 if [ "${GATEWAY_TEST_SKIP_POSTGRES:-}" = "1" ]; then
   echo "== PostgreSQL passes not run: GATEWAY_TEST_SKIP_POSTGRES=1 =="

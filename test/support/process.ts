@@ -32,7 +32,7 @@ export interface GatewayProcess {
 }
 
 /** Runs the built gateway as a user would (`node dist/.../main.js`), waiting until /api/health answers. */
-export async function spawnGateway(env: Record<string, string>, options: { waitReady?: boolean } = {}): Promise<GatewayProcess> {
+export async function spawnGateway(env: Record<string, string>, options: { waitReady?: boolean; readyTimeoutMs?: number } = {}): Promise<GatewayProcess> {
   const port = Number(env.PORT ?? (await freePort()));
   let out = '';
   let err = '';
@@ -59,7 +59,7 @@ export async function spawnGateway(env: Record<string, string>, options: { waitR
     },
   };
   if (options.waitReady === false) return handle;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
   for (;;) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}: ${err || out}`);
     try {
