@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ItemInfo } from '@gateway/connector-api';
+import { encodeId } from '@gateway/connector-filesystem';
 import { adminAuth, startGateway, type TestGateway } from '../support/gateway';
 import { connector, listen, rawGet, readAll } from '../support/files';
 
@@ -72,7 +73,7 @@ describe('Streamed folder listings', () => {
   });
 
   it('answers errors about the request whole, through the error envelope', async () => {
-    const missing = await gw.http().get(`${gw.api}/repo/fs/folderitems`).query({ id: Buffer.from('nowhere/at-all').toString('base64url') }).set('Authorization', adminAuth());
+    const missing = await gw.http().get(`${gw.api}/repo/fs/folderitems`).query({ id: encodeId('nowhere/at-all') }).set('Authorization', adminAuth());
     expect(missing.status).toBe(404);
     expect(missing.body.success).toBe(false);
     const badCursor = await gw.http().get(`${gw.api}/repo/fs/folderitems`).query({ id: folderId, cursor: '!!' }).set('Authorization', adminAuth());
