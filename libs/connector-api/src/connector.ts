@@ -202,6 +202,13 @@ export interface ContentConnector extends Connector {
   openContent(id: string, range?: ByteRange): Promise<Readable>;
   idByPath(folderPath: string, fileName: string): Promise<string>;
   listFolder(folderId: string, options?: ListFolderOptions): Promise<FolderPage>;
+  /**
+   * Optional: the folder from `cursor` (or its start) to its end, in batches of at most
+   * `batchSize` items, in listFolder's order. For repositories where resuming by cursor costs a
+   * re-read of the whole folder (a directory has no cursor); others are listed page by page with
+   * listFolder. Errors about the folder itself come with the first batch.
+   */
+  folderBatches?(folderId: string, options: { batchSize: number; cursor?: string }): AsyncIterable<ItemInfo[]>;
   createFile(input: NewFile, actor: Actor): Promise<string>;
   deleteItem(id: string, allVersions: boolean, actor: Actor): Promise<string>;
 

@@ -13,6 +13,7 @@ import {
   renameSync,
   unlinkSync,
   type BigIntStats,
+  type Dir,
   type Dirent,
 } from 'node:fs';
 import * as fsp from 'node:fs/promises';
@@ -259,36 +260,78 @@ export class FilesystemConnector implements ContentConnector {
     const limit = checkLimit(options.limit);
     const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
     const folder = await this.locateFolder(folderId, 'id');
-    let entries;
-    try {
-      entries = await fsp.readdir(folder.abs, { withFileTypes: true });
-    } catch (e) {
-      throw mapFsError(e, folderId);
-    }
-    const atRoot = folder.rel === '';
-    // Links, sockets and devices are dropped by their directory entry type,
-    // without a stat; entries of unknown type are settled by the lstat below.
-    const names = entries
-      .filter((d) => (d.isFile() || d.isDirectory() || isUnknownType(d)) && isAddressableName(d.name, atRoot))
-      .map((d) => d.name)
-      .sort(); // UTF-16 code unit order: total, locale-independent, and what the cursor comparison uses
+    const names = await this.listableNames(folder, folderId);
     // The cursor is the last name returned, not an offset, so entries added or
     // removed between pages neither repeat nor skip the others.
     const start = after === undefined ? 0 : firstAfter(names, after);
     const end = limit === undefined ? names.length : Math.min(names.length, start + limit);
     const page = names.slice(start, end);
+    return {
+      items: await this.describeNames(folder.rel, folderId, page),
+      ...(end < names.length && page.length > 0 ? { nextCursor: encodeCursor(page[page.length - 1]) } : {}),
+    };
+  }
+
+  /**
+   * The folder read once, described batch by batch: paging through listFolder would read and sort
+   * the directory again for every page. What stays for the whole listing is the sorted names, not
+   * their descriptions (a 100,000-entry folder held ~500 MB as ItemInfo and JSON at once).
+   */
+  async *folderBatches(folderId: string, options: { batchSize: number; cursor?: string }): AsyncGenerator<ItemInfo[]> {
+    const batchSize = checkLimit(options.batchSize) ?? LIST_BATCH;
+    const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+    const folder = await this.locateFolder(folderId, 'id');
+    const names = await this.listableNames(folder, folderId);
+    for (let i = after === undefined ? 0 : firstAfter(names, after); i < names.length; i += batchSize) {
+      yield await this.describeNames(folder.rel, folderId, names.slice(i, i + batchSize));
+    }
+  }
+
+  /**
+   * The names a listing shows, sorted by UTF-16 code unit (total, locale-independent, and what the
+   * cursor comparison uses). Read through opendir so only the names are kept, never a Dirent per
+   * entry; synchronously in batches with the event loop free between them, for the reason lstatMany
+   * gives (a promise per entry was most of the time on a big folder).
+   */
+  private async listableNames(folder: { rel: string; abs: string }, folderId: string): Promise<string[]> {
+    const atRoot = folder.rel === '';
+    const names: string[] = [];
+    let dir: Dir | undefined;
+    try {
+      dir = await fsp.opendir(folder.abs, { bufferSize: DIR_READ_BUFFER });
+      for (;;) {
+        let d: Dirent | null = null;
+        for (let n = 0; n < DIR_READ_BATCH && (d = dir.readSync()) !== null; n++) {
+          // Links, sockets and devices are dropped by their directory entry type,
+          // without a stat; entries of unknown type are settled by the lstat later.
+          if ((d.isFile() || d.isDirectory() || isUnknownType(d)) && isAddressableName(d.name, atRoot)) names.push(d.name);
+        }
+        if (d === null) break;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    } catch (e) {
+      throw mapFsError(e, folderId);
+    } finally {
+      dir?.closeSync();
+    }
+    return names.sort();
+  }
+
+  /** Items of some names of one folder: their records in one query, their lstat in batches; names gone meanwhile are left out. */
+  private async describeNames(folderRel: string, folderId: string, names: readonly string[]): Promise<ItemInfo[]> {
     let records: Map<string, string>;
     try {
-      records = this.store.recordTexts(folder.rel, page);
+      records = this.store.recordTexts(folderRel, names);
     } catch (e) {
       throw mapFsError(e, folderId);
     }
-    const stats = await lstatMany(page.map((name) => this.abs(joinRel(folder.rel, name))));
-    const items = page.map((name, i) => this.describeEntry(folder.rel, name, records, stats[i]));
-    return {
-      items: items.filter((i): i is ItemInfo => i !== undefined),
-      ...(end < names.length && page.length > 0 ? { nextCursor: encodeCursor(page[page.length - 1]) } : {}),
-    };
+    const stats = await lstatMany(names.map((name) => this.abs(joinRel(folderRel, name))));
+    const items: ItemInfo[] = [];
+    for (const [i, name] of names.entries()) {
+      const item = this.describeEntry(folderRel, name, records, stats[i]);
+      if (item !== undefined) items.push(item);
+    }
+    return items;
   }
 
   async listVersions(id: string): Promise<VersionInfo[]> {
@@ -832,6 +875,11 @@ const readOnlyFileCalls = {
 };
 
 const LSTAT_BATCH = 256;
+/** Items described per batch of a streamed listing (folderBatches without a size of its own). */
+const LIST_BATCH = 1000;
+/** Directory entries libuv reads per getdents call, and entries taken synchronously before the event loop gets a turn. */
+const DIR_READ_BUFFER = 1024;
+const DIR_READ_BATCH = 4096;
 /**
  * lstat of many entries, in synchronous batches with the event loop free between them.
  * An async lstat costs a thread-pool round trip several times dearer than the call itself,

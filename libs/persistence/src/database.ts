@@ -2,7 +2,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider, type Migration } from 'kysely';
-import { Pool, types as pgTypes } from 'pg';
 import type { DatabaseSchema } from './schema';
 import { MIGRATIONS } from './migrations';
 
@@ -45,9 +44,17 @@ export interface Database {
   close(): Promise<void>;
 }
 
-// PostgreSQL returns int8 as strings to avoid precision loss; our int8 columns
-// hold epoch milliseconds and counters, all far below 2^53.
-pgTypes.setTypeParser(20, (value: string) => Number(value));
+/**
+ * pg is required only for a PostgreSQL DATABASE_URL: ~4 MB of idle RSS the embedded SQLite
+ * default does without (issue 16).
+ */
+function loadPg(): typeof import('pg') {
+  const pg = require('pg') as typeof import('pg');
+  // PostgreSQL returns int8 as strings to avoid precision loss; our int8 columns
+  // hold epoch milliseconds and counters, all far below 2^53.
+  pg.types.setTypeParser(20, (value: string) => Number(value));
+  return pg;
+}
 
 class StaticMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
@@ -61,6 +68,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   let db: Kysely<DatabaseSchema>;
   if (url && /^postgres(ql)?:\/\//i.test(url)) {
     engine = 'postgres';
+    const { Pool } = loadPg();
     const pool = new Pool({
       connectionString: url,
       max: 10,

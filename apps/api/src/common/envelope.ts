@@ -1,5 +1,6 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor, StreamableFile } from '@nestjs/common';
 import { map, type Observable } from 'rxjs';
+import { StreamedObject } from './streamed-object';
 
 /** A result that carries the job envelope's `message` beside `results`. */
 export class MessageResult<T = unknown> {
@@ -17,7 +18,8 @@ export interface Envelope<T> {
 
 /**
  * Wraps every JSON handler result in the spec's `{ success, results }`
- * envelope, so controllers return plain results. Streams pass through.
+ * envelope, so controllers return plain results. Streams pass through; a
+ * StreamedObject becomes the same envelope, written entry by entry.
  */
 @Injectable()
 export class EnvelopeInterceptor implements NestInterceptor {
@@ -25,6 +27,7 @@ export class EnvelopeInterceptor implements NestInterceptor {
     return next.handle().pipe(
       map((value) => {
         if (value instanceof StreamableFile || value === undefined) return value;
+        if (value instanceof StreamedObject) return value.toEnvelope();
         if (value instanceof MessageResult) {
           return { success: true, message: value.message, results: value.results ?? null };
         }

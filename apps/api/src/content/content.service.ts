@@ -11,6 +11,7 @@ import type { DownloadSource } from '../common/download';
 import type { IncomingContent } from '../common/incoming-content';
 import { DownloadOffload, offloadable } from '../common/offload';
 import { Page } from '../common/paging';
+import { StreamedObject } from '../common/streamed-object';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import {
   UPDATE_PARAMETERS,
@@ -23,6 +24,7 @@ import {
 } from './content.dto';
 import {
   collectProperties,
+  toFolderItemEntry,
   toFolderListing,
   toPropertyMap,
   toVersionEntry,
@@ -173,10 +175,23 @@ export class ContentService {
     return { id: await connector.deleteItem(query.id, query.allversions ?? true, toActor(user)) };
   }
 
-  async folderItems(connectorId: string, query: FolderItemsQuery): Promise<Page<Record<string, FolderItemEntry>>> {
+  /**
+   * A page (`limit`) is answered whole: it is bounded. Without `limit` the rest of the folder is
+   * streamed entry by entry, fetched from the connector LISTING_BATCH items at a time, so memory
+   * does not grow with the folder.
+   */
+  async folderItems(connectorId: string, query: FolderItemsQuery): Promise<Page<Record<string, FolderItemEntry> | StreamedObject>> {
     const connector = this.registry.get(connectorId);
-    const page = await connector.listFolder(query.id, { limit: query.limit, cursor: query.cursor });
-    return new Page(toFolderListing(page.items), page.nextCursor);
+    if (query.limit !== undefined) {
+      const page = await connector.listFolder(query.id, { limit: query.limit, cursor: query.cursor });
+      return new Page(toFolderListing(page.items), page.nextCursor);
+    }
+    const entries = async function* (): AsyncGenerator<Array<[string, FolderItemEntry]>> {
+      for await (const items of folderBatches(connector, query.id, query.cursor)) {
+        yield items.map((item) => [item.path, toFolderItemEntry(item)]);
+      }
+    };
+    return new Page(await StreamedObject.start(entries()));
   }
 
   async createFolder(connectorId: string, path: string, user: AuthenticatedUser): Promise<IdResult> {
@@ -227,4 +242,21 @@ function requireContentUpdate(connector: ContentConnector) {
 function requirePropertyUpdate(connector: ContentConnector) {
   if (!connector.propertyUpdate) throw new NotSupportedError('updateProperties', connector.typeId);
   return connector.propertyUpdate;
+}
+
+/** Items a whole-folder listing asks its connector for at a time. */
+export const LISTING_BATCH = 1000;
+
+/** The folder from `cursor` to its end in bounded batches: the connector's own way, or page by page. */
+async function* folderBatches(connector: ContentConnector, folderId: string, cursor: string | undefined): AsyncGenerator<ItemInfo[]> {
+  if (connector.folderBatches) {
+    yield* connector.folderBatches(folderId, { batchSize: LISTING_BATCH, cursor });
+    return;
+  }
+  let next = cursor;
+  do {
+    const page = await connector.listFolder(folderId, { limit: LISTING_BATCH, cursor: next });
+    yield page.items;
+    next = page.nextCursor;
+  } while (next !== undefined);
 }

@@ -1,12 +1,24 @@
-import archiver, { type Archiver, type EntryData } from 'archiver';
+import type { Archiver, EntryData } from 'archiver';
 import { PassThrough, Transform, type Readable } from 'node:stream';
 import { GatewayError, InvalidArgumentError } from '@gateway/connector-api';
 import type { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { useNativeCrc32ForArchiver } from './native-crc32';
 import { EntryNames, sanitizeEntryName } from './zip-entry-names';
 
-// Every entry's CRC-32 through zlib instead of JavaScript (see native-crc32.ts).
-useNativeCrc32ForArchiver();
+let archiverModule: typeof import('archiver') | undefined;
+
+/**
+ * archiver (and its zip engine) is required on the first export, not at start-up: it is ~3 MB of
+ * idle RSS for a feature many gateways never use (issue 16).
+ */
+function loadArchiver(): typeof import('archiver') {
+  if (archiverModule === undefined) {
+    archiverModule = require('archiver') as typeof import('archiver');
+    // Every entry's CRC-32 through zlib instead of JavaScript (see native-crc32.ts).
+    useNativeCrc32ForArchiver();
+  }
+  return archiverModule;
+}
 
 /** One requested document: where it lives and the name it gets in the zip. */
 export interface BatchEntry {
@@ -77,7 +89,7 @@ export class BatchZip {
     options: { level: number; signal?: AbortSignal },
   ) {
     // STORE (level 0) copies bytes as they are; deflate levels 1-9 trade CPU for size.
-    this.archive = archiver('zip', options.level === 0 ? { store: true } : { zlib: { level: options.level } });
+    this.archive = loadArchiver()('zip', options.level === 0 ? { store: true } : { zlib: { level: options.level } });
     this.archive.on('warning', () => undefined);
     this.archive.on('error', (e: Error) => this.halt(e));
     this.archive.once('close', () => {

@@ -11,7 +11,6 @@ import { PublicDownloadController } from './public-download.controller';
 import { PublicRateLimitGuard } from './public-rate-limit.guard';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import type { GatewayConfig } from '../config/gateway-config';
-import { S3UserFileStore } from './s3-user-file.store';
 import { LocalUserFileStore, UserFileStore } from './user-file.store';
 import { UserFilesService } from './user-files.service';
 
@@ -28,7 +27,12 @@ import { UserFilesService } from './user-files.service';
     PublicRateLimitGuard,
     {
       provide: UserFileStore,
-      useFactory: (config: GatewayConfig) => (config.files.store.kind === 's3' ? new S3UserFileStore(config.files.store) : new LocalUserFileStore(config)),
+      // The S3 store (and with it the AWS SDK) is required only when configured (issue 16: idle RSS).
+      useFactory: (config: GatewayConfig) => {
+        if (config.files.store.kind !== 's3') return new LocalUserFileStore(config);
+        const { S3UserFileStore } = require('./s3-user-file.store') as typeof import('./s3-user-file.store');
+        return new S3UserFileStore(config.files.store);
+      },
       inject: [GATEWAY_CONFIG],
     },
     ExportRunner, UserFilesService, LinksService, ExportsService, FilesSweeper],

@@ -1,0 +1,164 @@
+'use strict';
+// The listing curve (issue 16): folderitems of folders of 1,000 / 10,000 / 100,000 / 1,000,000
+// empty files (BENCH_LISTING_SIZES, comma-separated), time and the gateway's peak RSS over its idle
+// RSS, against `rclone serve http` listing the same folder (its directory cache off, so it reads the
+// folder each round as the gateway does). The gateway is asked for the whole folder in one answer
+// (no `limit`: the answer is streamed, the connector described 1,000 items at a time);
+// BENCH_PAGE_LIMIT pages instead (at most 10,000, the API's maximum), following X-Next-Cursor.
+// Targets at each size: time <= rclone's, peak RSS over idle <= 50 MB.
+// The files are made once under bench/.work/listing-curve and reused by later runs.
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+const { startGateway, freePort, waitFor, rssBytes, median, printResult, workDir } = require('./lib/harness');
+const { ensureDebianPackage } = require('./lib/references');
+
+const SIZES = (process.env.BENCH_LISTING_SIZES || '1000,10000,100000').split(',').map(Number);
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
+const PAGE = process.env.BENCH_PAGE_LIMIT;
+const RSS_TARGET = 50 * 1024 * 1024;
+const MB = (b) => +(b / 1024 / 1024).toFixed(1);
+
+/** Empty files f0000000…, made with one open/close each in batches (no content to write). */
+async function ensureFolder(folder, size) {
+  fs.mkdirSync(folder, { recursive: true });
+  const have = fs.readdirSync(folder).length;
+  if (have === size) return;
+  if (have > size) throw new Error(`${folder} holds ${have} entries, expected ${size}; remove it`);
+  console.log(`[bench] listing-curve: making ${size - have} files in ${folder}`);
+  for (let i = 0; i < size; i++) {
+    fs.closeSync(fs.openSync(path.join(folder, `f${String(i).padStart(7, '0')}`), 'a'));
+    if (i % 10_000 === 9_999) await new Promise((r) => setImmediate(r));
+  }
+}
+
+/** Reads a response to its end counting occurrences of `needle` without keeping the body. */
+async function countIn(res, needle) {
+  let count = 0;
+  let tail = '';
+  const decoder = new TextDecoder();
+  for await (const chunk of res.body) {
+    const text = tail + decoder.decode(chunk, { stream: true });
+    for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) count++;
+    tail = text.slice(Math.max(0, text.length - needle.length + 1));
+  }
+  return count;
+}
+
+async function startRcloneUncached(root) {
+  const rclone = ensureDebianPackage('rclone', 'rclone');
+  const port = await freePort();
+  const child = spawn(rclone, ['serve', 'http', root, '--addr', `127.0.0.1:${port}`, '--config', '/dev/null', '--dir-cache-time', '0s'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitFor(`${baseUrl}/`);
+  return {
+    baseUrl,
+    pid: child.pid,
+    stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')))),
+  };
+}
+
+/** Peak RSS of `pid` while `fn` runs, sampled every 20 ms. */
+async function peakDuring(pid, fn) {
+  let peak = rssBytes(pid);
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssBytes(pid));
+    } catch {
+      // gone
+    }
+  }, 20);
+  try {
+    const value = await fn();
+    return { value, peak: Math.max(peak, rssBytes(pid)) };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+module.exports = async function main() {
+  const data = workDir('listing-curve');
+  const root = path.join(data, 'repository');
+  for (const size of SIZES) await ensureFolder(path.join(root, `n${size}`), size);
+
+  const gateway = await startGateway({ GATEWAY_DATA_DIR: data });
+  const rclone = await startRcloneUncached(root);
+  const rows = [];
+  let ok = true;
+  try {
+    const headers = { Authorization: gateway.auth };
+    for (const size of SIZES) {
+      const name = `n${size}`;
+      const folderId = (await (await fetch(`${gateway.baseUrl}/api/repo/fs/idbypath?folderPath=/&fileName=${name}`, { headers })).json()).results.id;
+      const listGateway = async () => {
+        const started = process.hrtime.bigint();
+        let cursor;
+        let count = 0;
+        do {
+          const q = new URLSearchParams({ id: folderId });
+          if (PAGE) q.set('limit', PAGE);
+          if (cursor) q.set('cursor', cursor);
+          const res = await fetch(`${gateway.baseUrl}/api/repo/fs/folderitems?${q}`, { headers });
+          if (!res.ok) throw new Error(`folderitems answered ${res.status}: ${await res.text()}`);
+          count += await countIn(res, '"BaseType":');
+          cursor = res.headers.get('x-next-cursor') ?? undefined;
+        } while (cursor);
+        if (count !== size) throw new Error(`gateway listed ${count} items, expected ${size}`);
+        return Number(process.hrtime.bigint() - started) / 1e9;
+      };
+      const listRclone = async () => {
+        const started = process.hrtime.bigint();
+        const res = await fetch(`${rclone.baseUrl}/${name}/`);
+        const count = await countIn(res, 'href="f');
+        if (count !== size) throw new Error(`rclone listed ${count} items, expected ${size}`);
+        return Number(process.hrtime.bigint() - started) / 1e9;
+      };
+
+      const g = [];
+      const r = [];
+      const overIdle = [];
+      const rcloneOverIdle = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        // Idle is taken before each round: what a listing adds, not what the last one left.
+        await new Promise((res) => setTimeout(res, 500));
+        const idle = rssBytes(gateway.pid);
+        const run = await peakDuring(gateway.pid, listGateway);
+        g.push(run.value);
+        overIdle.push(run.peak - idle);
+        const rIdle = rssBytes(rclone.pid);
+        const rRun = await peakDuring(rclone.pid, listRclone);
+        r.push(rRun.value);
+        rcloneOverIdle.push(rRun.peak - rIdle);
+      }
+      const ratio = median(g) / median(r);
+      const worstOverIdle = Math.max(...overIdle);
+      const pass = ratio <= 1.0 && worstOverIdle <= RSS_TARGET;
+      ok = ok && pass;
+      rows.push({ size, g, r, overIdle, rcloneOverIdle, ratio, pass });
+      printResult('listing-curve', {
+        items: size,
+        page_limit: PAGE || 'none (streamed)',
+        gateway_s: g.map((v) => v.toFixed(3)).join('/'),
+        rclone_s: r.map((v) => v.toFixed(3)).join('/'),
+        ratio,
+        gateway_peak_over_idle_mb: overIdle.map(MB).join('/'),
+        rclone_peak_over_idle_mb: rcloneOverIdle.map(MB).join('/'),
+        target: 'ratio<=1.0 and rss<=50MB',
+        verdict: pass ? 'PASS' : 'FAIL',
+      });
+    }
+  } finally {
+    await gateway.stop();
+    await rclone.stop();
+  }
+  console.log('\n| items | gateway s (median) | rclone s (median) | ratio | gateway peak RSS over idle, MB (every round) | verdict |');
+  console.log('|---:|---:|---:|---:|---|---|');
+  for (const row of rows) {
+    console.log(`| ${row.size} | ${median(row.g).toFixed(3)} | ${median(row.r).toFixed(3)} | ${row.ratio.toFixed(2)} | ${row.overIdle.map(MB).join(' / ')} | ${row.pass ? 'PASS' : 'FAIL'} |`);
+  }
+  return ok;
+};
+
+if (require.main === module) module.exports().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
