@@ -53,6 +53,8 @@ async function startGateway(env = {}) {
   const dataDir = env.GATEWAY_DATA_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
   // BENCH_GATEWAY_NODE_ARGS, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof': to profile the gateway under a benchmark.
   const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS || '').split(' ').filter(Boolean);
+  // BENCH_GATEWAY_ENV, e.g. 'GATEWAY_JOB_CONCURRENCY=32 UV_THREADPOOL_SIZE=2': settings to weigh under a benchmark.
+  const extraEnv = Object.fromEntries((process.env.BENCH_GATEWAY_ENV || '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
   const child = spawn(process.execPath, [...nodeArgs, MAIN_JS], {
     cwd: ROOT,
     env: {
@@ -62,6 +64,7 @@ async function startGateway(env = {}) {
       GATEWAY_DATA_DIR: dataDir,
       GATEWAY_ADMIN_PASSWORD: 'bench-admin-password',
       LOG_LEVEL: 'warn',
+      ...extraEnv,
       ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { CAPABILITY_NAMES, EXTENSION_CAPABILITY_NAMES, deriveCapabilities } from './capabilities';
+import { CAPABILITY_NAMES, EXTENSION_CAPABILITY_NAMES, deriveCapabilities, group } from './capabilities';
 import type { Connector, ContentConnector } from './connector';
 
 function coreOnly(): ContentConnector {
@@ -68,5 +68,25 @@ describe('deriveCapabilities', () => {
     };
     const on = Object.entries(deriveCapabilities(searchOnly)).filter(([, v]) => v).map(([k]) => k);
     expect(on).toEqual(['search']);
+  });
+});
+
+describe('group', () => {
+  class Driver {
+    readonly prefix = 'v';
+    readonly versioning = group(this, 'listVersions');
+    async listVersions(id: string): Promise<string[]> {
+      return [`${this.prefix}:${id}`];
+    }
+  }
+
+  it('calls the connector method of the same name with the connector as this', async () => {
+    await expect(new Driver().versioning.listVersions('a')).resolves.toEqual(['v:a']);
+  });
+
+  it('looks the method up at call time, so a replacement on the instance is what runs', async () => {
+    const driver = new Driver();
+    driver.listVersions = async (id) => [`replaced:${id}`];
+    await expect(driver.versioning.listVersions('b')).resolves.toEqual(['replaced:b']);
   });
 });

@@ -72,3 +72,17 @@ export function deriveCapabilities(subject: Connector | ContentConnector): Capab
   };
   return caps;
 }
+
+/**
+ * A capability group whose operations are the connector's own methods of the same names:
+ * `readonly versioning: VersioningCapability = group(this, 'listVersions')`. Each member looks
+ * the method up at call time, as the hand-written arrows did (so a spy or a subclass override
+ * on the instance is what runs), and calls it with the connector as `this`.
+ */
+export function group<C extends object, K extends keyof C>(connector: C, ...names: K[]): Pick<C, K> {
+  const members: Partial<Pick<C, K>> = {};
+  for (const name of names) {
+    (members as Record<K, unknown>)[name] = (...args: unknown[]) => (connector[name] as (...a: unknown[]) => unknown).apply(connector, args);
+  }
+  return members as Pick<C, K>;
+}

@@ -1,13 +1,14 @@
 import {
   ConflictError,
   GatewayError,
-  InvalidArgumentError,
-  NotFoundError,
   NotSupportedError,
   PermissionDeniedError,
   UpstreamError,
   UpstreamTimeoutError,
   UpstreamUnavailableError,
+  refusedParameter,
+  serverSaid,
+  upstreamNotFound,
 } from '@gateway/connector-api';
 
 /** What a failed browser-binding call said: the HTTP status and, when the body was CMIS JSON, its exception. */
@@ -47,10 +48,10 @@ export class CmisTimeout extends Error {
 /** A CMIS exception (browser binding JSON `{exception, message}`) as a typed gateway error. */
 export function mapCmisFailure(failure: CmisFailure, context: CmisErrorContext = {}): GatewayError {
   const serverMessage = (failure.message ?? '').trim();
-  const said = serverMessage ? `: ${serverMessage}` : '';
+  const said = serverSaid(serverMessage);
   switch (failure.exception) {
     case 'objectNotFound':
-      return new NotFoundError('item', context.id ?? '', context.id === undefined ? `Not found${said}` : undefined);
+      return upstreamNotFound(context.id, said);
     case 'updateConflict':
     case 'versioning':
     case 'contentAlreadyExists':
@@ -65,9 +66,7 @@ export function mapCmisFailure(failure: CmisFailure, context: CmisErrorContext =
         ...(context.user !== undefined ? { cmisUser: context.user } : {}),
       });
     case 'invalidArgument':
-      if (context.parameter !== undefined) {
-        return new InvalidArgumentError(context.parameter, `Invalid parameter '${context.parameter}'${said || ': refused by the repository'}`);
-      }
+      if (context.parameter !== undefined) return refusedParameter(context.parameter, said, 'the repository');
       return new UpstreamError(`The CMIS repository refused the request (invalidArgument)${said}`, { cmisException: failure.exception });
     case 'notSupported':
       return new NotSupportedError(context.capability ?? 'operation', 'cmis');
@@ -82,7 +81,7 @@ export function mapCmisFailure(failure: CmisFailure, context: CmisErrorContext =
       ...(context.user !== undefined ? { cmisUser: context.user } : {}),
     });
   }
-  if (failure.status === 404) return new NotFoundError('item', context.id ?? '', context.id === undefined ? `Not found${said}` : undefined);
+  if (failure.status === 404) return upstreamNotFound(context.id, said);
   if (failure.status === 503) return new UpstreamUnavailableError(`The CMIS repository is unavailable (HTTP 503)${said}`);
   return new UpstreamError(`The CMIS repository answered HTTP ${failure.status}${said}`, { status: failure.status });
 }

@@ -26,6 +26,7 @@ import {
   type VersionInfo,
   type VersioningCapability,
   sliceBytes,
+  group,
 } from '@gateway/connector-api';
 import { CmisClient, SourceStreamError, type AceChange, type CmisAcl, type CmisProperties, type CmisRepositoryInfo, type CmisTypeDefinition, type CmisTypeTreeNode } from './cmis-client';
 import {
@@ -90,24 +91,13 @@ export class CmisConnector implements ContentConnector {
   readonly publicParams: Record<string, unknown>;
   readonly client: CmisClient;
 
-  readonly versioning: VersioningCapability = { listVersions: (id) => this.listVersions(id) };
-  readonly folders: FolderCapability = { createFolder: (path, actor) => this.createFolder(path, actor) };
-  readonly propertyUpdate: PropertyUpdateCapability = {
-    updateProperties: (id, properties, actor) => this.updateProperties(id, properties, actor),
-  };
+  readonly versioning: VersioningCapability = group(this, 'listVersions');
+  readonly folders: FolderCapability = group(this, 'createFolder');
+  readonly propertyUpdate: PropertyUpdateCapability = group(this, 'updateProperties');
 
-  private readonly contentUpdateGroup: ContentUpdateCapability = {
-    updateContent: (id, input, actor) => this.updateContent(id, input, actor),
-  };
-  private readonly checkInOutGroup: CheckInOutCapability = {
-    checkOut: (id, actor) => this.checkOut(id, actor),
-    checkIn: (id, actor, comment) => this.checkIn(id, actor, comment),
-  };
-  private readonly aclGroup: AclCapability = {
-    getAcl: (id) => this.getAcl(id),
-    applyAcl: (id, entries, actor) => this.applyAcl(id, entries, actor),
-    removeAcl: (id, principals, actor) => this.removeAcl(id, principals, actor),
-  };
+  private readonly contentUpdateGroup: ContentUpdateCapability = group(this, 'updateContent');
+  private readonly checkInOutGroup: CheckInOutCapability = group(this, 'checkOut', 'checkIn');
+  private readonly aclGroup: AclCapability = group(this, 'getAcl', 'applyAcl', 'removeAcl');
 
   private state?: RepositoryState;
   private connecting?: Promise<RepositoryState>;

@@ -45,6 +45,7 @@ import {
   type RepositoryDescription,
   type VersionInfo,
   type VersioningCapability,
+  group,
 } from '@gateway/connector-api';
 import { KeyedMutex } from './concurrency';
 import { errnoCode, mapFsError } from './fs-errors';
@@ -119,21 +120,11 @@ export class FilesystemConnector implements ContentConnector {
   readonly description: string;
   readonly publicParams: Record<string, unknown>;
 
-  readonly contentUpdate: ContentUpdateCapability = {
-    updateContent: (id, input, actor) => this.updateContent(id, input, actor),
-  };
-  readonly versioning: VersioningCapability = { listVersions: (id) => this.listVersions(id) };
-  readonly checkInOut: CheckInOutCapability = {
-    checkOut: (id, actor) => this.checkOut(id, actor),
-    checkIn: (id, actor, comment) => this.checkIn(id, actor, comment),
-  };
-  readonly folders: Required<FolderCapability> = {
-    createFolder: (folderPath, actor) => this.createFolder(folderPath, actor),
-    deleteFolder: (folderPath, actor) => this.deleteFolder(folderPath, actor),
-  };
-  readonly propertyUpdate: PropertyUpdateCapability = {
-    updateProperties: (id, properties, actor) => this.updateProperties(id, properties, actor),
-  };
+  readonly contentUpdate: ContentUpdateCapability = group(this, 'updateContent');
+  readonly versioning: VersioningCapability = group(this, 'listVersions');
+  readonly checkInOut: CheckInOutCapability = group(this, 'checkOut', 'checkIn');
+  readonly folders: Required<FolderCapability> = group(this, 'createFolder', 'deleteFolder');
+  readonly propertyUpdate: PropertyUpdateCapability = group(this, 'updateProperties');
 
   readonly localFiles: LocalFilesCapability;
 

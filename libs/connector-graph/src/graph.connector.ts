@@ -30,6 +30,7 @@ import {
   type VersionInfo,
   type VersioningCapability,
   sliceBytes,
+  group,
 } from '@gateway/connector-api';
 import { ATTRIBUTION_FIELDS, MicrosoftHttpClient, MsalTokenProvider, createAgents, drain, type MicrosoftRequest } from '@gateway/microsoft-client';
 import type { GraphParams } from './params';
@@ -139,27 +140,13 @@ export class GraphConnector implements ContentConnector {
   private driveId?: string;
   private rootId?: string;
 
-  readonly contentUpdate: ContentUpdateCapability = { updateContent: (id, input, actor) => this.updateContent(id, input, actor) };
-  readonly versioning: VersioningCapability = { listVersions: (id) => this.listVersions(id) };
-  readonly checkInOut: CheckInOutCapability = {
-    checkOut: (id, actor) => this.checkOut(id, actor),
-    checkIn: (id, actor, comment) => this.checkIn(id, actor, comment),
-  };
-  readonly folders: FolderCapability = {
-    createFolder: (p, actor) => this.createFolder(p, actor),
-    deleteFolder: (p, actor) => this.deleteFolder(p, actor),
-  };
-  readonly propertyUpdate: PropertyUpdateCapability = { updateProperties: (id, props, actor) => this.updateProperties(id, props, actor) };
-  readonly acls: AclCapability = {
-    getAcl: (id) => this.getAcl(id),
-    applyAcl: (id, entries, actor) => this.applyAcl(id, entries, actor),
-    removeAcl: (id, principals, actor) => this.removeAcl(id, principals, actor),
-  };
-  readonly sites: SiteCapability = {
-    getAllSites: () => this.getAllSites(),
-    getSubSites: (siteId) => this.getSubSites(siteId),
-    getLibrariesForSite: (siteId) => this.getLibrariesForSite(siteId),
-  };
+  readonly contentUpdate: ContentUpdateCapability = group(this, 'updateContent');
+  readonly versioning: VersioningCapability = group(this, 'listVersions');
+  readonly checkInOut: CheckInOutCapability = group(this, 'checkOut', 'checkIn');
+  readonly folders: FolderCapability = group(this, 'createFolder', 'deleteFolder');
+  readonly propertyUpdate: PropertyUpdateCapability = group(this, 'updateProperties');
+  readonly acls: AclCapability = group(this, 'getAcl', 'applyAcl', 'removeAcl');
+  readonly sites: SiteCapability = group(this, 'getAllSites', 'getSubSites', 'getLibrariesForSite');
 
   constructor(
     definition: ConnectorDefinition,

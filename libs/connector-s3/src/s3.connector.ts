@@ -41,6 +41,7 @@ import {
   type RepositoryDescription,
   type VersionInfo,
   type VersioningCapability,
+  group,
 } from '@gateway/connector-api';
 import type { S3ConnectorParams } from './client';
 import {
@@ -80,13 +81,8 @@ export class S3Connector implements ContentConnector {
   /** Only on a bucket with versioning on: there an update is a new version, as the spec means it. */
   readonly contentUpdate?: ContentUpdateCapability;
   readonly versioning?: VersioningCapability;
-  readonly folders: Required<FolderCapability> = {
-    createFolder: (p, actor) => this.createFolder(p, actor),
-    deleteFolder: (p) => this.deleteFolder(p),
-  };
-  readonly propertyUpdate: PropertyUpdateCapability = {
-    updateProperties: (id, properties, actor) => this.updateProperties(id, properties, actor),
-  };
+  readonly folders: Required<FolderCapability> = group(this, 'createFolder', 'deleteFolder');
+  readonly propertyUpdate: PropertyUpdateCapability = group(this, 'updateProperties');
 
   constructor(
     definition: ConnectorDefinition,
@@ -104,8 +100,8 @@ export class S3Connector implements ContentConnector {
       versioning: versioned,
     };
     if (versioned) {
-      this.contentUpdate = { updateContent: (id, input, actor) => this.updateContent(id, input, actor) };
-      this.versioning = { listVersions: (id) => this.listVersions(id) };
+      this.contentUpdate = group(this, 'updateContent');
+      this.versioning = group(this, 'listVersions');
     }
   }
 

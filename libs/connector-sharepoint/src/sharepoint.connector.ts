@@ -26,6 +26,7 @@ import {
   type VersioningCapability,
   type VersionInfo,
   sliceBytes,
+  group,
 } from '@gateway/connector-api';
 import { ATTRIBUTION_FIELDS, drain, MicrosoftHttpClient, MsalTokenProvider, type MicrosoftRequest } from '@gateway/microsoft-client';
 import { ChunkReader } from './chunks';
@@ -99,27 +100,13 @@ export class SharePointConnector implements ContentConnector {
   private readonly api: string;
   private listState?: Promise<ListState>;
 
-  readonly contentUpdate: ContentUpdateCapability = { updateContent: (id, input, actor) => this.updateContent(id, input, actor) };
-  readonly versioning: VersioningCapability = { listVersions: (id) => this.listVersions(id) };
-  readonly checkInOut: CheckInOutCapability = {
-    checkOut: (id, actor) => this.checkOut(id, actor),
-    checkIn: (id, actor, comment) => this.checkIn(id, actor, comment),
-  };
-  readonly folders: FolderCapability = {
-    createFolder: (path, actor) => this.createFolder(path, actor),
-    deleteFolder: (path, actor) => this.deleteFolder(path, actor),
-  };
-  readonly propertyUpdate: PropertyUpdateCapability = { updateProperties: (id, props, actor) => this.updateProperties(id, props, actor) };
-  readonly acls: AclCapability = {
-    getAcl: (id) => this.getAcl(id),
-    applyAcl: (id, entries, actor) => this.applyAcl(id, entries, actor),
-    removeAcl: (id, principals, actor) => this.removeAcl(id, principals, actor),
-  };
-  readonly sites: SiteCapability = {
-    getAllSites: () => this.getAllSites(),
-    getSubSites: (siteId) => this.getSubSites(siteId),
-    getLibrariesForSite: (siteId) => this.getLibrariesForSite(siteId),
-  };
+  readonly contentUpdate: ContentUpdateCapability = group(this, 'updateContent');
+  readonly versioning: VersioningCapability = group(this, 'listVersions');
+  readonly checkInOut: CheckInOutCapability = group(this, 'checkOut', 'checkIn');
+  readonly folders: FolderCapability = group(this, 'createFolder', 'deleteFolder');
+  readonly propertyUpdate: PropertyUpdateCapability = group(this, 'updateProperties');
+  readonly acls: AclCapability = group(this, 'getAcl', 'applyAcl', 'removeAcl');
+  readonly sites: SiteCapability = group(this, 'getAllSites', 'getSubSites', 'getLibrariesForSite');
 
   constructor(
     definition: ConnectorDefinition,

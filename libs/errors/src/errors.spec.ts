@@ -1,4 +1,5 @@
 import { GatewayError, NotFoundError, PayloadTooLargeError, RangeNotSatisfiableError, UnsupportedMediaTypeError, UpstreamError, UpstreamTimeoutError } from './errors';
+import { refusedParameter, serverSaid, upstreamNotFound } from './upstream-answers';
 
 describe('typed errors', () => {
   it('keep their own class, name, kind and code when they share a constructor', () => {
@@ -46,5 +47,17 @@ describe('UpstreamThrottledError', () => {
       retryAfterSeconds: 12,
       details: { retryAfterSeconds: 12, upstreamStatus: 429 },
     });
+  });
+});
+
+describe('upstream answers shared by the remote drivers', () => {
+  it('names the missing item, or quotes the server when the call named none', () => {
+    expect(upstreamNotFound('/a/b', serverSaid('gone'))).toMatchObject({ code: 'ITEM_NOT_FOUND', message: "Item '/a/b' not found" });
+    expect(upstreamNotFound(undefined, serverSaid('  no such path '))).toMatchObject({ message: 'Not found: no such path' });
+  });
+
+  it('blames the client parameter, quoting the server or naming the repository', () => {
+    expect(refusedParameter('fileName', serverSaid('bad name'), 'SharePoint')).toMatchObject({ parameter: 'fileName', message: "Invalid parameter 'fileName': bad name" });
+    expect(refusedParameter('fileName', serverSaid(undefined), 'SharePoint').message).toBe("Invalid parameter 'fileName': refused by SharePoint");
   });
 });

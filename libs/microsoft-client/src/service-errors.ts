@@ -1,13 +1,14 @@
 import {
   ConflictError,
   GatewayError,
-  InvalidArgumentError,
-  NotFoundError,
   NotSupportedError,
   PermissionDeniedError,
   UpstreamError,
   UpstreamThrottledError,
   UpstreamUnavailableError,
+  refusedParameter,
+  serverSaid,
+  upstreamNotFound,
 } from '@gateway/errors';
 
 /**
@@ -78,7 +79,7 @@ function hasCode(failure: ServiceFailure, codes: string[]): boolean {
 
 /** A service error as the gateway's typed error; the exception filter then picks the status. */
 export function mapServiceError(failure: ServiceFailure, context: ServiceErrorContext): GatewayError {
-  const said = failure.message ? `: ${failure.message}` : '';
+  const said = serverSaid(failure.message);
   const codeDetail = failure.code ? { upstreamCode: failure.code } : {};
   const idDetail = context.id !== undefined ? { id: context.id } : {};
   const { status } = failure;
@@ -87,7 +88,7 @@ export function mapServiceError(failure: ServiceFailure, context: ServiceErrorCo
     return new UpstreamThrottledError(`${context.service} is throttling the gateway; retry later${said}`, failure.retryAfterSeconds ?? 1, { upstreamStatus: status });
   }
   if (status === 404 || hasCode(failure, ['itemNotFound', ...SP_NOT_FOUND])) {
-    return new NotFoundError('item', context.id ?? '', context.id === undefined ? `Not found${said}` : undefined);
+    return upstreamNotFound(context.id, said);
   }
   if (hasCode(failure, ['nameAlreadyExists', ...SP_ALREADY_EXISTS])) {
     return new ConflictError(`An item with that name already exists${said}`, 'ALREADY_EXISTS', { ...idDetail, ...codeDetail });
@@ -106,7 +107,7 @@ export function mapServiceError(failure: ServiceFailure, context: ServiceErrorCo
     return new UpstreamError(`${context.service} refused the connector's credentials${said}`, { upstreamStatus: 401, ...codeDetail });
   }
   if (status === 400 && context.parameter !== undefined) {
-    return new InvalidArgumentError(context.parameter, `Invalid parameter '${context.parameter}'${said || `: refused by ${context.service}`}`);
+    return refusedParameter(context.parameter, said, context.service);
   }
   if (status === 501 || hasCode(failure, ['notSupported'])) return new NotSupportedError(context.capability ?? 'operation', context.connectorType ?? context.service);
   if (status === 502 || status === 504) {
