@@ -49,6 +49,7 @@ export interface Database {
  * default does without (issue 16).
  */
 function loadPg(): typeof import('pg') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const pg = require('pg') as typeof import('pg');
   // PostgreSQL returns int8 as strings to avoid precision loss; our int8 columns
   // hold epoch milliseconds and counters, all far below 2^53.
