@@ -6,20 +6,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { EngineInfoBase, Run, Started } from './engines';
-import { startMicrosoftSimulator } from './ms-simulator';
+import { startMicrosoftSimulator, type SimulatorInfoFields } from './ms-simulator';
 
-export interface GraphInfo extends EngineInfoBase {
+export interface GraphInfo extends EngineInfoBase, SimulatorInfoFields {
   name: 'graph';
-  /** https://127.0.0.1:P (also the identity provider's authorityHost and the token audience) */
-  url: string;
   /** https://127.0.0.1:P/v1.0 */
   graphUrl: string;
-  tenantId: string;
-  clientId: string;
-  clientSecret: string;
-  certificatePath: string;
-  certificateThumbprint: string;
-  caFile: string;
   /** The root site and its "Documents" drive. */
   siteId: string;
   driveId: string;

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import * as path from 'node:path';
-import { HOST, launchProcess, waitUntilReady, withPortRetry, type Run, type Started } from './engines';
+import { HOST, launchProcess, waitUntilReady, withPortRetry, type EngineInfoBase, type Run, type Started } from './engines';
 
 /** What every simulator writes to state/connection.json once it listens. */
 export interface SimulatorConnection {
@@ -20,8 +20,21 @@ export interface SimulatorConnection {
   caFile: string;
 }
 
+/** The engine info fields both simulators report. */
+export interface SimulatorInfoFields {
+  /** https://127.0.0.1:P (also the identity provider's authorityHost and the token audience) */
+  url: string;
+  tenantId: string;
+  clientId: string;
+  /** Refused by SharePoint app-only, as by SharePoint Online; kept for tests of that refusal. */
+  clientSecret: string;
+  certificatePath: string;
+  certificateThumbprint: string;
+  caFile: string;
+}
+
 /** The engine info fields both simulators share (the connection, and where the process is). */
-export type SimulatorInfoBase = Omit<SimulatorConnection, 'origin'> & { host: string; port: number; pid: number; dir: string; logFile: string; url: string };
+export type SimulatorInfoBase = SimulatorInfoFields & Omit<EngineInfoBase, 'name'>;
 
 function healthy(origin: string, caFile: string): Promise<boolean> {
   return new Promise((resolve) => {

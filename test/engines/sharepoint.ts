@@ -4,21 +4,12 @@
  * connector that reaches it.
  */
 import type { EngineInfoBase, Run, Started } from './engines';
-import { startMicrosoftSimulator } from './ms-simulator';
+import { startMicrosoftSimulator, type SimulatorInfoFields } from './ms-simulator';
 
-export interface SharePointInfo extends EngineInfoBase {
+export interface SharePointInfo extends EngineInfoBase, SimulatorInfoFields {
   name: 'sharepoint';
-  /** https://127.0.0.1:P (also the identity provider's authorityHost and the token audience) */
-  url: string;
   /** The site collection the simulator holds: https://127.0.0.1:P/sites/gateway (subsite /team). */
   siteUrl: string;
-  tenantId: string;
-  clientId: string;
-  /** Refused by SharePoint app-only, as by SharePoint Online; kept for tests of that refusal. */
-  clientSecret: string;
-  certificatePath: string;
-  certificateThumbprint: string;
-  caFile: string;
   /** The params of a `sharepoint` connector pointed at this simulator. */
   connectorParams: {
     tenantId: string;
