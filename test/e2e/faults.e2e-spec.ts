@@ -121,18 +121,35 @@ describe('Engine faults through Toxiproxy', () => {
 
   afterAll(async () => {
     process.off('unhandledRejection', onUnhandled);
-    await gw?.close();
-    for (const proxy of Object.values(proxies)) await proxy.delete().catch(() => undefined);
-    for (const env of Object.values(search)) await env.teardown().catch(() => undefined);
-    if (databaseName) {
+    // Each step bounded, so that a shutdown that hangs is named rather than lost in a hook time-out.
+    const hung: string[] = [];
+    const step = async (name: string, work: () => Promise<unknown>) => {
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        work().then(() => 'done', () => 'done'),
+        new Promise<string>((resolve) => (timer = setTimeout(() => resolve('hung'), HANG_GUARD_MS))),
+      ]);
+      clearTimeout(timer);
+      if (outcome === 'hung') hung.push(name);
+    };
+    await step('gateway close', async () => gw?.close());
+    await step('proxies', async () => {
+      for (const proxy of Object.values(proxies)) await proxy.delete().catch(() => undefined);
+    });
+    await step('search collections', async () => {
+      for (const env of Object.values(search)) await env.teardown().catch(() => undefined);
+    });
+    await step('database', async () => {
+      if (!databaseName) return;
       const admin = new Client({ connectionString: engines.postgres.url });
       await admin.connect();
       await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
       await admin.end();
-    }
-    await release?.();
+    });
+    await step('engines', async () => release?.());
     if (configDir) fs.rmSync(configDir, { recursive: true, force: true });
-  }, 180_000);
+    expect(hung).toEqual([]);
+  }, 240_000);
 
   afterEach(async () => {
     for (const proxy of Object.values(proxies)) await proxy.reset();
