@@ -1,3 +1,6 @@
+// Not in `npm test` for now: every test here passes, but the gateway's shutdown after the PostgreSQL
+// faults and the Redis outage hangs (afterAll names "gateway close"); issue 16 keeps it open. Run by hand:
+// GATEWAY_TEST_ENGINES=toxiproxy,postgres,redis,cmis,solr,elasticsearch,ferretdb npx jest --config jest.config.js --selectProjects e2e --runInBand test/e2e/faults.e2e-spec.ts
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
