@@ -4,11 +4,8 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { stringify } from 'yaml';
 import { ADMIN, adminAuth, basic, startGateway, type TestGateway } from '../support/gateway';
-import { useSearchEngines } from '../contract/search-fixtures';
-import { SolrConnector, parseSolrParams } from '@gateway/connector-solr';
-import { ElasticsearchConnector, parseElasticsearchParams } from '@gateway/connector-elasticsearch';
-import { MongoConnector, parseMongoParams } from '@gateway/connector-mongodb';
-import type { EngineConnector, IndexCapability, SearchDocument } from '@gateway/connector-api';
+import { indexTargets, useSearchEngines, type IndexTarget } from '../contract/search-fixtures';
+import type { SearchDocument } from '@gateway/connector-api';
 
 /**
  * Permission-trimmed search (issue 14) on Solr, Elasticsearch and MongoDB (FerretDB): documents with
@@ -21,6 +18,7 @@ const BOB = { username: 'bob', password: 'bob-password-1', groups: ['staff'] };
 /** Declared in the configuration file with a group. */
 const CAROL = { username: 'carol', password: 'carol-password-1', groups: ['finance', 'staff'] };
 const suffix = randomBytes(4).toString('hex');
+const collection = `acl_${suffix}`;
 
 const doc = (id: string, acl: string[], author: string): SearchDocument => ({
   id,
@@ -55,35 +53,19 @@ describe('Permission-trimmed search on Solr, Elasticsearch and MongoDB (FerretDB
   let gw: TestGateway;
   let configDir: string;
   let release: () => Promise<void>;
-  const targets: { name: string; collection: string; connector: EngineConnector & { index: IndexCapability } }[] = [];
+  let targets: IndexTarget[] = [];
 
   beforeAll(async () => {
     const used = await useSearchEngines();
     release = used.release;
-    const { solr, elasticsearch, ferretdb } = used.engines;
-    const configSet = `gateway-acl-${suffix}`;
-    fs.cpSync(path.join(solr.dir, 'home', 'gateway', 'conf'), path.join(solr.dir, 'home', 'configsets', configSet, 'conf'), { recursive: true });
-    const collection = `acl_${suffix}`;
-    const defs = [
-      { name: 'solr', typeId: 'solr', params: { url: solr.url, configSet, collection, aclTrimming: true } },
-      { name: 'elasticsearch', typeId: 'elasticsearch', params: { url: elasticsearch.url, collection, aclTrimming: true } },
-      { name: 'mongodb', typeId: 'mongodb', params: { uri: `${ferretdb.uri}?directConnection=true`, database: 'search_acl', timeoutMs: 60_000, collection, aclTrimming: true } },
-    ];
-    for (const d of defs) {
-      const definition = { id: `acl-${d.name}`, typeId: d.typeId, description: d.name, params: d.params } as never;
-      const connector =
-        d.name === 'solr'
-          ? new SolrConnector(definition, parseSolrParams(d.params))
-          : d.name === 'elasticsearch'
-            ? new ElasticsearchConnector(definition, parseElasticsearchParams(d.params))
-            : new MongoConnector(definition, parseMongoParams(d.params));
-      targets.push({ name: d.name, collection, connector: connector as never });
-      await (connector as unknown as { index: IndexCapability }).index.ensureCollection(collection);
-      await (connector as unknown as { index: IndexCapability }).index.write(collection, DOCS);
-      await (connector as unknown as { index: IndexCapability }).index.commit(collection);
+    targets = indexTargets(used.engines, { idPrefix: 'acl', collection, database: 'search_acl', params: { aclTrimming: true } });
+    for (const { connector } of targets) {
+      await connector.index.ensureCollection(collection);
+      await connector.index.write(collection, DOCS);
+      await connector.index.commit(collection);
     }
     configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'search-acl-'));
-    const connectors = defs.map((d) => ({ id: `acl-${d.name}`, typeId: d.typeId, description: d.name, params: d.params }));
+    const connectors = targets.map((t) => t.definition);
     fs.writeFileSync(path.join(configDir, 'gateway.yaml'), stringify({ connectors, users: [{ ...CAROL, roles: ['user'] }] }));
     gw = await startGateway({ env: { GATEWAY_CONFIG: path.join(configDir, 'gateway.yaml') } });
     for (const user of [ALICE, BOB]) {
@@ -93,7 +75,7 @@ describe('Permission-trimmed search on Solr, Elasticsearch and MongoDB (FerretDB
 
   afterAll(async () => {
     await gw?.close();
-    for (const t of targets) await (t.connector as unknown as { close(): Promise<void> }).close().catch(() => undefined);
+    for (const t of targets) await t.connector.close().catch(() => undefined);
     await release?.();
     if (configDir) fs.rmSync(configDir, { recursive: true, force: true });
   });

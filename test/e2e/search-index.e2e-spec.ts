@@ -4,11 +4,8 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { stringify } from 'yaml';
 import { adminAuth, basic, startGateway, type TestGateway } from '../support/gateway';
-import { useSearchEngines } from '../contract/search-fixtures';
-import { SolrConnector, parseSolrParams } from '@gateway/connector-solr';
-import { ElasticsearchConnector, parseElasticsearchParams } from '@gateway/connector-elasticsearch';
-import { MongoConnector, parseMongoParams } from '@gateway/connector-mongodb';
-import type { EngineConnector, IndexCapability, SearchDocument } from '@gateway/connector-api';
+import { indexTargets, useSearchEngines, type IndexTarget } from '../contract/search-fixtures';
+import type { SearchDocument } from '@gateway/connector-api';
 
 /**
  * The index group of the three search connectors against the real engines: a fresh collection is
@@ -17,6 +14,7 @@ import type { EngineConnector, IndexCapability, SearchDocument } from '@gateway/
  */
 const USER = { username: 'index-user', password: 'index-user-pass-1' };
 const suffix = randomBytes(4).toString('hex');
+const collection = `idx_${suffix}`;
 
 const DOCS: SearchDocument[] = [
   { id: 'fs:/a.txt', title: 'Alpha report', name: 'a.txt', path: '/a.txt', mime_type: 'text/plain', size: 10, created: '2024-01-01T00:00:00.000Z', modified: '2024-01-02T00:00:00.000Z', author: 'ann', source_connector: 'fs', source_id: '/a.txt', content: 'quarterly numbers', acl_read: ['__everyone__'], prop_color: 'red' },
@@ -28,32 +26,14 @@ describe('Search index group on Solr, Elasticsearch and MongoDB (FerretDB)', () 
   let gw: TestGateway;
   let configDir: string;
   let release: () => Promise<void>;
-  const targets: { name: string; collection: string; connector: EngineConnector & { index: IndexCapability } }[] = [];
+  let targets: IndexTarget[] = [];
 
   beforeAll(async () => {
     const used = await useSearchEngines();
     release = used.release;
-    const { solr, elasticsearch, ferretdb } = used.engines;
-    // The harness's Solr home has no _default configset: ours is its `gateway` core's managed-schema conf.
-    const configSet = `gateway-index-${suffix}`;
-    fs.cpSync(path.join(solr.dir, 'home', 'gateway', 'conf'), path.join(solr.dir, 'home', 'configsets', configSet, 'conf'), { recursive: true });
-    const defs = [
-      { name: 'solr', typeId: 'solr', collection: `idx_${suffix}`, params: { url: solr.url, configSet } },
-      { name: 'elasticsearch', typeId: 'elasticsearch', collection: `idx_${suffix}`, params: { url: elasticsearch.url } },
-      { name: 'mongodb', typeId: 'mongodb', collection: `idx_${suffix}`, params: { uri: `${ferretdb.uri}?directConnection=true`, database: 'search_index', timeoutMs: 60_000 } },
-    ];
-    for (const d of defs) {
-      const definition = { id: `index-${d.name}`, typeId: d.typeId, description: d.name, params: d.params } as never;
-      const connector =
-        d.name === 'solr'
-          ? new SolrConnector(definition, parseSolrParams(d.params))
-          : d.name === 'elasticsearch'
-            ? new ElasticsearchConnector(definition, parseElasticsearchParams(d.params))
-            : new MongoConnector(definition, parseMongoParams(d.params));
-      targets.push({ name: d.name, collection: d.collection, connector: connector as never });
-    }
+    targets = indexTargets(used.engines, { idPrefix: 'index', collection, database: 'search_index' });
     configDir = fs.mkdtempSync(path.join(os.tmpdir(), 'search-index-'));
-    const connectors = defs.map((d) => ({ id: `index-${d.name}`, typeId: d.typeId, description: d.name, params: d.params }));
+    const connectors = targets.map((t) => t.definition);
     fs.writeFileSync(path.join(configDir, 'gateway.yaml'), stringify({ connectors }));
     gw = await startGateway({ env: { GATEWAY_CONFIG: path.join(configDir, 'gateway.yaml') } });
     await gw.http().post(`${gw.api}/admin/users`).set('Authorization', adminAuth()).send({ ...USER, roles: ['user'] }).expect(201);
@@ -61,7 +41,7 @@ describe('Search index group on Solr, Elasticsearch and MongoDB (FerretDB)', () 
 
   afterAll(async () => {
     await gw?.close();
-    for (const t of targets) await (t.connector as unknown as { close(): Promise<void> }).close().catch(() => undefined);
+    for (const t of targets) await t.connector.close().catch(() => undefined);
     await release?.();
     if (configDir) fs.rmSync(configDir, { recursive: true, force: true });
   });

@@ -1,3 +1,9 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { SolrConnector, parseSolrParams } from '@gateway/connector-solr';
+import { ElasticsearchConnector, parseElasticsearchParams } from '@gateway/connector-elasticsearch';
+import { MongoConnector, parseMongoParams } from '@gateway/connector-mongodb';
+import type { EngineConnector, IndexCapability } from '@gateway/connector-api';
 import { ENGINES_FILE_ENV, readEngines, startEngines, type ElasticsearchInfo, type FerretDbInfo, type SolrInfo } from '../../engines';
 
 export interface SearchEngines {
@@ -33,4 +39,43 @@ export async function useSearchEngines(): Promise<{ engines: SearchEngines; rele
       await Promise.all([started.solr.stop(), started.elasticsearch.stop(), started.ferretdb.stop()]);
     },
   };
+}
+
+export type IndexEngineName = 'solr' | 'elasticsearch' | 'mongodb';
+
+export interface IndexTarget {
+  name: IndexEngineName;
+  collection: string;
+  /** The connector's definition as a gateway configuration file lists it. */
+  definition: { id: string; typeId: IndexEngineName; description: string; params: Record<string, unknown> };
+  /** The same connector built in the test, to write or read an index directly. */
+  connector: EngineConnector & { index: IndexCapability; close(): Promise<void> };
+}
+
+/**
+ * One search connector per engine (ids `<idPrefix>-<engine>`), each on its own collection
+ * `collection`: the tests that fill an index with the index group and read it through the gateway.
+ * The harness's Solr home has no _default configset, so ours (a copy of its `gateway` core's
+ * managed-schema conf, named after the prefix and collection) is put in place first.
+ */
+export function indexTargets(engines: SearchEngines, options: { idPrefix: string; collection: string; database: string; params?: Record<string, unknown> }): IndexTarget[] {
+  const { solr, elasticsearch, ferretdb } = engines;
+  const configSet = `gateway-${options.idPrefix}-${options.collection}`;
+  fs.cpSync(path.join(solr.dir, 'home', 'gateway', 'conf'), path.join(solr.dir, 'home', 'configsets', configSet, 'conf'), { recursive: true });
+  const common = { collection: options.collection, ...options.params };
+  const params: Record<IndexEngineName, Record<string, unknown>> = {
+    solr: { url: solr.url, configSet, ...common },
+    elasticsearch: { url: elasticsearch.url, ...common },
+    mongodb: { uri: `${ferretdb.uri}?directConnection=true`, database: options.database, timeoutMs: 60_000, ...common },
+  };
+  return (Object.keys(params) as IndexEngineName[]).map((name) => {
+    const definition = { id: `${options.idPrefix}-${name}`, typeId: name, description: name, params: params[name] };
+    const connector =
+      name === 'solr'
+        ? new SolrConnector(definition as never, parseSolrParams(params[name]))
+        : name === 'elasticsearch'
+          ? new ElasticsearchConnector(definition as never, parseElasticsearchParams(params[name]))
+          : new MongoConnector(definition as never, parseMongoParams(params[name]));
+    return { name, collection: options.collection, definition, connector: connector as unknown as IndexTarget['connector'] };
+  });
 }
