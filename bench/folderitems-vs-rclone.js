@@ -6,6 +6,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { startGateway, median, printResult, workDir } = require('./lib/harness');
 const { startRclone } = require('./lib/references');
+const { timeGatewayListing, timeRcloneListing } = require('./lib/listing');
 
 const FILES = Number(process.env.BENCH_FILES || 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
@@ -25,30 +26,8 @@ async function main() {
     const headers = { Authorization: gateway.auth };
     const folderId = (await (await fetch(`${gateway.baseUrl}/api/repo/fs/idbypath?folderPath=/&fileName=many`, { headers })).json()).results.id;
 
-    const listGateway = async () => {
-      const started = process.hrtime.bigint();
-      let cursor;
-      let count = 0;
-      do {
-        const q = new URLSearchParams({ id: folderId });
-        if (PAGE) q.set('limit', PAGE);
-        if (cursor) q.set('cursor', cursor);
-        const res = await fetch(`${gateway.baseUrl}/api/repo/fs/folderitems?${q}`, { headers });
-        if (!res.ok) throw new Error(`folderitems answered ${res.status}: ${await res.text()}`);
-        count += Object.keys((await res.json()).results).length;
-        cursor = res.headers.get('x-next-cursor') ?? undefined;
-      } while (cursor);
-      if (count !== FILES) throw new Error(`gateway listed ${count} items, expected ${FILES}`);
-      return Number(process.hrtime.bigint() - started) / 1e9;
-    };
-    const listRclone = async () => {
-      const started = process.hrtime.bigint();
-      const res = await fetch(`${rclone.baseUrl}/many/`);
-      const html = await res.text();
-      const count = (html.match(/href="doc-/g) || []).length;
-      if (count !== FILES) throw new Error(`rclone listed ${count} items, expected ${FILES}`);
-      return Number(process.hrtime.bigint() - started) / 1e9;
-    };
+    const listGateway = () => timeGatewayListing(gateway, folderId, FILES, PAGE);
+    const listRclone = () => timeRcloneListing(rclone, 'many', 'doc-', FILES);
 
     await listGateway();
     await listRclone();

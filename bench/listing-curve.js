@@ -12,6 +12,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { startGateway, freePort, waitFor, rssBytes, median, printResult, workDir } = require('./lib/harness');
 const { ensureDebianPackage } = require('./lib/references');
+const { timeGatewayListing, timeRcloneListing } = require('./lib/listing');
 
 const SIZES = (process.env.BENCH_LISTING_SIZES || '1000,10000,100000').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
@@ -30,19 +31,6 @@ async function ensureFolder(folder, size) {
     fs.closeSync(fs.openSync(path.join(folder, `f${String(i).padStart(7, '0')}`), 'a'));
     if (i % 10_000 === 9_999) await new Promise((r) => setImmediate(r));
   }
-}
-
-/** Reads a response to its end counting occurrences of `needle` without keeping the body. */
-async function countIn(res, needle) {
-  let count = 0;
-  let tail = '';
-  const decoder = new TextDecoder();
-  for await (const chunk of res.body) {
-    const text = tail + decoder.decode(chunk, { stream: true });
-    for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) count++;
-    tail = text.slice(Math.max(0, text.length - needle.length + 1));
-  }
-  return count;
 }
 
 async function startRcloneUncached(root) {
@@ -92,29 +80,8 @@ module.exports = async function main() {
     for (const size of SIZES) {
       const name = `n${size}`;
       const folderId = (await (await fetch(`${gateway.baseUrl}/api/repo/fs/idbypath?folderPath=/&fileName=${name}`, { headers })).json()).results.id;
-      const listGateway = async () => {
-        const started = process.hrtime.bigint();
-        let cursor;
-        let count = 0;
-        do {
-          const q = new URLSearchParams({ id: folderId });
-          if (PAGE) q.set('limit', PAGE);
-          if (cursor) q.set('cursor', cursor);
-          const res = await fetch(`${gateway.baseUrl}/api/repo/fs/folderitems?${q}`, { headers });
-          if (!res.ok) throw new Error(`folderitems answered ${res.status}: ${await res.text()}`);
-          count += await countIn(res, '"BaseType":');
-          cursor = res.headers.get('x-next-cursor') ?? undefined;
-        } while (cursor);
-        if (count !== size) throw new Error(`gateway listed ${count} items, expected ${size}`);
-        return Number(process.hrtime.bigint() - started) / 1e9;
-      };
-      const listRclone = async () => {
-        const started = process.hrtime.bigint();
-        const res = await fetch(`${rclone.baseUrl}/${name}/`);
-        const count = await countIn(res, 'href="f');
-        if (count !== size) throw new Error(`rclone listed ${count} items, expected ${size}`);
-        return Number(process.hrtime.bigint() - started) / 1e9;
-      };
+      const listGateway = () => timeGatewayListing(gateway, folderId, size, PAGE);
+      const listRclone = () => timeRcloneListing(rclone, name, 'f', size);
 
       const g = [];
       const r = [];

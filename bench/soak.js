@@ -14,7 +14,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const autocannon = require('autocannon');
-const { startGateway, freePort, rssBytes, printResult, median } = require('./lib/harness');
+const { gatewayApi, startGateway, freePort, rssBytes, printResult, median } = require('./lib/harness');
 
 const SECONDS = Number(process.env.SOAK_SECONDS || 300);
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS || 200);
@@ -41,16 +41,8 @@ const MIX = [
 ];
 const EXPECTED = { listing: 200, download: 200, range: 206, public: 200, jobStatus: 200, exportStatus: 200 };
 
-async function api(gw, method, p, body) {
-  const res = await fetch(`${gw.baseUrl}/api${p}`, {
-    method,
-    headers: { Authorization: gw.auth, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const json = await res.json();
-  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
-  return json.results;
-}
+/** The `results` of a gateway API call. */
+const api = async (gw, method, p, body) => (await gatewayApi(gw, method, p, body)).results;
 
 function seed(root) {
   const write = (rel, content) => {

@@ -117,4 +117,16 @@ function printResult(name, fields) {
   console.log(`[bench] ${name}: ${parts.join(' ')}`);
 }
 
-module.exports = { ROOT, ensureBuilt, freePort, workDir, waitFor, startGateway, rssBytes, sampleRss, median, printResult };
+/** A JSON call to the gateway's API as its admin (`p` below /api); the whole envelope, or an error naming the status. */
+async function gatewayApi(gw, method, p, body) {
+  const res = await fetch(`${gw.baseUrl}/api${p}`, {
+    method,
+    headers: { Authorization: gw.auth, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+module.exports = { ROOT, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, rssBytes, sampleRss, median, printResult };

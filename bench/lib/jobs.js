@@ -2,7 +2,7 @@
 // Shared by the job benchmarks: a gateway with src/dst filesystem connectors, define/start/wait a job.
 const fs = require('node:fs');
 const path = require('node:path');
-const { startGateway } = require('./harness');
+const { gatewayApi: api, startGateway } = require('./harness');
 
 async function startJobsGateway(srcRoot, dstRoot, env = {}) {
   const dir = fs.mkdtempSync(path.join(path.dirname(dstRoot), 'cfg-'));
@@ -14,16 +14,6 @@ async function startJobsGateway(srcRoot, dstRoot, env = {}) {
   return startGateway({ GATEWAY_CONFIG: file, ...env });
 }
 
-async function api(gw, method, p, body) {
-  const res = await fetch(`${gw.baseUrl}/api${p}`, {
-    method,
-    headers: { Authorization: gw.auth, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const json = await res.json();
-  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
-}
 
 async function defineJob(gw, name, sourcePath, targetPath) {
   const res = await api(gw, 'POST', '/admin/jobs', {
