@@ -14,24 +14,18 @@ export interface SimulatorConnection {
   origin: string;
   tenantId: string;
   clientId: string;
-  clientSecret: string;
-  certificatePath: string;
-  certificateThumbprint: string;
-  caFile: string;
-}
-
-/** The engine info fields both simulators report. */
-export interface SimulatorInfoFields {
-  /** https://127.0.0.1:P (also the identity provider's authorityHost and the token audience) */
-  url: string;
-  tenantId: string;
-  clientId: string;
   /** Refused by SharePoint app-only, as by SharePoint Online; kept for tests of that refusal. */
   clientSecret: string;
   certificatePath: string;
   certificateThumbprint: string;
   caFile: string;
 }
+
+/** The engine info fields both simulators report: their connection, with the origin named `url`. */
+export type SimulatorInfoFields = Omit<SimulatorConnection, 'origin'> & {
+  /** https://127.0.0.1:P (also the identity provider's authorityHost and the token audience) */
+  url: string;
+};
 
 /** The engine info fields both simulators share (the connection, and where the process is). */
 export type SimulatorInfoBase = SimulatorInfoFields & Omit<EngineInfoBase, 'name'>;
