@@ -23,5 +23,5 @@ function gatherFixtures(): SearchConnectorFixture[] {
 }
 
 export { generateCorpus, CORPUS_SIZE, AUTHORS, MIME_TYPES, TAGS, type CorpusDocument } from './corpus';
-export { indexTargets, useSearchEngines, type IndexTarget, type SearchEngines } from './search-engines';
+export { indexTargets, useSearchEngines, type IndexEngineName, type IndexTarget, type SearchEngines } from './search-engines';
 export type { SearchConnectorFixture, SearchEnvironment } from './types';
