@@ -157,6 +157,32 @@ describe('DocumentIndexer', () => {
     expect(store.runs.get(second.run.id)!.removed).toBe(1);
   });
 
+  it('a prefetched task asks the store once for what earlier runs indexed, and decides each document as without it', async () => {
+    const a = await put('a.txt', 'alpha');
+    const b = await put('b.txt', 'bravo');
+    const c = await put('c.txt', 'charlie');
+    const first = runOf();
+    await indexAll(first.indexer, first.run.id, [a, b]);
+    await source.contentUpdate!.updateContent(b.id, { content: Readable.from([Buffer.from('bravo changed')]), mimeType: 'text/plain' }, actor);
+
+    const second = runOf();
+    const queried: string[][] = [];
+    const indexStates = store.indexStates.bind(store);
+    store.indexStates = (jobId, ids) => (queried.push([...ids]), indexStates(jobId, ids));
+    await second.indexer.prefetch([a.id, b.id, c.id]);
+    const outcomes = await indexAll(second.indexer, second.run.id, [a, b, c]);
+    expect(queried).toEqual([[a.id, b.id, c.id]]);
+    expect(outcomes['a.txt']).toMatchObject({ outcome: 's', message: 'Unchanged since it was indexed' });
+    expect(outcomes['b.txt'].outcome).toBe('p');
+    expect(outcomes['c.txt'].outcome).toBe('p');
+    expect(index.docs().get(`src:${b.id}`)!.content).toBe('bravo changed');
+
+    // A prefetched state is used once: the same document again is looked up afresh (it was just written).
+    const again = await indexAll(second.indexer, second.run.id, [b]);
+    expect(queried).toEqual([[a.id, b.id, c.id], [b.id]]);
+    expect(again['b.txt'].outcome).not.toBe('e');
+  });
+
   it('a sweep halted before its first batch deletes nothing', async () => {
     const a = await put('a.txt', 'alpha');
     const first = runOf();

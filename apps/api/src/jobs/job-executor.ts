@@ -245,7 +245,9 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     });
     const timer = setInterval(() => void outcomes.flush().catch(() => undefined), FLUSH_EVERY_MS);
     let unfinished = 0;
-    let toCopy = p.items.filter((item) => claims.get(item.id)!.state !== 'done').length;
+    const todo = p.items.filter((item) => claims.get(item.id)!.state !== 'done');
+    let toCopy = todo.length;
+    await ctx.indexer?.prefetch(todo.map((item) => item.id));
     const copyOne = async (claim: ClaimedDoc, item: DocsPayload['items'][number]) => {
       if (!watch.takes(ref.attempt) || outcomes.limitReached) {
         unfinished++;
