@@ -1,16 +1,11 @@
 import { InvalidArgumentError, httpUrlParam, integerParam, optionalParam, requiredParam } from '@gateway/connector-api';
 import * as fs from 'node:fs';
+import type { EntraCredentials } from '@gateway/microsoft-client';
 
 export const DEFAULT_GRAPH_URL = 'https://graph.microsoft.com/v1.0';
 export const FRAGMENT_UNIT = 320 * 1024;
 
-export interface GraphParams {
-  tenantId: string;
-  clientId: string;
-  clientSecret?: string;
-  certificatePath?: string;
-  certificateThumbprint?: string;
-  authorityHost?: string;
+export interface GraphParams extends EntraCredentials {
   graphUrl: string;
   siteId?: string;
   driveId?: string;

@@ -1,12 +1,8 @@
 import { InvalidArgumentError, integerParam, optionalParam, requiredParam } from '@gateway/connector-api';
+import type { EntraCredentials } from '@gateway/microsoft-client';
 
 /** The `params` of a `sharepoint` connector definition (README: configuration). */
-export interface SharePointParams {
-  tenantId: string;
-  clientId: string;
-  clientSecret?: string;
-  certificatePath?: string;
-  certificateThumbprint?: string;
+export interface SharePointParams extends EntraCredentials {
   authorityHost: string;
   /** https://contoso.sharepoint.com/sites/team (no trailing slash). */
   siteUrl: string;

@@ -49,6 +49,28 @@ function fixedCode<K extends GatewayErrorKind>(kind: K, code: string) {
   };
 }
 
+/** An error the client may retry after `retryAfterSeconds`: the exception filter sends it as Retry-After. */
+export abstract class RetryLaterError extends GatewayError {
+  protected constructor(
+    code: string,
+    message: string,
+    readonly retryAfterSeconds: number,
+    details: Record<string, unknown> = {},
+  ) {
+    super(code, message, { retryAfterSeconds, ...details });
+  }
+}
+
+/** The base of the retry-later kinds: `new X(message, retryAfterSeconds, details?)`. */
+function retryLater<K extends GatewayErrorKind>(kind: K, code: string) {
+  return class extends RetryLaterError {
+    readonly kind: K = kind;
+    constructor(message: string, retryAfterSeconds: number, details: Record<string, unknown> = {}) {
+      super(code, message, retryAfterSeconds, details);
+    }
+  };
+}
+
 /** A request parameter or body member is missing or malformed. */
 export class InvalidArgumentError extends GatewayError {
   readonly kind = 'invalid_argument' as const;
@@ -103,26 +125,10 @@ export class PayloadTooLargeError extends fixedCode('payload_too_large', 'PAYLOA
 
 export class UnsupportedMediaTypeError extends fixedCode('unsupported_media_type', 'UNSUPPORTED_MEDIA_TYPE') {}
 
-export class TooManyRequestsError extends GatewayError {
-  readonly kind = 'too_many_requests' as const;
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super('TOO_MANY_REQUESTS', message, { retryAfterSeconds });
-  }
-}
+export class TooManyRequestsError extends retryLater('too_many_requests', 'TOO_MANY_REQUESTS') {}
 
 /** The gateway itself is at capacity for this kind of work (a full queue); the client may retry after the delay. */
-export class ServiceBusyError extends GatewayError {
-  readonly kind = 'service_busy' as const;
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super('SERVICE_BUSY', message, { retryAfterSeconds });
-  }
-}
+export class ServiceBusyError extends retryLater('service_busy', 'SERVICE_BUSY') {}
 
 /** A download's Range lies wholly beyond the content; `size` is what there is to ask for. */
 export class RangeNotSatisfiableError extends GatewayError {
@@ -157,16 +163,7 @@ export class UpstreamTimeoutError extends fixedCode('upstream_timeout', 'UPSTREA
  * The repository kept throttling (429/503 + Retry-After) after the connector's bounded retries:
  * the gateway passes the wait on (503 + Retry-After) rather than holding the request open.
  */
-export class UpstreamThrottledError extends GatewayError {
-  readonly kind = 'upstream_throttled' as const;
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-    details: Record<string, unknown> = {},
-  ) {
-    super('UPSTREAM_THROTTLED', message, { retryAfterSeconds, ...details });
-  }
-}
+export class UpstreamThrottledError extends retryLater('upstream_throttled', 'UPSTREAM_THROTTLED') {}
 
 function capitalize(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);

@@ -26,6 +26,9 @@ export interface TokenProviderOptions {
   now?: () => number;
 }
 
+/** The Entra app credentials a connector's params carry (the token provider's options without the wiring). */
+export type EntraCredentials = Pick<TokenProviderOptions, 'tenantId' | 'clientId' | 'clientSecret' | 'certificatePath' | 'certificateThumbprint' | 'authorityHost'>;
+
 /**
  * MSAL's network module on node:https with the connector's agent. msal-node 7 calls global fetch,
  * which trusts only the public roots plus NODE_EXTRA_CA_CERTS read at process start; giving MSAL

@@ -29,13 +29,7 @@ export class UsersRepository {
   async insert(user: UserRecord): Promise<boolean> {
     const result = await this.database.db
       .insertInto('users')
-      .values({
-        username: user.username,
-        password_hash: user.passwordHash,
-        roles: user.roles.join(','),
-        groups: (user.groups ?? []).join(','),
-        created_at: user.createdAt,
-      })
+      .values(toRow(user))
       .onConflict((oc) => oc.column('username').doNothing())
       .executeTakeFirst();
     return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
@@ -44,15 +38,9 @@ export class UsersRepository {
   async upsert(user: UserRecord): Promise<void> {
     await this.database.db
       .insertInto('users')
-      .values({
-        username: user.username,
-        password_hash: user.passwordHash,
-        roles: user.roles.join(','),
-        groups: (user.groups ?? []).join(','),
-        created_at: user.createdAt,
-      })
+      .values(toRow(user))
       .onConflict((oc) =>
-        oc.column('username').doUpdateSet({ password_hash: user.passwordHash, roles: user.roles.join(','), groups: (user.groups ?? []).join(',') }),
+        oc.column('username').doUpdateSet(({ ref }) => ({ password_hash: ref('excluded.password_hash'), roles: ref('excluded.roles'), groups: ref('excluded.groups') })),
       )
       .execute();
   }
@@ -97,5 +85,15 @@ function toRecord(row: { username: string; password_hash: string; roles: string;
     roles: row.roles ? row.roles.split(',').filter(Boolean) : [],
     groups: row.groups ? row.groups.split(',').filter(Boolean) : [],
     createdAt: Number(row.created_at),
+  };
+}
+
+function toRow(user: UserRecord) {
+  return {
+    username: user.username,
+    password_hash: user.passwordHash,
+    roles: user.roles.join(','),
+    groups: (user.groups ?? []).join(','),
+    created_at: user.createdAt,
   };
 }

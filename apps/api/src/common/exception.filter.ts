@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { GatewayError, PayloadTooLargeError, RangeNotSatisfiableError, ServiceBusyError, TooManyRequestsError, UpstreamThrottledError, UpstreamUnavailableError, type GatewayErrorKind } from '@gateway/errors';
+import { GatewayError, PayloadTooLargeError, RangeNotSatisfiableError, RetryLaterError, UpstreamUnavailableError, type GatewayErrorKind } from '@gateway/errors';
 import { isDatabaseUnavailable } from '@gateway/persistence';
 const STATUS_BY_KIND: Record<GatewayErrorKind, number> = {
   invalid_argument: 400,
@@ -65,7 +65,7 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     if (status === 401) res.setHeader('WWW-Authenticate', BASIC_CHALLENGE);
     // The rest of a refused upload is not worth receiving: close once the answer is out.
     if (exception instanceof PayloadTooLargeError && !req.complete) res.setHeader('Connection', 'close');
-    if (exception instanceof TooManyRequestsError || exception instanceof ServiceBusyError || exception instanceof UpstreamThrottledError) {
+    if (exception instanceof RetryLaterError) {
       res.setHeader('Retry-After', String(exception.retryAfterSeconds));
     }
     if (exception instanceof RangeNotSatisfiableError) {
