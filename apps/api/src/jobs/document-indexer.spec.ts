@@ -2,7 +2,7 @@ import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
-import { InvalidArgumentError, type Actor, type ContentConnector, type IndexCapability, type SearchDocument } from '@gateway/connector-api';
+import { InvalidArgumentError, UpstreamTimeoutError, UpstreamUnavailableError, type Actor, type ContentConnector, type IndexCapability, type SearchDocument } from '@gateway/connector-api';
 import { FilesystemConnectorType } from '@gateway/connector-filesystem';
 import type { ExtractionInput, ExtractionLimits, ExtractionResult, TextExtractor } from '@gateway/text-extraction';
 import type { CopyGuard } from './document-copier';
@@ -20,12 +20,15 @@ class MemoryIndex implements IndexCapability {
   writes = 0;
   commits = 0;
   refuse?: RegExp;
+  /** Thrown by every write: the engine itself failing (unreachable, time-out), not one document. */
+  down?: Error;
   async ensureCollection(collection: string): Promise<void> {
     this.ensured++;
     if (!this.collections.has(collection)) this.collections.set(collection, new Map());
   }
   async write(collection: string, documents: SearchDocument[]): Promise<void> {
     this.writes++;
+    if (this.down) throw this.down;
     const bad = documents.find((d) => this.refuse?.test(String(d.name)));
     if (bad) throw new InvalidArgumentError('document', `document ${bad.id} refused`);
     for (const d of documents) this.collections.get(collection)!.set(d.id, d);
@@ -204,6 +207,19 @@ describe('DocumentIndexer', () => {
     expect(store.runs.get(run.id)).toMatchObject({ written: 1, failed: 1 });
     // Not remembered as indexed: the next run tries it again.
     expect((await store.indexStates(1, [bad.id])).size).toBe(0);
+  });
+
+  it('an engine that cannot be reached or does not answer fails the batch with one write, not one write per document', async () => {
+    for (const down of [new UpstreamUnavailableError('Solr cannot be reached'), new UpstreamTimeoutError('Solr did not answer within 1000 ms')]) {
+      const items = [await put(`a-${index.writes}.txt`, 'alpha'), await put(`b-${index.writes}.txt`, 'bravo'), await put(`c-${index.writes}.txt`, 'charlie')];
+      const { run, indexer } = runOf();
+      index.down = down;
+      const before = index.writes;
+      const outcomes = Object.values(await indexAll(indexer, run.id, items));
+      expect(index.writes - before).toBe(1);
+      expect(outcomes.map((o) => [o.outcome, o.message])).toEqual(items.map(() => ['e', `${down instanceof UpstreamTimeoutError ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNAVAILABLE'}: ${down.message}`]));
+      expect((await store.indexStates(1, items.map((i) => i.id))).size).toBe(0);
+    }
   });
 
   it('records truncation and extraction warnings on the outcome; the document is indexed all the same', async () => {

@@ -1,5 +1,5 @@
 import * as path from 'node:path/posix';
-import { GatewayError, type Connector, type ContentConnector, type IndexCapability, type ItemInfo, type SearchDocument } from '@gateway/connector-api';
+import { GatewayError, UpstreamThrottledError, UpstreamTimeoutError, UpstreamUnavailableError, type Connector, type ContentConnector, type IndexCapability, type ItemInfo, type SearchDocument } from '@gateway/connector-api';
 import type { ClaimedDoc, DocOutcome, IndexStateRecord } from '@gateway/persistence';
 import type { ExtractionResult, TextExtractor } from '@gateway/text-extraction';
 import { globToRegExp, joinPath, type CopyGuard } from './document-copier';
@@ -150,7 +150,10 @@ export class DocumentIndexer {
       await this.target.index.write(this.collection, ready.map((o) => this.pending.get(o.docId)!.doc));
       written.push(...ready.map((o) => o.docId));
     } catch (e) {
-      if (ready.length === 1) failed.set(ready[0].docId, errorMessage(e));
+      // An engine that cannot be reached, does not answer or throttles refuses every document alike:
+      // trying each one alone would cost a time-out per document (a batch of 100 held a shutdown for
+      // an hour when the engine had gone).
+      if (ready.length === 1 || isEngineWide(e)) for (const o of ready) failed.set(o.docId, errorMessage(e));
       else {
         for (const o of ready) {
           try {
@@ -303,6 +306,10 @@ export function readPrincipals(entries: readonly string[]): string[] {
 }
 
 const ANYONE = new Set(['anyone', 'cmis:anyone']);
+
+function isEngineWide(e: unknown): boolean {
+  return e instanceof UpstreamUnavailableError || e instanceof UpstreamTimeoutError || e instanceof UpstreamThrottledError;
+}
 
 function errorMessage(e: unknown): string {
   return e instanceof GatewayError ? `${e.code}: ${e.message}` : `INTERNAL: ${(e as Error)?.message ?? String(e)}`;
