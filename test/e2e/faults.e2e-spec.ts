@@ -134,7 +134,12 @@ describe('Engine faults through Toxiproxy', () => {
         new Promise<string>((resolve) => (timer = setTimeout(() => resolve('hung'), HANG_GUARD_MS))),
       ]);
       clearTimeout(timer);
-      if (outcome === 'hung') hung.push(name);
+      if (outcome === 'hung') {
+        hung.push(name);
+        // What still holds the process: the clue to which client did not let go.
+        const active = process.getActiveResourcesInfo().reduce<Record<string, number>>((n, kind) => ({ ...n, [kind]: (n[kind] ?? 0) + 1 }), {});
+        console.log(`[faults] '${name}' still running after ${HANG_GUARD_MS} ms; active resources: ${JSON.stringify(active)}`);
+      }
     };
     await step('gateway close', async () => gw?.close());
     await step('proxies', async () => {

@@ -1,1 +1,2 @@
 export { AbortedWhileQueued, Limiter, mapBounded } from './limiter';
+export { settlesWithin } from './settles-within';

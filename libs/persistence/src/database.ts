@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationProvider, type Migration } from 'kysely';
+import type { Client, PoolClient } from 'pg';
+import { settlesWithin } from '@gateway/concurrency';
 import type { DatabaseSchema } from './schema';
 import { MIGRATIONS } from './migrations';
 
@@ -19,6 +21,8 @@ export interface DatabaseOptions {
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_QUERY_TIMEOUT_MS = 60_000;
+/** How long closing the database may wait for its connections before it cuts them (then as long again). */
+export const CLOSE_GRACE_MS = 5_000;
 
 /** pg's network-level codes, and PostgreSQL's connection-exception / shutdown / cannot-connect states. */
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03']);
@@ -67,6 +71,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const url = options.databaseUrl?.trim();
   let engine: DatabaseEngine;
   let db: Kysely<DatabaseSchema>;
+  /** PostgreSQL: the pool's connections, so a shutdown can cut those a silent server holds open. */
+  const sockets = new Set<PoolClient>();
   if (url && /^postgres(ql)?:\/\//i.test(url)) {
     engine = 'postgres';
     const { Pool } = loadPg();
@@ -87,7 +93,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     // A connection lost while checked out (between a transaction's queries, or before its first) emits
     // 'error' on its client, outside any query: unheard, that ends the process. The query or the
     // transaction using it fails on its own, and the pool drops the broken client when it is released.
-    pool.on('connect', (client) => client.on('error', () => undefined));
+    pool.on('connect', (client) => {
+      client.on('error', () => undefined);
+      sockets.add(client);
+    });
+    pool.on('remove', (client) => sockets.delete(client));
     db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   } else if (url) {
     throw new Error(`DATABASE_URL must start with postgres:// or postgresql:// (got '${url.split(':')[0]}:')`);
@@ -119,7 +129,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       await sql`select 1`.execute(db);
     },
     async close() {
-      await db.destroy();
+      // pool.end() waits for every connection to close; one whose server stopped answering (a black-holed
+      // network, a frozen host) would hold the gateway's shutdown forever. Past the grace it is cut.
+      const destroyed = db.destroy();
+      if (await settlesWithin(destroyed, CLOSE_GRACE_MS)) return;
+      for (const client of sockets) (client as unknown as Client).connection?.stream.destroy();
+      await settlesWithin(destroyed, CLOSE_GRACE_MS);
     },
   };
 }

@@ -10,12 +10,16 @@ import {
   type ConnectorType,
   type SearchConnector,
 } from '@gateway/connector-api';
+import { settlesWithin } from '@gateway/concurrency';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import { ConfigError, type GatewayConfig } from '../config/gateway-config';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { instrumentConnector } from '../metrics/instrument-connector';
 
 /** Resolves a connector id to its driver; built once from the config at start-up. */
+/** How long a connector's close() may take at shutdown. */
+const CLOSE_GRACE_MS = 5_000;
+
 @Injectable()
 export class ConnectorRegistry implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(ConnectorRegistry.name);
@@ -75,7 +79,12 @@ export class ConnectorRegistry implements OnModuleInit, OnApplicationShutdown {
     return [...this.connectors.values()];
   }
 
+  /** Each connector gets CLOSE_GRACE_MS to close its clients: one whose engine stopped answering must not hold the shutdown. */
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all(this.list().map((c) => c.close?.()));
+    await Promise.all(
+      this.list().map(async (c) => {
+        if (c.close && !(await settlesWithin(c.close(), CLOSE_GRACE_MS))) this.logger.warn(`Connector ${c.id} did not close within ${CLOSE_GRACE_MS} ms; shutting down without it`);
+      }),
+    );
   }
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import { createHash, randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import type Redis from 'ioredis';
+import { settlesWithin } from '@gateway/concurrency';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import type { GatewayConfig } from '../config/gateway-config';
 
@@ -102,6 +103,16 @@ export class Coordination implements OnApplicationShutdown {
 
   /** After the HTTP server has closed: logins still in flight during shutdown keep their lock-out store. */
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all([this.subscriber?.quit().catch(() => undefined), this.redis?.quit().catch(() => undefined)]);
+    await Promise.all(
+      [this.subscriber, this.redis].map(async (client) => {
+        if (client && !(await settlesWithin(client.quit(), QUIT_GRACE_MS))) {
+          this.logger.warn(`Redis did not answer QUIT within ${QUIT_GRACE_MS} ms; connection dropped`);
+          client.disconnect();
+        }
+      }),
+    );
   }
 }
+
+/** How long QUIT may wait (it waits for a reconnection while Redis is unreachable) before the connection is dropped. */
+const QUIT_GRACE_MS = 5_000;
