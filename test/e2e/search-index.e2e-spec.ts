@@ -82,6 +82,29 @@ describe('Search index group on Solr, Elasticsearch and MongoDB (FerretDB)', () 
     }
   }, 300_000);
 
+  it('writing ids again replaces those documents, also when two writes of the same new ids race', async () => {
+    for (const { name, collection, connector } of targets) {
+      await connector.index.write(collection, [
+        { id: 'again:1', title: 'first', author: 'again' },
+        { id: 'again:2', title: 'first', author: 'again' },
+      ]);
+      await connector.index.write(collection, [
+        { id: 'again:1', title: 'second', author: 'again' },
+        { id: 'again:3', title: 'second', author: 'again' },
+      ]);
+      const racing = Array.from({ length: 50 }, (_, i) => ({ id: `race:${i}`, title: 'raced', author: 'race' }));
+      await Promise.all([connector.index.write(collection, racing), connector.index.write(collection, racing)]);
+      await connector.index.commit(collection);
+      const again = await select(name, collection, 'q=author:again&sort=id%20asc&fl=id,title').expect(200);
+      expect(again.body.results.docs.map((d: { id: string; title: string }) => [d.id, d.title])).toEqual([
+        ['again:1', 'second'],
+        ['again:2', 'first'],
+        ['again:3', 'second'],
+      ]);
+      expect((await select(name, collection, 'q=author:race&rows=0').expect(200)).body.results.numFound).toBe(50);
+    }
+  }, 300_000);
+
   it('names the refused document', async () => {
     for (const { name, collection, connector } of targets) {
       if (name === 'mongodb') continue; // MongoDB has no typed fields: it stores any value.
