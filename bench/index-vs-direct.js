@@ -6,8 +6,8 @@
 // the final commit and the audit all inside the time), against a plain script that walks the same
 // folder, reads the same files and sends the same documents straight to the engine's bulk API in
 // batches of 500, one batch in flight, then commits (Solr update JSON + commit, Elasticsearch _bulk +
-// _refresh, MongoDB bulkWrite of upserting replaceOne, which is what the connector does so that a re-run
-// replaces). Both sides write into a fresh collection created beforehand (untimed) with the gateway's
+// _refresh, MongoDB insertMany: the collection is fresh, and the connector too inserts the documents it
+// does not find, replacing only those that exist). Both sides write into a fresh collection created beforehand (untimed) with the gateway's
 // mapping. Rounds alternate which side goes first. Target per engine: gateway docs/s >= 0.5 x direct.
 const fs = require('node:fs');
 const path = require('node:path');
@@ -110,8 +110,8 @@ function directSenders(engines, mongo) {
     mongodb: async (root, collection) => {
       const target = mongo.db('bench_index').collection(collection);
       for await (const batch of directBatches(root)) {
-        await target.bulkWrite(
-          batch.map((doc) => ({ replaceOne: { filter: { _id: doc.id }, replacement: { ...doc, created: new Date(doc.created), modified: new Date(doc.modified) }, upsert: true } })),
+        await target.insertMany(
+          batch.map((doc) => ({ ...doc, _id: doc.id, created: new Date(doc.created), modified: new Date(doc.modified) })),
           { ordered: false },
         );
       }
