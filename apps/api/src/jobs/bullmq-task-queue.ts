@@ -63,9 +63,17 @@ export class BullTaskQueue implements TaskQueue {
     }
   }
 
+  /** Closes the BullMQ worker without waiting for its fetch loop (set by the processor). */
+  closeWorker?: () => Promise<void>;
+
   async drain(): Promise<void> {
     this.draining = true;
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
+    // This process's tasks have ended, so the worker is closed forced: a plain close (what @nestjs/bullmq
+    // does at shutdown) waits for the worker's fetch loop, and after a Redis outage that loop was seen to
+    // hold a gateway's shutdown for good (issue 16). A job fetched meanwhile was refused ('stopping') and
+    // BullMQ retries it; the forced close is the one the module's close then finds done.
+    await this.closeWorker?.();
   }
 }
 
@@ -73,6 +81,7 @@ export class BullTaskQueue implements TaskQueue {
 export class JobTaskProcessor extends WorkerHost {
   constructor(private readonly tasks: BullTaskQueue) {
     super();
+    tasks.closeWorker = () => this.worker.close(true);
   }
 
   async process(job: Job<TaskRef>): Promise<void> {
