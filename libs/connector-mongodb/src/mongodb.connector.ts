@@ -63,28 +63,25 @@ export class MongoConnector extends EngineConnector {
     };
     this.index = {
       ensureCollection: (collection) => guard(collection, () => this.ensureCollection(collection)),
-      // `_id` is the document id, so a rewrite replaces and ids stay unique without an extra index. One look-up
-      // of which ids exist, then the new documents inserted and only the others replaced: an upsert per document
-      // is a search by _id each, which FerretDB on SQLite answers with a scan (10,000 documents took minutes).
+      // `_id` is the document id, so ids stay unique without an extra index. The documents are inserted in one
+      // bulk and only those that exist already (duplicate key) are replaced: an upsert per document is a search
+      // by _id each, which FerretDB on SQLite answers with a scan (10,000 documents took minutes), and a
+      // look-up of the batch's ids first scanned once per batch. A first run inserts only; a later run
+      // writes only the documents that changed.
       write: (collection, documents) =>
         guard(collection, async () => {
           if (documents.length === 0) return;
           const target = this.db.collection(collection);
-          const ids = documents.map((document) => document.id);
-          const found = await target.find({ _id: { $in: ids as never[] } }, { projection: { _id: 1 }, maxTimeMS: timeoutMs }).toArray();
-          const existing = new Set(found.map((document) => String(document._id)));
-          const replace = (document: (typeof documents)[number]) => ({ replaceOne: { filter: { _id: document.id as never }, replacement: mongoDocument(document), upsert: true } });
-          const operations = documents.map((document) =>
-            existing.has(document.id) ? replace(document) : { insertOne: { document: { ...mongoDocument(document), _id: document.id as never } } },
-          );
           try {
-            await target.bulkWrite(operations, { ordered: false, maxTimeMS: timeoutMs } as never);
+            await target.insertMany(
+              documents.map((document) => ({ ...mongoDocument(document), _id: document.id as never })),
+              { ordered: false, maxTimeMS: timeoutMs } as never,
+            );
           } catch (e) {
-            // Inserted by another writer between the look-up and the insert (duplicate key): replaced instead.
-            const duplicates = e instanceof MongoBulkWriteError ? writeErrorsOf(e).filter((w) => w.code === DUPLICATE_KEY) : [];
-            if (duplicates.length === 0 || duplicates.length !== writeErrorsOf(e as MongoBulkWriteError).length) throw e;
+            const errors = e instanceof MongoBulkWriteError ? writeErrorsOf(e) : [];
+            if (errors.length === 0 || errors.some((w) => w.code !== DUPLICATE_KEY)) throw e;
             await target.bulkWrite(
-              duplicates.map((w) => replace(documents[w.index])),
+              errors.map((w) => ({ replaceOne: { filter: { _id: documents[w.index].id as never }, replacement: mongoDocument(documents[w.index]), upsert: true } })),
               { ordered: false, maxTimeMS: timeoutMs } as never,
             );
           }
