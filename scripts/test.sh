@@ -8,9 +8,8 @@
 #   4b. Schemathesis over the built gateway's OpenAPI document, as admin and as a user (test/fuzz; needs python3);
 #   5. the job suites (test/e2e/jobs*) again in Redis (BullMQ) mode, on a Redis this script starts;
 #   6. e2e tests again on a PostgreSQL this script starts (less the search contract; test/e2e/faults-jobs
-#      runs here only), and the job suites on PostgreSQL + Redis. test/e2e/faults.e2e-spec.ts (Toxiproxy
-#      between the gateway and each engine) is not run: its 34 tests pass but the gateway's shutdown after
-#      PostgreSQL faults and a Redis outage hangs (issue 16, open); run it by hand until that is fixed.
+#      and test/e2e/faults, Toxiproxy between the gateway and each engine, run here only), and the job
+#      suites on PostgreSQL + Redis.
 # Only the job suites, the crash matrix's job case and test/e2e/multinode (three gateway nodes: lock-out, cache invalidation, exports,
 # links, jobs across nodes) have a Redis pass.
 # Needs Node 20, Java 17 + Maven, Go; installs Debian's postgresql/redis-server when missing (as root).
@@ -29,8 +28,7 @@ npx jest -c test/engines/jest.engines.config.js --ci --runInBand
 echo "== e2e tests (SQLite) =="
 # multinode: three nodes on PostgreSQL + Redis, run once, in the last pass. faults (Toxiproxy between the
 # gateway and CMIS, Solr, Elasticsearch, FerretDB, its PostgreSQL and Redis) brings its own database and
-# Redis through the proxies whatever the pass: faults-jobs runs once, in the PostgreSQL pass; faults.e2e-spec
-# is left out until its shutdown hang is fixed (see the header).
+# Redis through the proxies whatever the pass: both run once, in the PostgreSQL pass.
 npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns multinode test/e2e/faults
 
 echo "== soak, 30 s (bench/soak.js: exits non-zero on any 5xx, connection error or upload not read back intact) =="
@@ -65,7 +63,7 @@ export GATEWAY_TEST_POSTGRES_URL
 # proxy-large and test/docker start the built gateway on its own SQLite, and the browser test reads
 # only users: the first pass covers them, and they are the slowest after it. The SharePoint
 # large-transfer and fidelity files and text extraction (Tika) touch no table at all.
-npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns search.contract proxy-large test/docker test/browser multinode sharepoint-large sharepoint-fidelity text-extraction faults.e2e-spec
+npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns search.contract proxy-large test/docker test/browser multinode sharepoint-large sharepoint-fidelity text-extraction
 
 echo "== job e2e tests and three nodes (PostgreSQL + Redis/BullMQ) =="
 GATEWAY_TEST_REDIS_URL=$redis_url npx jest --config jest.config.js test/e2e/jobs test/e2e/multinode --selectProjects e2e --ci --runInBand
