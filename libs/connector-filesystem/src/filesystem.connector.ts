@@ -48,6 +48,7 @@ import {
   group,
 } from '@gateway/connector-api';
 import { KeyedMutex } from './concurrency';
+import { INLINE_READ_MAX_BYTES, InlineFileRead } from './inline-read';
 import { errnoCode, mapFsError } from './fs-errors';
 import { DOCUMENT_TYPE, documentItem, folderItem, versionList } from './item-info';
 import {
@@ -235,7 +236,8 @@ export class FilesystemConnector implements ContentConnector {
       closeSync(fd);
       return Readable.from([]);
     }
-    const stream = createReadStream(file, { fd, fs: readOnlyFileCalls, ...reads });
+    const bytes = reads.end - reads.start + 1;
+    const stream = bytes <= INLINE_READ_MAX_BYTES ? new InlineFileRead(fd, reads.start, bytes) : createReadStream(file, { fd, fs: readOnlyFileCalls, ...reads });
     if (range === undefined) wholeFiles.set(stream, file);
     return stream;
   }
