@@ -17,6 +17,7 @@ import { MODE, call, sleep, startJobsGateway, waitStatus, writeTree, type JobsGa
 const ENGINES = ['solr', 'elasticsearch', 'mongodb'] as const;
 type Engine = (typeof ENGINES)[number];
 const suffix = randomBytes(4).toString('hex');
+const READER_PASSWORD = 'reader-password-1';
 
 describe(`Indexing jobs into Solr, Elasticsearch and MongoDB (FerretDB), ${MODE} mode`, () => {
   let gw: JobsGateway;
@@ -38,6 +39,10 @@ describe(`Indexing jobs into Solr, Elasticsearch and MongoDB (FerretDB), ${MODE}
       { id: 'index-solr', typeId: 'solr', params: { url: solr.url, configSet, collection: `jobs_${suffix}` } },
       { id: 'index-elasticsearch', typeId: 'elasticsearch', params: { url: elasticsearch.url, collection: `jobs_${suffix}` } },
       { id: 'index-mongodb', typeId: 'mongodb', params: { uri: `${ferretdb.uri}?directConnection=true`, database: 'jobs_index', collection: `jobs_${suffix}`, timeoutMs: 60_000 } },
+      // The same engines as searched by everyone but admins: every select and raw query trimmed to the caller's acl_read.
+      { id: 'trim-solr', typeId: 'solr', params: { url: solr.url, configSet, collection: `jobs_${suffix}`, aclTrimming: true } },
+      { id: 'trim-elasticsearch', typeId: 'elasticsearch', params: { url: elasticsearch.url, collection: `jobs_${suffix}`, aclTrimming: true } },
+      { id: 'trim-mongodb', typeId: 'mongodb', params: { uri: `${ferretdb.uri}?directConnection=true`, database: 'jobs_index', collection: `jobs_${suffix}`, timeoutMs: 60_000, aclTrimming: true } },
       {
         id: 'cmis',
         typeId: 'cmis',
@@ -48,6 +53,9 @@ describe(`Indexing jobs into Solr, Elasticsearch and MongoDB (FerretDB), ${MODE}
       extraYaml: connectors.map((c) => `  - ${JSON.stringify(c)}\n`).join(''),
       env: { JOBS_INDEX_CMIS_PASSWORD: cmisEngine.info.password },
     });
+    for (const username of ['bob', 'carol']) {
+      await gw.http().post(`${gw.api}/admin/users`).set('Authorization', adminAuth()).send({ username, password: READER_PASSWORD, roles: ['user'] }).expect(201);
+    }
   }, 600_000);
 
   afterAll(async () => {
@@ -195,7 +203,7 @@ describe(`Indexing jobs into Solr, Elasticsearch and MongoDB (FerretDB), ${MODE}
     expect(await ids(engine, collection, 'content:killjoy')).toHaveLength(30);
   });
 
-  it.each(ENGINES)('indexes CMIS documents into %s with acl_read from their ACLs', async (engine) => {
+  it.each(ENGINES)('indexes CMIS documents into %s with acl_read from their ACLs; bob and carol each find only what they may read', async (engine) => {
     const folderPath = `${cmisBase}/acl-${engine}`;
     // Set up through the driver (the job under test reads through the gateway as usual).
     const driver = gw.app.get(ConnectorRegistry).get('cmis');
@@ -226,6 +234,23 @@ describe(`Indexing jobs into Solr, Elasticsearch and MongoDB (FerretDB), ${MODE}
       [`cmis:${secret}`]: ['admin', 'carol'],
     });
     expect(await ids(engine, body.target.collection, 'acl_read:bob')).toEqual([`cmis:${forBob}`]);
+
+    // Searched as bob and as carol through the trimming connection: each finds the open memo and their own, nothing else.
+    const as = (username: string) => `Basic ${Buffer.from(`${username}:${READER_PASSWORD}`).toString('base64')}`;
+    const trimmedSelect = async (username: string) => {
+      const res = await gw.http().get(`${gw.api}/search/trim-${engine}/${body.target.collection}/select`).query({ q: 'content:marmalade', fl: 'id', rows: '100' }).set('Authorization', as(username));
+      expect(res.status).toBe(200);
+      return (res.body.results.docs as Array<{ id: string }>).map((d) => d.id).sort();
+    };
+    expect(await trimmedSelect('bob')).toEqual([`cmis:${open}`, `cmis:${forBob}`].sort());
+    expect(await trimmedSelect('carol')).toEqual([`cmis:${open}`, `cmis:${secret}`].sort());
+    // A raw query asking for everything, in the engine's own form, is trimmed the same way.
+    const everything = { solr: { query: '*:*', limit: 100 }, elasticsearch: { query: { match_all: {} }, size: 100 }, mongodb: { filter: {}, limit: 100 } }[engine];
+    const rawAnswer = await gw.http().post(`${gw.api}/search/trim-${engine}/${body.target.collection}/query`).set('Authorization', as('bob')).send(everything);
+    expect(rawAnswer.status).toBe(200);
+    const results = rawAnswer.body.results;
+    const rawHits: Array<{ id?: string; _id?: string }> = engine === 'solr' ? results.response.docs : engine === 'elasticsearch' ? results.hits.hits : results;
+    expect(rawHits.map((d) => String(d.id ?? d._id)).sort()).toEqual([`cmis:${open}`, `cmis:${forBob}`].sort());
   });
 
   it('refuses indexing definitions that make no sense, naming the field', async () => {
