@@ -58,11 +58,28 @@ describe('Download offload through nginx (X-Accel-Redirect)', () => {
     expect(sha256(res.body)).toBe(sha256(content));
     expect(res.headers['x-accel-redirect']).toBeUndefined();
     // The gateway's headers, not nginx's guesses.
-    for (const name of ['etag', 'last-modified', 'content-disposition', 'content-type', 'cache-control']) {
+    for (const name of ['etag', 'last-modified', 'content-disposition', 'content-type', 'cache-control', 'content-security-policy']) {
       expect([name, res.headers[name]]).toEqual([name, handedOff.headers[name]]);
     }
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['content-length']).toBe(String(content.length));
+  });
+
+  it('markup is offloaded with the same protection as when streamed: attachment, sandboxing CSP, ASCII fallback name', async () => {
+    const id = await seedDocument(gw, 'docs/Übersicht Q3.html', '<script>alert(document.cookie)</script>');
+    const handedOff = await atGateway(file(id), alice);
+    expect(handedOff.headers['x-accel-redirect']).toBeDefined();
+    const res = await viaProxy(file(id), alice);
+    expect(res.status).toBe(200);
+    expect(res.body.toString()).toBe('<script>alert(document.cookie)</script>');
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.headers['content-security-policy']).toBe("default-src 'none'; style-src 'unsafe-inline'; sandbox");
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    const disposition = res.headers['content-disposition']!;
+    expect(disposition).toMatch(/^attachment; /);
+    // Old clients read the plain filename: ASCII only.
+    expect(disposition).toContain('filename="_bersicht Q3.html"');
+    expect(disposition).toContain("filename*=UTF-8''%C3%9Cbersicht%20Q3.html");
   });
 
   it('Range and conditional requests: 206 from nginx, 304 from the gateway', async () => {

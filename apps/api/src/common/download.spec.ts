@@ -429,6 +429,17 @@ describe('sendDownload with a hand-off (the download offload)', () => {
     expect(calls).toEqual(['whole']);
   });
 
+  it('hands off markup with the protection of a streamed download: attachment even when inline is asked, CSP, ASCII fallback', async () => {
+    const src = { ...handOffTo('/x', []), mimeType: 'image/svg+xml', fileName: 'Plan ü.svg' };
+    const { app } = appFor(() => src, [], () => ({ disposition: 'inline' }));
+    const res = await request(app).get('/file').expect(200);
+    expect(res.headers['content-disposition']).toBe(`attachment; filename="Plan _.svg"; filename*=UTF-8''Plan%20%C3%BC.svg`);
+    expect(res.headers['content-security-policy']).toBe("default-src 'none'; style-src 'unsafe-inline'; sandbox");
+    const plain = { ...handOffTo('/x', []), fileName: 'Plan ü.txt' };
+    const inline = await request(appFor(() => plain, [], () => ({ disposition: 'inline' })).app).get('/file').expect(200);
+    expect(inline.headers['content-disposition']).toBe(`inline; filename="Plan _.txt"; filename*=UTF-8''Plan%20%C3%BC.txt`);
+  });
+
   it('passes the range it resolved (for counting) and leaves 304 and 416 to the gateway', async () => {
     const calls: unknown[] = [];
     const src = handOffTo('/x', calls);

@@ -99,9 +99,7 @@ export async function sendDownload(req: Request, res: Response, source: Download
     res.status(200);
     setHeaders(res, {
       ...validators,
-      'Content-Type': source.mimeType || DEFAULT_MIME_TYPE,
-      'Content-Disposition': contentDisposition(source.fileName || 'download', { type: options.disposition ?? 'attachment' }),
-      'X-Content-Type-Options': 'nosniff',
+      ...contentHeaders(source, options),
       [handOff.header]: handOff.value,
     });
     res.end();
@@ -109,22 +107,8 @@ export async function sendDownload(req: Request, res: Response, source: Download
   }
   const stream = isHead ? undefined : await source.open(range);
 
-  const mimeType = source.mimeType || DEFAULT_MIME_TYPE;
-  const fileName = source.fileName || 'download';
   res.status(range ? 206 : 200);
-  setHeaders(res, {
-    ...validators,
-    'Content-Type': mimeType,
-    // Markup that a browser would run is never shown inline, whatever the caller asked: it would run in the gateway's origin.
-    'Content-Disposition': contentDisposition(fileName, {
-      type: ACTIVE_CONTENT.test(mimeType) ? 'attachment' : (options.disposition ?? 'attachment'),
-      fallback: asciiFallback(fileName),
-    }),
-    'Accept-Ranges': size === undefined ? 'none' : 'bytes',
-    'X-Content-Type-Options': 'nosniff',
-    // Even opened directly (a saved link, a lax client), the content gets no script, no plugins and an opaque origin.
-    'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
-  });
+  setHeaders(res, { ...validators, ...contentHeaders(source, options), 'Accept-Ranges': size === undefined ? 'none' : 'bytes' });
   if (range) res.setHeader('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
   const length = range ? range.end - range.start + 1 : size;
   if (length !== undefined) res.setHeader('Content-Length', String(length));
@@ -134,6 +118,26 @@ export async function sendDownload(req: Request, res: Response, source: Download
     return;
   }
   await sendBody(stream, res, length);
+}
+
+/**
+ * What the content is and how a browser may treat it, the same whether the gateway streams the bytes
+ * or hands them to the reverse proxy (whose offload locations pass these headers on).
+ */
+function contentHeaders(source: DownloadSource, options: DownloadOptions): Record<string, string> {
+  const mimeType = source.mimeType || DEFAULT_MIME_TYPE;
+  const fileName = source.fileName || 'download';
+  return {
+    'Content-Type': mimeType,
+    // Markup that a browser would run is never shown inline, whatever the caller asked: it would run in the gateway's origin.
+    'Content-Disposition': contentDisposition(fileName, {
+      type: ACTIVE_CONTENT.test(mimeType) ? 'attachment' : (options.disposition ?? 'attachment'),
+      fallback: asciiFallback(fileName),
+    }),
+    'X-Content-Type-Options': 'nosniff',
+    // Even opened directly (a saved link, a lax client), the content gets no script, no plugins and an opaque origin.
+    'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+  };
 }
 
 // res.set() would append a charset to text types, a claim about bytes we never looked at.
