@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
-import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Injectable } from '@nestjs/common';
+import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Injectable, Logger } from '@nestjs/common';
 import type { Job, Queue } from 'bullmq';
 import type { GatewayConfig } from '../config/gateway-config';
 import type { TaskHandler, TaskQueue, TaskRef } from './task-queue';
@@ -79,9 +79,22 @@ export class BullTaskQueue implements TaskQueue {
 
 @Processor(JOB_QUEUE, { concurrency: 4, lockDuration: LOCK_DURATION_MS, stalledInterval: 2_000, maxStalledCount: 1000 })
 export class JobTaskProcessor extends WorkerHost {
+  private readonly logger = new Logger(JobTaskProcessor.name);
+
   constructor(private readonly tasks: BullTaskQueue) {
     super();
     tasks.closeWorker = () => this.worker.close(true);
+  }
+
+  /**
+   * The worker's own errors, into the gateway's log. Without a listener BullMQ prints them with console.error,
+   * outside the JSON log. Expected after a Redis outage longer than LOCK_DURATION_MS: the tasks in flight lost
+   * their locks, so finishing them answers "Missing lock"; BullMQ hands them out again as stalled, and the
+   * task rows (done, or claimed documents checked at the target) keep the rerun from doing anything twice.
+   */
+  @OnWorkerEvent('error')
+  onWorkerError(error: Error): void {
+    this.logger.warn(`BullMQ worker: ${error.message}`);
   }
 
   async process(job: Job<TaskRef>): Promise<void> {
