@@ -54,9 +54,20 @@ export class Coordination implements OnApplicationShutdown {
     this.subscriber.on('error', (e: Error) => this.logger.warn(`Redis subscriber: ${e.message}`));
     let connectedBefore = false;
     this.subscriber.on('ready', () => {
-      // Events sent while this node was cut off are lost: drop what they might have voided.
-      if (connectedBefore) for (const resync of this.resyncs) resync();
-      connectedBefore = true;
+      if (!connectedBefore) {
+        connectedBefore = true;
+        return;
+      }
+      // Events sent while this node was cut off are lost: drop what they might have voided, once the
+      // server has confirmed the subscription again. 'ready' comes before that confirmation, and an
+      // entry cached between a resync there and the confirmation could outlive an event it never saw.
+      const resync = () => {
+        for (const fn of this.resyncs) fn();
+      };
+      this.subscriber!.subscribe(this.channel).then(resync, (e: unknown) => {
+        this.logger.warn(`Redis subscribe: ${(e as Error).message}`);
+        resync();
+      });
     });
     this.subscriber.on('message', (channel: string, message: string) => {
       if (channel !== this.channel) return;
