@@ -4,10 +4,10 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { Client } from 'pg';
 import { startEngines, stopEngines } from '../engines';
 import { startNginx, type NginxHandle } from '../engines/nginx';
 import { connectorParams, createBucket, directClient, useS3Engine, type S3EngineName } from '../contract/fixtures/s3-engine';
+import { createTestDatabaseUrl, dropTestDatabase } from '../support/database';
 import { ADMIN, adminAuth, basic } from '../support/gateway';
 import { sha256, waitFor } from '../support/files';
 import { ensureBuilt, spawnGateway, type GatewayProcess } from '../support/process';
@@ -50,30 +50,6 @@ interface Answer {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function createDatabase(adminUrl: string): Promise<string> {
-  const name = `gw_multinode_${randomBytes(6).toString('hex')}`;
-  const client = new Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function dropDatabase(adminUrl: string, databaseUrl: string): Promise<void> {
-  const client = new Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${new URL(databaseUrl).pathname.slice(1)} WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
-}
 
 /**
  * Where the documents exported come from and where the user files go, for one store; and what a test can
@@ -257,7 +233,7 @@ describe.each(STORES)('Three gateway nodes on one PostgreSQL and one Redis (issu
 
   beforeAll(async () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), `gateway-multinode-${store}-`));
-    databaseUrl = await createDatabase(pgAdmin);
+    databaseUrl = (await createTestDatabaseUrl(pgAdmin))!;
     storage = local ? localStorage(root) : await s3Storage(store as S3EngineName);
 
     const connectors = [...storage.connectors];
@@ -296,7 +272,7 @@ describe.each(STORES)('Three gateway nodes on one PostgreSQL and one Redis (issu
   afterAll(async () => {
     await nginx?.stop();
     for (const n of nodes) await n.stop('SIGKILL');
-    if (databaseUrl) await dropDatabase(pgAdmin, databaseUrl).catch(() => undefined);
+    if (databaseUrl) await dropTestDatabase(databaseUrl, pgAdmin).catch(() => undefined);
     await storage?.release();
     fs.rmSync(root, { recursive: true, force: true });
   }, 60_000);
