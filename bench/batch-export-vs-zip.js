@@ -76,13 +76,14 @@ async function main() {
   fs.mkdirSync(out, { recursive: true });
 
   let s3;
+  let bucket;
   let storeEnv = {};
   if (S3_STORE) {
     const { startS3, createBucket } = require('./lib/s3-engine');
     s3 = await startS3();
-    await createBucket(s3.info, 'bench-exports');
+    bucket = await createBucket(s3.info, 'bench-exports');
     storeEnv = {
-      GATEWAY_USER_FILES_STORE: 's3://bench-exports/user-files',
+      GATEWAY_USER_FILES_STORE: `s3://${bucket}/user-files`,
       GATEWAY_USER_FILES_S3_ENDPOINT: s3.info.endpoint,
       GATEWAY_USER_FILES_S3_ACCESS_KEY_ID: s3.info.accessKeyId,
       GATEWAY_USER_FILES_S3_SECRET_ACCESS_KEY: s3.info.secretAccessKey,
@@ -96,7 +97,7 @@ async function main() {
     const { s3Client } = require('./lib/s3-engine');
     const client = s3Client(s3.info);
     const target = path.join(data, 'export-check.zip');
-    const answer = await client.send(new GetObjectCommand({ Bucket: 'bench-exports', Key: `user-files/${docId}` }));
+    const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: `user-files/${docId}` }));
     await require('node:stream/promises').pipeline(answer.Body, fs.createWriteStream(target));
     client.destroy();
     return target;

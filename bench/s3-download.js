@@ -81,13 +81,12 @@ async function main() {
   let gateway;
   let relay;
   try {
-    const bucket = 'bench-download';
-    await createBucket(s3.info, bucket);
+    const bucket = await createBucket(s3.info, 'bench-download');
     const { Upload } = require('@aws-sdk/lib-storage');
     const client = s3Client(s3.info);
     await new Upload({ client, params: { Bucket: bucket, Key: KEY, Body: fs.createReadStream(file) }, partSize: 16 * 1024 * 1024 }).done();
     client.destroy();
-    gateway = await startGateway({ GATEWAY_CONFIG: writeGatewayConfig(s3.info, dir, bucket), BENCH_S3_SECRET: s3.info.secretAccessKey });
+    gateway = await startGateway({ GATEWAY_CONFIG: writeGatewayConfig(s3.info, dir, bucket), S3_TEST_SECRET: s3.info.secretAccessKey });
 
     const idRes = await fetch(`${gateway.baseUrl}/api/repo/s3/idbypath?folderPath=/bench&fileName=big.bin`, { headers: { Authorization: gateway.auth } });
     const id = (await idRes.json()).results.id;

@@ -11,7 +11,8 @@
 #      and test/e2e/faults, Toxiproxy between the gateway and each engine, run here only), and the job
 #      suites on PostgreSQL + Redis.
 # Only the job suites, the crash matrix's job case and test/e2e/multinode (three gateway nodes: lock-out, cache invalidation, exports,
-# links, jobs across nodes) have a Redis pass.
+# links, jobs across nodes; its export tests once per user-file store: a shared folder, then S3 on S3Proxy and on MinIO, which
+# it starts itself, each node with only its own data folder) have a Redis pass.
 # Needs Node 20, Java 17 + Maven, Go; installs Debian's postgresql/redis-server when missing (as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."

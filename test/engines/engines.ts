@@ -503,6 +503,33 @@ function readCachedClasspath(outDir: string): JavaBuild | undefined {
   }
 }
 
+/**
+ * Runs one build in a fresh work folder of the cache (`.build-<engine>-*`, removed afterwards whatever
+ * happens), its tools' output in `<cache>/<engine>-build.log`, with a progress line before and after.
+ * `body` moves what it made out of the work folder into the cache.
+ */
+async function inBuildFolder<T>(
+  engine: EngineName,
+  log: (line: string) => void,
+  what: { starting: string; done: string },
+  body: (work: string, logFile: string) => Promise<T>,
+): Promise<T> {
+  const root = cacheRoot();
+  fs.mkdirSync(root, { recursive: true });
+  const work = fs.mkdtempSync(path.join(root, `.build-${engine}-`));
+  const logFile = path.join(root, `${engine}-build.log`);
+  fs.writeFileSync(logFile, '');
+  try {
+    const started = Date.now();
+    log(`${engine}: ${what.starting}`);
+    const result = await body(work, logFile);
+    log(`${engine}: ${what.done} in ${seconds(Date.now() - started)}`);
+    return result;
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
 /** Serialises Maven runs: concurrent builds sharing ~/.m2 can corrupt it. */
 let mavenQueue: Promise<unknown> = Promise.resolve();
 
@@ -519,13 +546,7 @@ async function buildJava(engine: JavaEngine, log: (line: string) => void): Promi
   const run = mavenQueue.then(async () => {
     const again = readCachedClasspath(outDir);
     if (again) return again;
-    fs.mkdirSync(root, { recursive: true });
-    const work = fs.mkdtempSync(path.join(root, `.build-${engine}-`));
-    const logFile = path.join(root, `${engine}-build.log`);
-    fs.writeFileSync(logFile, '');
-    try {
-      const started = Date.now();
-      log(`${engine}: building with Maven (first run on this machine downloads its dependencies)`);
+    await inBuildFolder(engine, log, { starting: 'building with Maven (first run on this machine downloads its dependencies)', done: 'built' }, async (work, logFile) => {
       const projectCopy = path.join(work, 'project');
       fs.mkdirSync(projectCopy);
       fs.copyFileSync(path.join(project, 'pom.xml'), path.join(projectCopy, 'pom.xml'));
@@ -547,10 +568,7 @@ async function buildJava(engine: JavaEngine, log: (line: string) => void): Promi
       fs.rmSync(outDir, { recursive: true, force: true });
       fs.renameSync(out, outDir);
       pruneOldBuilds(`${engine}-`, key);
-      log(`${engine}: built in ${seconds(Date.now() - started)}`);
-    } finally {
-      fs.rmSync(work, { recursive: true, force: true });
-    }
+    });
     const built = readCachedClasspath(outDir);
     if (!built) throw new Error(`${engine}: build finished but its classpath is incomplete (${outDir})`);
     return built;
@@ -567,13 +585,7 @@ async function buildFerretDb(log: (line: string) => void): Promise<string> {
   if (fs.existsSync(binary)) return binary;
 
   const go = requireGo();
-  fs.mkdirSync(root, { recursive: true });
-  const work = fs.mkdtempSync(path.join(root, '.build-ferretdb-'));
-  const logFile = path.join(root, 'ferretdb-build.log');
-  fs.writeFileSync(logFile, '');
-  try {
-    const started = Date.now();
-    log('ferretdb: building with Go (first run on this machine downloads its modules)');
+  await inBuildFolder('ferretdb', log, { starting: 'building with Go (first run on this machine downloads its modules)', done: 'built' }, async (work, logFile) => {
     const output = path.join(work, 'out', 'ferretdb-test-engine');
     const code = await runToLog(go, ['build', '-trimpath', '-buildvcs=false', '-mod=readonly', '-o', output, '.'], {
       cwd: project,
@@ -586,11 +598,81 @@ async function buildFerretDb(log: (line: string) => void): Promise<string> {
     fs.rmSync(path.dirname(binary), { recursive: true, force: true });
     fs.renameSync(path.join(work, 'out'), path.dirname(binary));
     pruneOldBuilds('ferretdb-', key);
-    log(`ferretdb: built in ${seconds(Date.now() - started)}`);
-  } finally {
-    fs.rmSync(work, { recursive: true, force: true });
-  }
+  });
   return binary;
+}
+
+/** Builds of one artifact in flight, by cache folder: concurrent callers share one. */
+const artifactBuilds = new Map<string, Promise<string>>();
+
+/**
+ * One file built or fetched once into the build cache: `<cache>/<folder>/<file>`. `produce` fills a
+ * fresh work folder (its output log in `<cache>/<engine>-build.log`) and returns the path of the
+ * file inside it, or throws; the work folder then becomes the cache folder (the file renamed to
+ * `file`), so a build cut short never looks finished. Used by the engines that come as one jar
+ * from Maven Central or one binary from the Go module proxy.
+ */
+function cachedArtifact(
+  engine: EngineName,
+  folder: string,
+  file: string,
+  log: (line: string) => void,
+  what: { starting: string; done: string },
+  produce: (work: string, logFile: string) => Promise<string>,
+): Promise<string> {
+  const outDir = path.join(cacheRoot(), folder);
+  const target = path.join(outDir, file);
+  if (fs.existsSync(target)) return Promise.resolve(target);
+  let building = artifactBuilds.get(outDir);
+  if (!building) {
+    building = inBuildFolder(engine, log, what, async (work, logFile) => {
+      const produced = await produce(work, logFile);
+      if (produced !== path.join(work, file)) fs.renameSync(produced, path.join(work, file));
+      fs.rmSync(outDir, { recursive: true, force: true });
+      fs.renameSync(work, outDir);
+      fs.chmodSync(outDir, 0o755); // a mkdtemp folder is the owner's only
+      return target;
+    }).finally(() => artifactBuilds.delete(outDir));
+    artifactBuilds.set(outDir, building);
+  }
+  return building;
+}
+
+/** A jar of Maven Central (`group:artifact:version:jar[:classifier]`), fetched once by `dependency:copy`. */
+export function mavenJar(engine: EngineName, artifact: string, jar: string, folder: string, log: (line: string) => void): Promise<string> {
+  return cachedArtifact(engine, folder, jar, log, { starting: `fetching ${artifact} with Maven`, done: 'fetched' }, async (work, logFile) => {
+    requireJava();
+    const mvn = requireMaven();
+    const code = await runToLog(mvn, ['-B', '-ntp', 'dependency:copy', `-Dartifact=${artifact}`, `-DoutputDirectory=${work}`], { cwd: work, logFile });
+    const fetched = path.join(work, jar);
+    if (code !== 0 || !fs.existsSync(fetched)) throw new Error(`Maven could not fetch ${artifact} (exit ${code}); log ${logFile}:\n${tailOfFile(logFile)}`);
+    return fetched;
+  });
+}
+
+/**
+ * A Go main built once from the Go module proxy (`go install <module>@<version>`, CGO off); `built` is
+ * the name go gives the binary (the package folder's), `binary` the name it gets in the cache.
+ */
+export function goInstall(
+  engine: EngineName,
+  module: string,
+  built: string,
+  binary: string,
+  folder: string,
+  log: (line: string) => void,
+  note = '',
+): Promise<string> {
+  return cachedArtifact(engine, folder, binary, log, { starting: `building with Go${note}`, done: 'built' }, async (work, logFile) => {
+    const go = requireGo();
+    const bin = path.join(work, 'bin');
+    const code = await runToLog(go, ['install', '-trimpath', module], { cwd: work, env: { ...process.env, CGO_ENABLED: '0', GOBIN: bin }, logFile });
+    const output = path.join(bin, built);
+    if (code !== 0 || !fs.existsSync(output)) throw new Error(`Go build of ${module} failed (exit ${code}); log ${logFile}:\n${tailOfFile(logFile)}`);
+    fs.renameSync(output, path.join(work, binary));
+    fs.rmSync(bin, { recursive: true, force: true });
+    return path.join(work, binary);
+  });
 }
 
 /** Builds (or finds cached) everything the named engines need, without starting them. */
@@ -665,7 +747,7 @@ async function prepareEngine(name: EngineName, log: (line: string) => void): Pro
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-interface Launch {
+export interface Launch {
   command: string;
   args: string[];
   cwd: string;

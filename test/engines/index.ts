@@ -24,7 +24,8 @@ export type {
   RedisInfo,
   SolrInfo,
 } from './engines';
-export type { S3ProxyInfo, S3EngineFields } from './s3proxy';
+export type { S3ProxyInfo } from './s3proxy';
+export type { S3EngineFields, S3EngineInfo, S3EngineKind } from './s3';
 export type { MinioInfo } from './minio';
 export type { GraphInfo } from './graph';
 export type { SharePointInfo } from './sharepoint';

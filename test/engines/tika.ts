@@ -9,14 +9,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   HOST,
-  cacheRoot,
   httpRequest,
   launchProcess,
-  requireJava,
-  requireMaven,
-  runToLog,
-  seconds,
-  tailOfFile,
+  mavenJar,
   waitUntilReady,
   withPortRetry,
   type EngineInfoBase,
@@ -35,38 +30,9 @@ export interface TikaInfo extends EngineInfoBase {
   version: string;
 }
 
-let building: Promise<string> | undefined;
-
 /** The jar, from the cache or fetched from Maven Central once. */
 export function buildTika(log: (line: string) => void): Promise<string> {
-  const outDir = path.join(cacheRoot(), `tika-${TIKA_VERSION}`);
-  const jar = path.join(outDir, JAR);
-  if (fs.existsSync(jar)) return Promise.resolve(jar);
-  building ??= (async () => {
-    requireJava();
-    const mvn = requireMaven();
-    const root = cacheRoot();
-    fs.mkdirSync(root, { recursive: true });
-    const work = fs.mkdtempSync(path.join(root, '.build-tika-'));
-    const logFile = path.join(root, 'tika-build.log');
-    fs.writeFileSync(logFile, '');
-    try {
-      const started = Date.now();
-      log(`tika: fetching ${ARTIFACT} with Maven`);
-      const code = await runToLog(mvn, ['-B', '-ntp', 'dependency:copy', `-Dartifact=${ARTIFACT}`, `-DoutputDirectory=${work}`], { cwd: work, logFile });
-      if (code !== 0 || !fs.existsSync(path.join(work, JAR))) {
-        throw new Error(`Maven could not fetch ${ARTIFACT} (exit ${code}); log ${logFile}:\n${tailOfFile(logFile)}`);
-      }
-      fs.rmSync(outDir, { recursive: true, force: true });
-      fs.renameSync(work, outDir);
-      log(`tika: fetched in ${seconds(Date.now() - started)}`);
-    } finally {
-      fs.rmSync(work, { recursive: true, force: true });
-      building = undefined;
-    }
-    return jar;
-  })();
-  return building;
+  return mavenJar('tika', ARTIFACT, JAR, `tika-${TIKA_VERSION}`, log);
 }
 
 export async function startTika(jar: string, java: string, dir: string, run: Run): Promise<Started<'tika'>> {

@@ -14,14 +14,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   HOST,
-  cacheRoot,
   freePort,
+  goInstall,
   httpRequest,
   launchProcess,
-  requireGo,
-  runToLog,
-  seconds,
-  tailOfFile,
   waitUntilReady,
   withPortRetry,
   type EngineInfoBase,
@@ -38,42 +34,8 @@ export interface ToxiproxyInfo extends EngineInfoBase {
   apiUrl: string;
 }
 
-let building: Promise<string> | undefined;
-
 export function buildToxiproxy(log: (line: string) => void): Promise<string> {
-  const outDir = path.join(cacheRoot(), `toxiproxy-${TOXIPROXY_VERSION}`);
-  const binary = path.join(outDir, 'toxiproxy-server');
-  if (fs.existsSync(binary)) return Promise.resolve(binary);
-  building ??= (async () => {
-    const go = requireGo();
-    const root = cacheRoot();
-    fs.mkdirSync(root, { recursive: true });
-    const work = fs.mkdtempSync(path.join(root, '.build-toxiproxy-'));
-    const logFile = path.join(root, 'toxiproxy-build.log');
-    fs.writeFileSync(logFile, '');
-    try {
-      const started = Date.now();
-      log('toxiproxy: building with Go');
-      const code = await runToLog(go, ['install', '-trimpath', `github.com/Shopify/toxiproxy/v2/cmd/server@${TOXIPROXY_VERSION}`], {
-        cwd: work,
-        env: { ...process.env, CGO_ENABLED: '0', GOBIN: path.join(work, 'out') },
-        logFile,
-      });
-      const built = path.join(work, 'out', 'server');
-      if (code !== 0 || !fs.existsSync(built)) {
-        throw new Error(`Go build of Toxiproxy failed (exit ${code}); log ${logFile}:\n${tailOfFile(logFile)}`);
-      }
-      fs.rmSync(outDir, { recursive: true, force: true });
-      fs.mkdirSync(outDir, { recursive: true });
-      fs.renameSync(built, binary);
-      log(`toxiproxy: built in ${seconds(Date.now() - started)}`);
-    } finally {
-      fs.rmSync(work, { recursive: true, force: true });
-      building = undefined;
-    }
-    return binary;
-  })();
-  return building;
+  return goInstall('toxiproxy', `github.com/Shopify/toxiproxy/v2/cmd/server@${TOXIPROXY_VERSION}`, 'server', 'toxiproxy-server', `toxiproxy-${TOXIPROXY_VERSION}`, log);
 }
 
 export async function startToxiproxy(binary: string, dir: string, run: Run): Promise<Started<'toxiproxy'>> {

@@ -36,7 +36,7 @@ export const CONNECTOR_KINDS: LazyConnectorType[] = [
   new LazyConnectorType('solr', async () => (await import('../../../../libs/connector-solr/src')).SolrConnectorType),
   new LazyConnectorType('elasticsearch', async () => (await import('../../../../libs/connector-elasticsearch/src')).ElasticsearchConnectorType),
   new LazyConnectorType('mongodb', async () => (await import('../../../../libs/connector-mongodb/src')).MongoConnectorType),
-  new LazyConnectorType('s3', async () => (await import('@gateway/connector-s3')).S3ConnectorType),
+  new LazyConnectorType('s3', async () => (await import('../../../../libs/connector-s3/src')).S3ConnectorType),
   new LazyConnectorType('graph', async () => (await import('../../../../libs/connector-graph/src')).GraphConnectorType),
   new LazyConnectorType('sharepoint', async () => (await import('../../../../libs/connector-sharepoint/src')).SharePointConnectorType),
 ];
