@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { InvalidArgumentError } from '@gateway/connector-api';
+import { noteTransferred } from '@gateway/microsoft-client';
 
 /** Up to `size` bytes of the upload (a view of the reader's buffer, valid until the next chunk is asked for), and their length. */
 export interface Chunk {
@@ -58,6 +59,8 @@ export class ChunkReader {
       if (!piece) break;
       const n = Math.min(piece.length, size - length);
       piece.copy(this.buffer, length, 0, n);
+      // The piece is garbage once copied: counted, so the collections that free it come while the chunk fills.
+      noteTransferred(n);
       length += n;
       if (n < piece.length) this.carry = piece.subarray(n);
     }
