@@ -15,8 +15,8 @@ export interface TokenSource {
 }
 
 /**
- * A request body. Buffers (one, or a list sent one after the other: the pieces of an upload chunk as
- * they arrived, never copied together) and strings are replayable, so throttled or 401 answers can be retried;
+ * A request body. Buffers (one, or a list sent one after the other, never copied together; either
+ * written in WRITE_SLICE_BYTES slices) and strings are replayable, so throttled or 401 answers can be retried;
  * a stream factory is called once per attempt (it must give the same bytes each time). A bare
  * Readable is sent once: a retry is impossible after its bytes went out, so a throttling answer
  * to it surfaces as UpstreamThrottledError at once.
