@@ -162,9 +162,11 @@ describe('Graph connector against the Graph simulator', () => {
     await control.setFaults({ delay: { ms: 20, count: 40 } });
     await call(gw, jobId, 'start');
     // The throttled window: some calls in, the next eight answers are 429.
+    const deadline = Date.now() + 60_000;
     for (;;) {
       const seen = (await control.requests(mark)).requests.length;
       if (seen >= 30) break;
+      if (Date.now() > deadline) throw new Error(`the job made ${seen} calls to the simulator within 60 s`);
       await new Promise((r) => setTimeout(r, 20));
     }
     await control.setFaults({ throttle: { count: 8, status: 429, retryAfterSeconds: 1 } });

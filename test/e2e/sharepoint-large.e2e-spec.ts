@@ -9,18 +9,20 @@ import { ensureBuilt, spawnGateway, type GatewayProcess } from '../support/proce
 
 /**
  * A large upload and download through the SharePoint connector of a spawned (built) gateway, its
- * RSS sampled all along. The content streams both ways (one chunk buffer per upload, reused), so the
- * SharePoint transfer must cost no more memory than the same upload to the filesystem connector, measured
- * first in the same process, plus 64 MiB (the chunk and TLS buffers, and garbage not yet collected: with
- * 32 MiB the run failed once by 11 MB; a buffered transfer would add the whole 128 MiB). The absolute peak is printed: on
- * the shared test machine the built gateway idles near 160 MB and the filesystem upload alone already
- * peaks above 200 MB, so the issue's absolute 200 MB bound is reported, not asserted (see the report).
+ * RSS read from /proc/<gateway pid>/status every 50 ms all along. Asserted: the issue's bound, the
+ * gateway's RSS under 200 MB (decimal: 190.7 MiB) at every sample, through the upload and through the
+ * download, and the bytes back equal to the bytes sent. The same upload to the filesystem connector
+ * afterwards is printed as the reference of what the gateway itself costs on this machine (afterwards,
+ * so that its garbage is not counted in the SharePoint figures, as in graph-large). Content streams
+ * both ways (an upload chunk is the client's own pieces, held until SharePoint took it), so the peak
+ * does not grow with the size; a buffered transfer would add the whole document.
  * Size: GATEWAY_TEST_SHAREPOINT_LARGE_BYTES, default 128 MiB so the file stays within a minute in CI;
  * the issue's 1 GiB run is
  *   GATEWAY_TEST_SHAREPOINT_LARGE_BYTES=1073741824 npx jest --config jest.config.js --selectProjects e2e --runInBand test/e2e/sharepoint-large
  */
 const SIZE = Number(process.env.GATEWAY_TEST_SHAREPOINT_LARGE_BYTES || 128 * 1024 * 1024);
-const OVER_FILESYSTEM = 64 * 1024 * 1024;
+/** The issue's bound: 200 MB. */
+const RSS_LIMIT = 200_000_000;
 const ADMIN = 'Basic ' + Buffer.from('admin:admin-large-pw-1').toString('base64');
 
 function rssOf(pid: number): number {
@@ -94,13 +96,13 @@ describe(`SharePoint connector: ${SIZE} bytes up and down in flat memory`, () =>
     return typeof root.results === 'string' ? root.results : ((root.results as { id?: string; folderId?: string }).id ?? (root.results as { folderId: string }).folderId);
   }
 
-  it('streams the upload and the download', async () => {
-    // The same upload to the filesystem connector first: what the gateway itself costs on this machine.
-    await uploadTo('fs', await rootOf('fs'), createHash('sha256'));
-    const filesystemPeak = peak;
+  it('streams the upload and the download with the gateway under 200 MB RSS', async () => {
+    const startRss = rssOf(gw.child.pid!);
+    peak = 0;
     const sent = createHash('sha256');
     const id = await uploadTo('sp', await rootOf('sp'), sent);
-    const uploadPeak = peak;
+    const uploadPeak = Math.max(peak, rssOf(gw.child.pid!));
+    peak = 0;
 
     const got = createHash('sha256');
     let bytes = 0;
@@ -117,10 +119,20 @@ describe(`SharePoint connector: ${SIZE} bytes up and down in flat memory`, () =>
         })
         .on('error', reject);
     });
+    const downloadPeak = Math.max(peak, rssOf(gw.child.pid!));
+    // Then the same upload to the filesystem connector, for reference: what the gateway itself costs on this
+    // machine (after the SharePoint transfers, so that its garbage is not in their figures).
+    peak = 0;
+    await uploadTo('fs', await rootOf('fs'), createHash('sha256'));
+    const filesystemPeak = Math.max(peak, rssOf(gw.child.pid!));
+    const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+    process.stderr.write(
+      `[sharepoint-large] ${SIZE} bytes: RSS at start ${mib(startRss)}; peak SharePoint upload ${mib(uploadPeak)}, download ${mib(downloadPeak)} (limit ${mib(RSS_LIMIT)}); then the filesystem upload ${mib(filesystemPeak)}\n`,
+    );
     expect(bytes).toBe(SIZE);
     expect(got.digest('hex')).toBe(sent.digest('hex'));
-    process.stderr.write(`[sharepoint-large] ${SIZE} bytes: peak RSS after the filesystem upload ${(filesystemPeak / 1048576).toFixed(1)} MiB; SharePoint upload ${(uploadPeak / 1048576).toFixed(1)} MiB, overall ${(peak / 1048576).toFixed(1)} MiB\n`);
     expect(filesystemPeak).toBeGreaterThan(0);
-    expect(peak).toBeLessThan(filesystemPeak + OVER_FILESYSTEM);
+    expect(uploadPeak).toBeLessThan(RSS_LIMIT);
+    expect(downloadPeak).toBeLessThan(RSS_LIMIT);
   }, 600_000);
 });

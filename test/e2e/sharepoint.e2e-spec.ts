@@ -188,10 +188,12 @@ describe('SharePoint connector end to end (SharePoint simulator)', () => {
     const jobId = await defineJob(gw, jobBody('fs-to-sp', { source: { connectorId: 'src', folderPath: '/to-sp' }, target: { connectorId: 'sp', folderPath: target } }));
     const mark = await control.mark();
     await call(gw, jobId, 'start');
-    // The window opens once the job is under way.
+    // The window opens once the job is under way (a job that stalls or fails first fails the test here, not at jest's time-out).
+    const deadline = Date.now() + 60_000;
     for (;;) {
       const { requests } = await control.requests(mark);
       if (requests.filter((r) => /AddUsingPath/i.test(r.path)).length >= 20) break;
+      if (Date.now() > deadline) throw new Error(`the job uploaded ${requests.filter((r) => /AddUsingPath/i.test(r.path)).length} of 100 documents within 60 s`);
       await new Promise((r) => setTimeout(r, 50));
     }
     await control.setFaults({ throttle: { count: 6, status: 429, retryAfterSeconds: 1, pathContains: '/_api/' } });

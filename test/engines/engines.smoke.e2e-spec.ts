@@ -9,6 +9,7 @@ import { Client } from 'pg';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getEngine, hasEngine, httpRequest, type EngineName } from './index';
 import { GraphSetup } from '../contract/fixtures/graph-engine';
+import { SharePointSetup } from '../contract/fixtures/sharepoint-engine';
 import { toxiproxyClient } from './toxiproxy';
 
 // An engine left out on purpose gets no test at all (rather than a skipped one); npm test starts all.
@@ -187,6 +188,34 @@ describe('real engines (smoke)', () => {
     const redirect = await setup.call('GET', `/items/${id}/content`);
     expect(redirect.status).toBe(302);
     expect(String(redirect.headers.location)).toMatch(/^https:\/\/localhost:\d+\//);
+  });
+  withEngine('sharepoint')('SharePoint simulator: an app-only token, a file uploaded to the library, its bytes read back through the REST API', async () => {
+    const info = getEngine('sharepoint');
+    // SharePointSetup gets its token with MSAL (certificate, client credentials) from the simulator's identity provider.
+    const setup = new SharePointSetup(info);
+    try {
+      const content = Buffer.from(`hello from the gateway ${unique()}\n`);
+      const name = `smoke-${unique()}.txt`;
+      const folder = `${new URL(info.siteUrl).pathname}/Shared Documents`;
+      const literal = (v: string) => encodeURIComponent(`'${v.replace(/'/g, "''")}'`);
+      const added = await setup.http.json<{ UniqueId: string; Name: string; Length: string | number }>({
+        method: 'POST',
+        url: `${setup.api}/web/GetFolderByServerRelativePath(decodedurl=@f)/Files/AddUsingPath(decodedurl=@n,overwrite=false)?@f=${literal(folder)}&@n=${literal(name)}`,
+        headers: { accept: 'application/json;odata=nometadata' },
+        body: content,
+      });
+      expect(added.data).toMatchObject({ Name: name });
+      expect(Number(added.data.Length)).toBe(content.length);
+      const file = await setup.call('GET', `web/GetFileById('${added.data.UniqueId}')?$select=Name,ServerRelativeUrl`);
+      expect(file).toMatchObject({ Name: name, ServerRelativeUrl: `${folder}/${name}` });
+      const value = await setup.http.request({ method: 'GET', url: `${setup.api}/web/GetFileByServerRelativePath(decodedurl=@p)/$value?@p=${literal(`${folder}/${name}`)}` });
+      const chunks: Buffer[] = [];
+      for await (const chunk of value.body) chunks.push(chunk as Buffer);
+      expect(value.status).toBe(200);
+      expect(Buffer.concat(chunks).equals(content)).toBe(true);
+    } finally {
+      setup.close();
+    }
   });
   withEngine('tika')('Tika Server: an RTF document PUT to /tika comes back as plain text', async () => {
     const tika = getEngine('tika');

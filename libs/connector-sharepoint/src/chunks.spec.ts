@@ -11,7 +11,9 @@ describe('ChunkReader', () => {
     const reader = new ChunkReader(pieces(3, 5, 1, 7));
     const got: Array<[number[], boolean]> = [];
     for (;;) {
-      const { chunk, last } = await reader.next(4);
+      const { pieces, length, last } = await reader.next(4);
+      const chunk = Buffer.concat(pieces);
+      expect(chunk.length).toBe(length);
       got.push([[...chunk], last]);
       if (last) break;
     }
@@ -24,9 +26,22 @@ describe('ChunkReader', () => {
   });
 
   it('reports an empty stream as one empty last chunk, and a short one as last at once', async () => {
-    expect(await new ChunkReader(Readable.from([])).next(10)).toEqual({ chunk: Buffer.alloc(0), last: true });
+    expect(await new ChunkReader(Readable.from([])).next(10)).toEqual({ pieces: [], length: 0, last: true });
     const short = await new ChunkReader(pieces(3)).next(10);
-    expect({ bytes: [...short.chunk], last: short.last }).toEqual({ bytes: [0, 1, 2], last: true });
+    expect({ bytes: [...Buffer.concat(short.pieces)], length: short.length, last: short.last }).toEqual({ bytes: [0, 1, 2], length: 3, last: true });
+  });
+
+  it('copies every chunk into one buffer allocated once at the capacity asked for, letting the pieces go', async () => {
+    const reader = new ChunkReader(pieces(5, 9, 2), 8);
+    const first = await reader.next(5);
+    const second = await reader.next(8);
+    const third = await reader.next(8);
+    expect([first.length, second.length, third.length, third.last]).toEqual([5, 8, 3, true]);
+    // The same memory each time: the first (smaller) read did not leave a buffer of its own behind.
+    expect(second.pieces[0].buffer).toBe(first.pieces[0].buffer);
+    expect(third.pieces[0].buffer).toBe(first.pieces[0].buffer);
+    expect(first.pieces[0].buffer.byteLength).toBe(8);
+    expect([...third.pieces[0]]).toEqual([13, 14, 15]);
   });
 
   it('turns a failing client stream into a 400 on content', async () => {

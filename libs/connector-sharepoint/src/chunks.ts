@@ -1,10 +1,23 @@
 import type { Readable } from 'node:stream';
 import { InvalidArgumentError } from '@gateway/connector-api';
+import { noteTransferred } from '@gateway/microsoft-client';
+
+/** Up to `size` bytes of the upload (a view of the reader's buffer, valid until the next chunk is asked for), and their length. */
+export interface Chunk {
+  pieces: Buffer[];
+  length: number;
+  /** Nothing follows this chunk. */
+  last: boolean;
+}
 
 /**
- * Cuts an upload into chunks of a fixed size, copied into one buffer that is reused for every chunk:
- * memory stays flat whatever the file's size (no per-chunk allocations for the collector to catch up
- * with), and a chunk can be sent again when SharePoint throttles (a stream already sent could not).
+ * Cuts an upload into chunks of a fixed size, copied into one buffer that is allocated once, at the
+ * size of the largest chunk the upload will ask for (`capacity`: the first read of threshold + 1 bytes
+ * that decides between a simple and a chunked upload, and the chunks after it), and reused for every
+ * chunk. The stream's own pieces are let go as soon as they are copied, so they die young and the
+ * collections transfer-memory.ts asks for free them; a list of them held for a whole chunk (10 MiB)
+ * outlives those collections and lingers as old garbage until V8's next full collection (README:
+ * memory). A chunk can be sent again when SharePoint throttles (a stream already sent could not).
  * A chunk is valid until the next call to next(): the caller sends it, and waits for the answer,
  * before asking for the following one. A failure of the client's stream is the client's: 400 on content.
  */
@@ -15,7 +28,10 @@ export class ChunkReader {
   private carry?: Buffer;
   private done = false;
 
-  constructor(stream: Readable) {
+  constructor(
+    stream: Readable,
+    private readonly capacity = 0,
+  ) {
     this.iterator = (stream as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
   }
 
@@ -34,16 +50,18 @@ export class ChunkReader {
   }
 
   /** Up to `size` bytes; fewer only at the end. `last` is true once nothing follows. */
-  async next(size: number): Promise<{ chunk: Buffer; last: boolean }> {
-    if (!this.buffer || this.buffer.length < size) this.buffer = Buffer.allocUnsafe(size);
-    let filled = 0;
-    while (filled < size) {
+  async next(size: number): Promise<Chunk> {
+    if (!this.buffer || this.buffer.length < size) this.buffer = Buffer.allocUnsafeSlow(Math.max(size, this.capacity));
+    let length = 0;
+    while (length < size) {
       const piece = this.carry ?? (this.done ? undefined : await this.pull());
       this.carry = undefined;
       if (!piece) break;
-      const n = Math.min(piece.length, size - filled);
-      piece.copy(this.buffer, filled, 0, n);
-      filled += n;
+      const n = Math.min(piece.length, size - length);
+      piece.copy(this.buffer, length, 0, n);
+      // The piece is garbage once copied: counted, so the collections that free it come while the chunk fills.
+      noteTransferred(n);
+      length += n;
       if (n < piece.length) this.carry = piece.subarray(n);
     }
     // Whether this was the last chunk is only known after one more read when the stream ended on a boundary.
@@ -51,7 +69,7 @@ export class ChunkReader {
       const piece = await this.pull();
       if (piece && piece.length > 0) this.carry = piece;
     }
-    return { chunk: this.buffer.subarray(0, filled), last: this.done && !this.carry };
+    return { pieces: length > 0 ? [this.buffer.subarray(0, length)] : [], length, last: this.done && !this.carry };
   }
 
   async close(): Promise<void> {

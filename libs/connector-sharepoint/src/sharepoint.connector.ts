@@ -29,7 +29,7 @@ import {
   group,
 } from '@gateway/connector-api';
 import { ATTRIBUTION_FIELDS, drain, MicrosoftHttpClient, MsalTokenProvider, type MicrosoftRequest } from '@gateway/microsoft-client';
-import { ChunkReader } from './chunks';
+import { ChunkReader, type Chunk } from './chunks';
 import { decodeCursor, encodeCursor, fileId, folderId, parseId, skiptokenOf, versionId, type SpId } from './ids';
 import { expanded, literal, query, readCollection, readEntity, readPrimitive, str, type Json } from './odata';
 import type { SharePointParams } from './params';
@@ -476,7 +476,8 @@ export class SharePointConnector implements ContentConnector {
 
   /**
    * Sends content to a file: small (≤ chunkThresholdBytes) in one request, bigger through
-   * StartUpload/ContinueUpload/FinishUpload in chunkSizeBytes pieces, one held at a time. `create` makes
+   * StartUpload/ContinueUpload/FinishUpload in chunkSizeBytes chunks, one held at a time in the one
+   * buffer the reader allocates for the whole upload (README: memory). `create` makes
    * the file for a small upload; for a big one the file must exist before StartUpload, so it makes an
    * empty one first and removes it again if the upload fails.
    */
@@ -485,16 +486,16 @@ export class SharePointConnector implements ContentConnector {
     target: { create?: { folder: string; name: string }; uid?: string },
     id: string,
   ): Promise<string> {
-    const reader = new ChunkReader(content);
+    const reader = new ChunkReader(content, Math.max(this.params.chunkThresholdBytes + 1, this.params.chunkSizeBytes));
     try {
       const first = await reader.next(this.params.chunkThresholdBytes + 1);
-      if (first.last && first.chunk.length <= this.params.chunkThresholdBytes) {
+      if (first.last && first.length <= this.params.chunkThresholdBytes) {
         if (target.create) {
           const q = query({ '@f': literal(target.create.folder), '@n': literal(target.create.name) });
-          const created = readEntity(await this.post(`web/GetFolderByServerRelativePath(decodedurl=@f)/Files/AddUsingPath(decodedurl=@n,overwrite=false)${q}`, { body: first.chunk, errorContext: { id, parameter: 'folderId' } }));
+          const created = readEntity(await this.post(`web/GetFolderByServerRelativePath(decodedurl=@f)/Files/AddUsingPath(decodedurl=@n,overwrite=false)${q}`, { body: first.pieces, errorContext: { id, parameter: 'folderId' } }));
           return (str(created, 'UniqueId') ?? '').toLowerCase();
         }
-        await this.post(`web/GetFileById(${literal(target.uid!)})/$value`, { body: first.chunk, headers: { 'x-http-method': 'PUT' }, errorContext: { id } });
+        await this.post(`web/GetFileById(${literal(target.uid!)})/$value`, { body: first.pieces, headers: { 'x-http-method': 'PUT' }, errorContext: { id } });
         return target.uid!;
       }
       let uid = target.uid;
@@ -510,7 +511,7 @@ export class SharePointConnector implements ContentConnector {
       let started = false;
       try {
         // The first read took threshold+1 bytes; the rest goes in chunkSizeBytes pieces.
-        let pending: { chunk: Buffer; last: boolean } = first;
+        let pending: Chunk = first;
         let offset = 0;
         for (;;) {
           const op = !started ? (pending.last ? null : 'StartUpload') : pending.last ? 'FinishUpload' : 'ContinueUpload';
@@ -521,10 +522,10 @@ export class SharePointConnector implements ContentConnector {
             continue;
           }
           const path = op === 'StartUpload' ? `${file}/StartUpload(uploadId=guid'${uploadId}')` : `${file}/${op}(uploadId=guid'${uploadId}',fileOffset=${offset})`;
-          const answer = await this.post(path, { body: pending.chunk, errorContext: { id } });
+          const answer = await this.post(path, { body: pending.pieces, errorContext: { id } });
           started = true;
           if (op === 'FinishUpload') break;
-          offset = Number(readPrimitive(answer, op) ?? offset + pending.chunk.length);
+          offset = Number(readPrimitive(answer, op) ?? offset + pending.length);
           pending = await reader.next(this.params.chunkSizeBytes);
         }
       } catch (e) {

@@ -1,7 +1,10 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
+import { Agent, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
-import { MicrosoftHttpClient, readText, type TokenSource } from './https-client';
+import { MicrosoftHttpClient, readText, WRITE_SLICE_BYTES, type TokenSource } from './https-client';
+import { COLLECT_EVERY_BYTES, transferCollections } from './transfer-memory';
 
 /** A real local HTTP server whose answers each test scripts, and a record of what reached it. */
 class ScriptedServer {
@@ -129,5 +132,78 @@ describe('MicrosoftHttpClient', () => {
     srv.answers.push((_q, res) => res.writeHead(200, { 'content-length': '10' }).write('12345')); // never ends
     const res = await client({ idleTimeoutMs: 200 }).request({ method: 'GET', url: `${srv.url}/slow` });
     await expect(readText(res.body, 100)).rejects.toMatchObject({ kind: 'upstream_timeout' });
+  });
+
+  it('hands a Buffer body (one, or a list of pieces) to the socket in slices, each after the one before drained', async () => {
+    // A server that reads the body slowly, so the socket's buffer fills and drain matters.
+    const received: string[] = [];
+    const slow = createServer((req, res) => {
+      const hash = createHash('sha256');
+      req.on('data', (d: Buffer) => {
+        hash.update(d);
+        req.pause();
+        setImmediate(() => req.resume());
+      });
+      req.on('end', () => {
+        received.push(hash.digest('hex'));
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      });
+    });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    // Every write the client's socket is asked to do, and how much it held unsent at that moment.
+    const writes: { bytes: number; pending: number }[] = [];
+    const agent = new Agent({ keepAlive: false });
+    const create = agent.createConnection.bind(agent) as (...args: unknown[]) => Socket;
+    (agent as unknown as { createConnection: (...args: unknown[]) => Socket }).createConnection = (...args: unknown[]) => {
+      const socket = create(...args);
+      const write = socket.write.bind(socket) as (...a: unknown[]) => boolean;
+      (socket as unknown as { write: (...a: unknown[]) => boolean }).write = (chunk: unknown, ...rest: unknown[]) => {
+        if (typeof chunk !== 'string') writes.push({ bytes: (chunk as Buffer).length, pending: socket.writableLength });
+        return write(chunk, ...rest);
+      };
+      return socket;
+    };
+    const body = Buffer.alloc(24 * 1024 * 1024);
+    for (let i = 0; i < body.length; i += 4) body.writeUInt32LE((i * 2654435761) >>> 0, i);
+    const pieces = [body.subarray(0, 100), body.subarray(100, 5 * 1024 * 1024 + 7), body.subarray(5 * 1024 * 1024 + 7)];
+    const expected = createHash('sha256').update(body).digest('hex');
+    try {
+      const c = client({ agents: { http: agent, https: new HttpsAgent() } });
+      await c.json({ method: 'PUT', url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/one`, body });
+      await c.json({ method: 'PUT', url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/pieces`, body: pieces });
+    } finally {
+      await new Promise<void>((r) => slow.close(() => r()));
+    }
+    expect(received).toEqual([expected, expected]);
+    expect(writes.reduce((n, w) => n + w.bytes, 0)).toBe(2 * body.length);
+    expect(Math.max(...writes.map((w) => w.bytes))).toBeLessThanOrEqual(WRITE_SLICE_BYTES);
+    // Honouring drain: a slice is never queued behind another whole slice still unsent.
+    expect(Math.max(...writes.map((w) => w.pending))).toBeLessThan(WRITE_SLICE_BYTES);
+  });
+
+  it('counts content both ways, so a collection comes every COLLECT_EVERY_BYTES sent or received (README: memory)', async () => {
+    const size = 6 * COLLECT_EVERY_BYTES;
+    const big = Buffer.alloc(size, 7);
+    const sink = createServer((req, res) => {
+      if (req.method === 'GET') return void res.writeHead(200, { 'content-length': size }).end(big);
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/content`;
+    try {
+      const before = transferCollections();
+      await client().json({ method: 'PUT', url, body: big });
+      const afterUpload = transferCollections();
+      const res = await client().request({ method: 'GET', url });
+      let received = 0;
+      for await (const chunk of res.body) received += (chunk as Buffer).length;
+      expect(received).toBe(size);
+      // 6 × the interval each way (the counter carries what is left between calls over).
+      expect(afterUpload - before).toBeGreaterThanOrEqual(5);
+      expect(transferCollections() - afterUpload).toBeGreaterThanOrEqual(5);
+    } finally {
+      await new Promise<void>((r) => sink.close(() => r()));
+    }
   });
 });

@@ -6,6 +6,7 @@ import { GatewayError, UpstreamError, UpstreamTimeoutError, UpstreamUnavailableE
 import { createAgents } from './agent';
 import { DEFAULT_RETRY, decideThrottleRetry, isThrottle, retryAfterSeconds, type RetryOptions } from './retry';
 import { mapServiceError, parseServiceError, type ServiceErrorContext } from './service-errors';
+import { noteTransferred } from './transfer-memory';
 
 /** Where bearer tokens come from (MsalTokenProvider); invalidate() forces a fresh one after a 401. */
 export interface TokenSource {
@@ -14,12 +15,13 @@ export interface TokenSource {
 }
 
 /**
- * A request body. Buffers and strings are replayable, so throttled or 401 answers can be retried;
+ * A request body. Buffers (one, or a list sent one after the other, never copied together; either
+ * written in WRITE_SLICE_BYTES slices) and strings are replayable, so throttled or 401 answers can be retried;
  * a stream factory is called once per attempt (it must give the same bytes each time). A bare
  * Readable is sent once: a retry is impossible after its bytes went out, so a throttling answer
  * to it surfaces as UpstreamThrottledError at once.
  */
-export type RequestBody = Buffer | string | Readable | (() => Readable);
+export type RequestBody = Buffer | Buffer[] | string | Readable | (() => Readable);
 
 export interface MicrosoftRequest {
   method: string;
@@ -63,6 +65,12 @@ export interface MicrosoftHttpClientOptions {
 /** Metadata answers are small; anything bigger is not an answer we understand. */
 const MAX_JSON_BYTES = 32 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
+/**
+ * Buffer bodies are handed to the socket this much at a time, the next slice only after `drain`. One
+ * write of a whole upload chunk (10 MiB) would have TLS encrypt all of it at once into memory of its
+ * own, held until the network took it: a second copy of every chunk (README: memory).
+ */
+export const WRITE_SLICE_BYTES = 256 * 1024;
 
 /**
  * The HTTPS client of the Microsoft connectors, on node:https rather than fetch: bodies stream both
@@ -153,6 +161,7 @@ export class MicrosoftHttpClient {
     const isHttps = url.protocol === 'https:';
     const body = typeof req.body === 'function' ? req.body() : req.body;
     if (typeof body === 'string' || Buffer.isBuffer(body)) headers['content-length'] = Buffer.byteLength(body);
+    else if (Array.isArray(body)) headers['content-length'] = body.reduce((n, b) => n + b.length, 0);
     else if (body === undefined && ['POST', 'PUT', 'PATCH', 'MERGE'].includes(req.method.toUpperCase())) headers['content-length'] = 0;
     return new Promise<MicrosoftResponse>((resolve, reject) => {
       let settled = false;
@@ -167,6 +176,7 @@ export class MicrosoftHttpClient {
         (res) => {
           settled = true;
           incoming = res;
+          meterBody(res);
           resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res });
         },
       );
@@ -188,9 +198,11 @@ export class MicrosoftHttpClient {
       });
       outgoing.on('error', fail);
       if (body === undefined) outgoing.end();
-      else if (typeof body === 'string' || Buffer.isBuffer(body)) outgoing.end(body);
+      else if (typeof body === 'string') outgoing.end(body);
+      else if (Buffer.isBuffer(body) || Array.isArray(body)) writeInSlices(outgoing, Buffer.isBuffer(body) ? [body] : body);
       else {
         body.on('error', (e) => outgoing.destroy(e));
+        body.on('data', (chunk: Buffer) => noteTransferred(chunk.length));
         body.pipe(outgoing);
       }
     });
@@ -205,7 +217,42 @@ export class MicrosoftHttpClient {
 }
 
 function isOneShot(body: RequestBody | undefined): boolean {
-  return body !== undefined && typeof body !== 'function' && typeof body !== 'string' && !Buffer.isBuffer(body);
+  return body !== undefined && typeof body !== 'function' && typeof body !== 'string' && !Buffer.isBuffer(body) && !Array.isArray(body);
+}
+
+/**
+ * Counts an answer's body as the HTTP parser hands it over (transfer-memory.ts), without a stream
+ * in between: a listener would start the flow before the caller reads, a Transform costs a hop per chunk.
+ */
+function meterBody(res: http.IncomingMessage): void {
+  const push = res.push;
+  res.push = function (this: http.IncomingMessage, chunk: unknown, encoding?: BufferEncoding): boolean {
+    if (chunk) noteTransferred((chunk as Buffer).length);
+    return push.call(this, chunk, encoding);
+  };
+}
+
+/** Writes the buffers in slices of at most WRITE_SLICE_BYTES, each after the socket drained the one before, then ends. */
+function writeInSlices(outgoing: http.ClientRequest, buffers: Buffer[]): void {
+  let index = 0;
+  let offset = 0;
+  const more = (): void => {
+    while (index < buffers.length) {
+      if (outgoing.destroyed) return;
+      const buffer = buffers[index];
+      const end = Math.min(offset + WRITE_SLICE_BYTES, buffer.length);
+      const slice = buffer.subarray(offset, end);
+      offset = end;
+      if (offset >= buffer.length) {
+        index++;
+        offset = 0;
+      }
+      noteTransferred(slice.length);
+      if (slice.length > 0 && !outgoing.write(slice)) return void outgoing.once('drain', more);
+    }
+    outgoing.end();
+  };
+  more();
 }
 
 /** Reads a small answer (metadata, error bodies) whole; refuses more than `limit` bytes. */
