@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Client } from 'pg';
+import { createTestDatabaseUrl, dropTestDatabase } from '../support/database';
 import { ENGINES_FILE_ENV, readEngines, startEngines, type EngineInfoMap, type EngineName } from '../engines';
 import { toxiproxyClient, type ToxiProxy } from '../engines/toxiproxy';
 import { CmisSetup } from '../contract/fixtures/cmis-engine';
@@ -51,7 +51,7 @@ describe('Engine faults through Toxiproxy', () => {
   let engines: Engines;
   let gw: TestGateway;
   let configDir: string;
-  let databaseName: string;
+  let databaseUrl: string | undefined;
   const proxies: Record<string, ToxiProxy> = {};
   const search: Record<string, SearchEnvironment> = {};
   const unhandled: unknown[] = [];
@@ -90,19 +90,14 @@ describe('Engine faults through Toxiproxy', () => {
     fs.writeFileSync(path.join(configDir, 'gateway.yaml'), `connectors:\n${connectors.map((c) => `  - ${JSON.stringify(c)}`).join('\n')}\n`);
 
     // The gateway's own database on the harness's PostgreSQL, reached through its proxy.
-    databaseName = `gw_faults_${suffix}`;
-    const admin = new Client({ connectionString: engines.postgres.url });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${databaseName}`);
-    await admin.end();
-    const databaseUrl = new URL(engines.postgres.url);
-    databaseUrl.port = String(proxies.postgres.port);
-    databaseUrl.pathname = `/${databaseName}`;
+    databaseUrl = await createTestDatabaseUrl(engines.postgres.url);
+    const throughProxy = new URL(databaseUrl!);
+    throughProxy.port = String(proxies.postgres.port);
 
     gw = await startGateway({
       env: {
         GATEWAY_CONFIG: path.join(configDir, 'gateway.yaml'),
-        DATABASE_URL: databaseUrl.toString(),
+        DATABASE_URL: throughProxy.toString(),
         DATABASE_CONNECT_TIMEOUT_MS: String(TIMEOUT_MS),
         DATABASE_QUERY_TIMEOUT_MS: String(TIMEOUT_MS * 2),
         REDIS_URL: `redis://127.0.0.1:${proxies.redis.port}`,
@@ -153,11 +148,7 @@ describe('Engine faults through Toxiproxy', () => {
       for (const env of Object.values(search)) await env.teardown().catch(() => undefined);
     });
     await step('database', async () => {
-      if (!databaseName) return;
-      const admin = new Client({ connectionString: engines.postgres.url });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
-      await admin.end();
+      if (databaseUrl) await dropTestDatabase(databaseUrl, engines.postgres.url);
     });
     await step('engines', async () => release?.());
     if (configDir) fs.rmSync(configDir, { recursive: true, force: true });
@@ -356,7 +347,7 @@ describe('Redis pub/sub across two nodes: resync after B was cut from Redis', ()
   let release: () => Promise<void> = async () => undefined;
   let engines: Pick<Engines, 'postgres' | 'redis' | 'toxiproxy'>;
   let redisProxy: ToxiProxy | undefined;
-  let databaseName: string | undefined;
+  let databaseUrl: string | undefined;
   const nodes: TestGateway[] = [];
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
@@ -366,15 +357,9 @@ describe('Redis pub/sub across two nodes: resync after B was cut from Redis', ()
     ({ engines, release } = await useEngines(['postgres', 'redis', 'toxiproxy']));
     const suffix = randomBytes(3).toString('hex');
     redisProxy = await toxiproxyClient(engines.toxiproxy).createProxy(`faults-pubsub-redis-${suffix}`, `127.0.0.1:${engines.redis.port}`);
-    databaseName = `gw_faults_pubsub_${suffix}`;
-    const admin = new Client({ connectionString: engines.postgres.url });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${databaseName}`);
-    await admin.end();
-    const databaseUrl = new URL(engines.postgres.url);
-    databaseUrl.pathname = `/${databaseName}`;
+    databaseUrl = await createTestDatabaseUrl(engines.postgres.url);
     // One DATABASE_URL string for both: the Redis namespace (keys, event channel) is derived from it.
-    const common = { DATABASE_URL: databaseUrl.toString(), GATEWAY_AUTH_CACHE_SECONDS: '3600' };
+    const common = { DATABASE_URL: databaseUrl!, GATEWAY_AUTH_CACHE_SECONDS: '3600' };
     // A migrates the database; B then starts on it.
     nodes.push(await startGateway({ env: { ...common, GATEWAY_NODE_ID: 'node-a', REDIS_URL: engines.redis.url } }));
     nodes.push(await startGateway({ env: { ...common, GATEWAY_NODE_ID: 'node-b', REDIS_URL: `redis://127.0.0.1:${redisProxy.port}` } }));
@@ -385,12 +370,7 @@ describe('Redis pub/sub across two nodes: resync after B was cut from Redis', ()
     await redisProxy?.reset().catch(() => undefined);
     for (const node of nodes) await node.close().catch(() => undefined);
     await redisProxy?.delete().catch(() => undefined);
-    if (databaseName) {
-      const admin = new Client({ connectionString: engines.postgres.url });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
-      await admin.end();
-    }
+    if (databaseUrl) await dropTestDatabase(databaseUrl, engines.postgres.url);
     await release();
     expect(unhandled).toEqual([]);
   }, 120_000);
