@@ -10,7 +10,6 @@ const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '../..');
 const MAIN_JS = path.join(ROOT, 'dist/apps/api/src/main.js');
-const { startArgs } = require('../../scripts/start-args');
 
 function ensureBuilt() {
   execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-if-needed.js')], { cwd: ROOT, stdio: 'inherit' });
@@ -52,13 +51,11 @@ async function startGateway(env = {}) {
   ensureBuilt();
   const port = await freePort();
   const dataDir = env.GATEWAY_DATA_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
-  // BENCH_GATEWAY_NODE_ARGS, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof': to profile the gateway under a benchmark,
-  // added to npm start's own (BENCH_GATEWAY_PLAIN_NODE=1 leaves those out, to weigh them).
+  // BENCH_GATEWAY_NODE_ARGS, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof': to profile the gateway under a benchmark.
   const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS || '').split(' ').filter(Boolean);
-  const start = process.env.BENCH_GATEWAY_PLAIN_NODE === '1' ? [MAIN_JS] : startArgs();
   // BENCH_GATEWAY_ENV, e.g. 'GATEWAY_JOB_CONCURRENCY=32 UV_THREADPOOL_SIZE=2': settings to weigh under a benchmark.
   const extraEnv = Object.fromEntries((process.env.BENCH_GATEWAY_ENV || '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
-  const child = spawn(process.execPath, [...nodeArgs, ...start], {
+  const child = spawn(process.execPath, [...nodeArgs, MAIN_JS], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

@@ -4,9 +4,6 @@ import * as path from 'node:path';
 
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 export const MAIN_JS = path.join(REPO_ROOT, 'dist/apps/api/src/main.js');
-/** `npm start`'s node arguments (its V8 settings, then MAIN_JS). */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-export const START_ARGS: string[] = (require('../../scripts/start-args.js') as { startArgs: () => string[] }).startArgs();
 
 /** Builds dist/ when it is missing or older than the sources (what `npm start` does). */
 export function ensureBuilt(): void {
@@ -34,12 +31,12 @@ export interface GatewayProcess {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
-/** Runs the built gateway as a user would (`npm start`'s node arguments), waiting until /api/health answers. */
+/** Runs the built gateway as a user would (`node dist/.../main.js`), waiting until /api/health answers. */
 export async function spawnGateway(env: Record<string, string>, options: { waitReady?: boolean; readyTimeoutMs?: number } = {}): Promise<GatewayProcess> {
   const port = Number(env.PORT ?? (await freePort()));
   let out = '';
   let err = '';
-  const child = spawn(process.execPath, START_ARGS, {
+  const child = spawn(process.execPath, [MAIN_JS], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -32,7 +32,7 @@ import {
   sliceBytes,
   group,
 } from '@gateway/connector-api';
-import { ATTRIBUTION_FIELDS, MicrosoftHttpClient, MsalTokenProvider, createAgents, drain, type MicrosoftRequest } from '@gateway/microsoft-client';
+import { ATTRIBUTION_FIELDS, MicrosoftHttpClient, MsalTokenProvider, createAgents, drain, noteTransferred, type MicrosoftRequest } from '@gateway/microsoft-client';
 import type { GraphParams } from './params';
 
 /** The acting gateway user's fields (shared with the SharePoint connector). */
@@ -404,7 +404,11 @@ export class GraphConnector implements ContentConnector {
       let total = size;
       // The rest of the iterator the head was read from (the stream itself is already being iterated).
       const rest = Readable.from({ [Symbol.asyncIterator]: () => iterator }, { objectMode: false });
-      rest.on('data', (c: Buffer) => (total += c.length));
+      rest.on('data', (c: Buffer) => {
+        total += c.length;
+        // The client's pieces die once written: counted, so the collections that free them come (transfer-memory.ts).
+        noteTransferred(c.length);
+      });
       await pipeline(rest, out);
       return { file, size: total };
     } catch (e) {

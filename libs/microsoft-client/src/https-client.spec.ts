@@ -4,6 +4,7 @@ import { Agent as HttpsAgent } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { MicrosoftHttpClient, readText, WRITE_SLICE_BYTES, type TokenSource } from './https-client';
+import { COLLECT_EVERY_BYTES, transferCollections } from './transfer-memory';
 
 /** A real local HTTP server whose answers each test scripts, and a record of what reached it. */
 class ScriptedServer {
@@ -180,4 +181,29 @@ describe('MicrosoftHttpClient', () => {
     expect(Math.max(...writes.map((w) => w.pending))).toBeLessThan(WRITE_SLICE_BYTES);
   });
 
+  it('counts content both ways, so a collection comes every COLLECT_EVERY_BYTES sent or received (README: memory)', async () => {
+    const size = 6 * COLLECT_EVERY_BYTES;
+    const big = Buffer.alloc(size, 7);
+    const sink = createServer((req, res) => {
+      if (req.method === 'GET') return void res.writeHead(200, { 'content-length': size }).end(big);
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/content`;
+    try {
+      const before = transferCollections();
+      await client().json({ method: 'PUT', url, body: big });
+      const afterUpload = transferCollections();
+      const res = await client().request({ method: 'GET', url });
+      let received = 0;
+      for await (const chunk of res.body) received += (chunk as Buffer).length;
+      expect(received).toBe(size);
+      // 6 × the interval each way (the counter carries what is left between calls over).
+      expect(afterUpload - before).toBeGreaterThanOrEqual(5);
+      expect(transferCollections() - afterUpload).toBeGreaterThanOrEqual(5);
+    } finally {
+      await new Promise<void>((r) => sink.close(() => r()));
+    }
+  });
 });

@@ -6,6 +6,7 @@ import { GatewayError, UpstreamError, UpstreamTimeoutError, UpstreamUnavailableE
 import { createAgents } from './agent';
 import { DEFAULT_RETRY, decideThrottleRetry, isThrottle, retryAfterSeconds, type RetryOptions } from './retry';
 import { mapServiceError, parseServiceError, type ServiceErrorContext } from './service-errors';
+import { noteTransferred } from './transfer-memory';
 
 /** Where bearer tokens come from (MsalTokenProvider); invalidate() forces a fresh one after a 401. */
 export interface TokenSource {
@@ -175,6 +176,7 @@ export class MicrosoftHttpClient {
         (res) => {
           settled = true;
           incoming = res;
+          meterBody(res);
           resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res });
         },
       );
@@ -200,6 +202,7 @@ export class MicrosoftHttpClient {
       else if (Buffer.isBuffer(body) || Array.isArray(body)) writeInSlices(outgoing, Buffer.isBuffer(body) ? [body] : body);
       else {
         body.on('error', (e) => outgoing.destroy(e));
+        body.on('data', (chunk: Buffer) => noteTransferred(chunk.length));
         body.pipe(outgoing);
       }
     });
@@ -217,6 +220,18 @@ function isOneShot(body: RequestBody | undefined): boolean {
   return body !== undefined && typeof body !== 'function' && typeof body !== 'string' && !Buffer.isBuffer(body) && !Array.isArray(body);
 }
 
+/**
+ * Counts an answer's body as the HTTP parser hands it over (transfer-memory.ts), without a stream
+ * in between: a listener would start the flow before the caller reads, a Transform costs a hop per chunk.
+ */
+function meterBody(res: http.IncomingMessage): void {
+  const push = res.push;
+  res.push = function (this: http.IncomingMessage, chunk: unknown, encoding?: BufferEncoding): boolean {
+    if (chunk) noteTransferred((chunk as Buffer).length);
+    return push.call(this, chunk, encoding);
+  };
+}
+
 /** Writes the buffers in slices of at most WRITE_SLICE_BYTES, each after the socket drained the one before, then ends. */
 function writeInSlices(outgoing: http.ClientRequest, buffers: Buffer[]): void {
   let index = 0;
@@ -232,6 +247,7 @@ function writeInSlices(outgoing: http.ClientRequest, buffers: Buffer[]): void {
         index++;
         offset = 0;
       }
+      noteTransferred(slice.length);
       if (slice.length > 0 && !outgoing.write(slice)) return void outgoing.once('drain', more);
     }
     outgoing.end();
