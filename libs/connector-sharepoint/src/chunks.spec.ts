@@ -11,9 +11,7 @@ describe('ChunkReader', () => {
     const reader = new ChunkReader(pieces(3, 5, 1, 7));
     const got: Array<[number[], boolean]> = [];
     for (;;) {
-      const { pieces, length, last } = await reader.next(4);
-      const chunk = Buffer.concat(pieces);
-      expect(chunk.length).toBe(length);
+      const { chunk, last } = await reader.next(4);
       got.push([[...chunk], last]);
       if (last) break;
     }
@@ -26,9 +24,10 @@ describe('ChunkReader', () => {
   });
 
   it('reports an empty stream as one empty last chunk, and a short one as last at once', async () => {
-    expect(await new ChunkReader(Readable.from([])).next(10)).toEqual({ pieces: [], length: 0, last: true });
+    const empty = await new ChunkReader(Readable.from([])).next(10);
+    expect({ length: empty.chunk.length, last: empty.last }).toEqual({ length: 0, last: true });
     const short = await new ChunkReader(pieces(3)).next(10);
-    expect({ bytes: [...Buffer.concat(short.pieces)], length: short.length, last: short.last }).toEqual({ bytes: [0, 1, 2], length: 3, last: true });
+    expect({ bytes: [...short.chunk], length: short.chunk.length, last: short.last }).toEqual({ bytes: [0, 1, 2], length: 3, last: true });
   });
 
   it('copies every chunk into one buffer allocated once at the capacity asked for, letting the pieces go', async () => {
@@ -36,12 +35,12 @@ describe('ChunkReader', () => {
     const first = await reader.next(5);
     const second = await reader.next(8);
     const third = await reader.next(8);
-    expect([first.length, second.length, third.length, third.last]).toEqual([5, 8, 3, true]);
+    expect([first.chunk.length, second.chunk.length, third.chunk.length, third.last]).toEqual([5, 8, 3, true]);
     // The same memory each time: the first (smaller) read did not leave a buffer of its own behind.
-    expect(second.pieces[0].buffer).toBe(first.pieces[0].buffer);
-    expect(third.pieces[0].buffer).toBe(first.pieces[0].buffer);
-    expect(first.pieces[0].buffer.byteLength).toBe(8);
-    expect([...third.pieces[0]]).toEqual([13, 14, 15]);
+    expect(second.chunk.buffer).toBe(first.chunk.buffer);
+    expect(third.chunk.buffer).toBe(first.chunk.buffer);
+    expect(first.chunk.buffer.byteLength).toBe(8);
+    expect([...third.chunk]).toEqual([13, 14, 15]);
   });
 
   it('turns a failing client stream into a 400 on content', async () => {

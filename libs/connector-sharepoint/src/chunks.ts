@@ -2,10 +2,9 @@ import type { Readable } from 'node:stream';
 import { InvalidArgumentError } from '@gateway/connector-api';
 import { noteTransferred } from '@gateway/microsoft-client';
 
-/** Up to `size` bytes of the upload (a view of the reader's buffer, valid until the next chunk is asked for), and their length. */
+/** Up to `size` bytes of the upload: a view of the reader's buffer, valid until the next chunk is asked for. */
 export interface Chunk {
-  pieces: Buffer[];
-  length: number;
+  chunk: Buffer;
   /** Nothing follows this chunk. */
   last: boolean;
 }
@@ -69,7 +68,7 @@ export class ChunkReader {
       const piece = await this.pull();
       if (piece && piece.length > 0) this.carry = piece;
     }
-    return { pieces: length > 0 ? [this.buffer.subarray(0, length)] : [], length, last: this.done && !this.carry };
+    return { chunk: this.buffer.subarray(0, length), last: this.done && !this.carry };
   }
 
   async close(): Promise<void> {

@@ -489,13 +489,13 @@ export class SharePointConnector implements ContentConnector {
     const reader = new ChunkReader(content, Math.max(this.params.chunkThresholdBytes + 1, this.params.chunkSizeBytes));
     try {
       const first = await reader.next(this.params.chunkThresholdBytes + 1);
-      if (first.last && first.length <= this.params.chunkThresholdBytes) {
+      if (first.last && first.chunk.length <= this.params.chunkThresholdBytes) {
         if (target.create) {
           const q = query({ '@f': literal(target.create.folder), '@n': literal(target.create.name) });
-          const created = readEntity(await this.post(`web/GetFolderByServerRelativePath(decodedurl=@f)/Files/AddUsingPath(decodedurl=@n,overwrite=false)${q}`, { body: first.pieces, errorContext: { id, parameter: 'folderId' } }));
+          const created = readEntity(await this.post(`web/GetFolderByServerRelativePath(decodedurl=@f)/Files/AddUsingPath(decodedurl=@n,overwrite=false)${q}`, { body: first.chunk, errorContext: { id, parameter: 'folderId' } }));
           return (str(created, 'UniqueId') ?? '').toLowerCase();
         }
-        await this.post(`web/GetFileById(${literal(target.uid!)})/$value`, { body: first.pieces, headers: { 'x-http-method': 'PUT' }, errorContext: { id } });
+        await this.post(`web/GetFileById(${literal(target.uid!)})/$value`, { body: first.chunk, headers: { 'x-http-method': 'PUT' }, errorContext: { id } });
         return target.uid!;
       }
       let uid = target.uid;
@@ -522,10 +522,10 @@ export class SharePointConnector implements ContentConnector {
             continue;
           }
           const path = op === 'StartUpload' ? `${file}/StartUpload(uploadId=guid'${uploadId}')` : `${file}/${op}(uploadId=guid'${uploadId}',fileOffset=${offset})`;
-          const answer = await this.post(path, { body: pending.pieces, errorContext: { id } });
+          const answer = await this.post(path, { body: pending.chunk, errorContext: { id } });
           started = true;
           if (op === 'FinishUpload') break;
-          offset = Number(readPrimitive(answer, op) ?? offset + pending.length);
+          offset = Number(readPrimitive(answer, op) ?? offset + pending.chunk.length);
           pending = await reader.next(this.params.chunkSizeBytes);
         }
       } catch (e) {

@@ -15,13 +15,12 @@ export interface TokenSource {
 }
 
 /**
- * A request body. Buffers (one, or a list sent one after the other, never copied together; either
- * written in WRITE_SLICE_BYTES slices) and strings are replayable, so throttled or 401 answers can be retried;
+ * A request body. Buffers (written in WRITE_SLICE_BYTES slices) and strings are replayable, so throttled or 401 answers can be retried;
  * a stream factory is called once per attempt (it must give the same bytes each time). A bare
  * Readable is sent once: a retry is impossible after its bytes went out, so a throttling answer
  * to it surfaces as UpstreamThrottledError at once.
  */
-export type RequestBody = Buffer | Buffer[] | string | Readable | (() => Readable);
+export type RequestBody = Buffer | string | Readable | (() => Readable);
 
 export interface MicrosoftRequest {
   method: string;
@@ -161,7 +160,6 @@ export class MicrosoftHttpClient {
     const isHttps = url.protocol === 'https:';
     const body = typeof req.body === 'function' ? req.body() : req.body;
     if (typeof body === 'string' || Buffer.isBuffer(body)) headers['content-length'] = Buffer.byteLength(body);
-    else if (Array.isArray(body)) headers['content-length'] = body.reduce((n, b) => n + b.length, 0);
     else if (body === undefined && ['POST', 'PUT', 'PATCH', 'MERGE'].includes(req.method.toUpperCase())) headers['content-length'] = 0;
     return new Promise<MicrosoftResponse>((resolve, reject) => {
       let settled = false;
@@ -199,7 +197,7 @@ export class MicrosoftHttpClient {
       outgoing.on('error', fail);
       if (body === undefined) outgoing.end();
       else if (typeof body === 'string') outgoing.end(body);
-      else if (Buffer.isBuffer(body) || Array.isArray(body)) writeInSlices(outgoing, Buffer.isBuffer(body) ? [body] : body);
+      else if (Buffer.isBuffer(body)) writeInSlices(outgoing, body);
       else {
         body.on('error', (e) => outgoing.destroy(e));
         body.on('data', (chunk: Buffer) => noteTransferred(chunk.length));
@@ -217,7 +215,7 @@ export class MicrosoftHttpClient {
 }
 
 function isOneShot(body: RequestBody | undefined): boolean {
-  return body !== undefined && typeof body !== 'function' && typeof body !== 'string' && !Buffer.isBuffer(body) && !Array.isArray(body);
+  return body !== undefined && typeof body !== 'function' && typeof body !== 'string' && !Buffer.isBuffer(body);
 }
 
 /**
@@ -232,23 +230,16 @@ function meterBody(res: http.IncomingMessage): void {
   };
 }
 
-/** Writes the buffers in slices of at most WRITE_SLICE_BYTES, each after the socket drained the one before, then ends. */
-function writeInSlices(outgoing: http.ClientRequest, buffers: Buffer[]): void {
-  let index = 0;
+/** Writes the buffer in slices of at most WRITE_SLICE_BYTES, each after the socket drained the one before, then ends. */
+function writeInSlices(outgoing: http.ClientRequest, buffer: Buffer): void {
   let offset = 0;
   const more = (): void => {
-    while (index < buffers.length) {
+    while (offset < buffer.length) {
       if (outgoing.destroyed) return;
-      const buffer = buffers[index];
-      const end = Math.min(offset + WRITE_SLICE_BYTES, buffer.length);
-      const slice = buffer.subarray(offset, end);
-      offset = end;
-      if (offset >= buffer.length) {
-        index++;
-        offset = 0;
-      }
+      const slice = buffer.subarray(offset, offset + WRITE_SLICE_BYTES);
+      offset += slice.length;
       noteTransferred(slice.length);
-      if (slice.length > 0 && !outgoing.write(slice)) return void outgoing.once('drain', more);
+      if (!outgoing.write(slice)) return void outgoing.once('drain', more);
     }
     outgoing.end();
   };
