@@ -10,6 +10,7 @@ const path = require('node:path');
 const { ROOT, startGateway, median, printResult, workDir } = require('./lib/harness');
 const { makeFile } = require('./lib/files');
 const { startS3, s3Client, createBucket, writeGatewayConfig } = require('./lib/s3-engine');
+const { startNginxProxy } = require('./lib/references');
 
 const SIZE = Number(process.env.BENCH_FILE_BYTES || 1024 * 1024 * 1024);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
@@ -60,6 +61,33 @@ const server = http.createServer(async (req, res) => {
 server.listen(0, '127.0.0.1', () => console.log(server.address().port));
 `;
 
+// And the same hop written in C: nginx proxying a presigned GetObject URL, unbuffered. Node has no
+// splice(2), so a Node hop copies every byte through user space twice; nginx's floor says what any
+// program in the path costs here (`nginx_of_direct`), and `of_nginx` how close the gateway gets.
+class Sha256 {
+  constructor(secret) {
+    this.hash = secret ? crypto.createHmac('sha256', secret) : crypto.createHash('sha256');
+  }
+  update(data) {
+    this.hash.update(data);
+  }
+  async digest() {
+    return this.hash.digest();
+  }
+}
+
+// S3 signs a presigned GET over an unsigned payload (as @aws-sdk/s3-request-presigner does).
+async function presignedPath(info, bucket, key) {
+  const { SignatureV4 } = require('@smithy/signature-v4');
+  const endpoint = new URL(info.endpoint);
+  const signer = new SignatureV4({ service: 's3', region: info.region, sha256: Sha256, uriEscapePath: false, credentials: { accessKeyId: info.accessKeyId, secretAccessKey: info.secretAccessKey } });
+  const signed = await signer.presign(
+    { method: 'GET', protocol: endpoint.protocol, hostname: endpoint.hostname, port: Number(endpoint.port), path: `/${bucket}/${key}`, headers: { host: endpoint.host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' }, query: {} },
+    { expiresIn: 3600 },
+  );
+  return `${signed.path}?${new URLSearchParams(signed.query)}`;
+}
+
 function startRelay(args) {
   const { spawn } = require('node:child_process');
   const child = spawn(process.execPath, ['-e', RELAY, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -80,6 +108,7 @@ async function main() {
   const s3 = await startS3();
   let gateway;
   let relay;
+  let nginx;
   try {
     const bucket = await createBucket(s3.info, 'bench-download');
     const { Upload } = require('@aws-sdk/lib-storage');
@@ -103,17 +132,24 @@ async function main() {
     }
     relay = await startRelay(sdkArgs);
     read(HTTP_READER, [relay.url, '']);
+    nginx = await startNginxProxy(s3.info.endpoint);
+    const nginxArgs = [`${nginx.baseUrl}${await presignedPath(s3.info, bucket, KEY)}`, ''];
+    const viaNginx = read(HTTP_READER, nginxArgs, true);
+    if (viaNginx.sha !== expected || viaNginx.bytes !== SIZE) throw new Error(`nginx delivered other bytes than the object's (${viaNginx.bytes} bytes, ${viaNginx.sha})`);
     const g = [];
     const d = [];
     const r = [];
+    const n = [];
     for (let i = 0; i < ROUNDS; i++) {
       const dr = read(SDK_READER, sdkArgs);
       const gr = read(HTTP_READER, gatewayArgs);
       const rr = read(HTTP_READER, [relay.url, '']);
-      if (gr.bytes !== SIZE || dr.bytes !== SIZE || rr.bytes !== SIZE) throw new Error(`short read: gateway ${gr.bytes}, direct ${dr.bytes}, relay ${rr.bytes}`);
+      const nr = read(HTTP_READER, nginxArgs);
+      if (gr.bytes !== SIZE || dr.bytes !== SIZE || rr.bytes !== SIZE || nr.bytes !== SIZE) throw new Error(`short read: gateway ${gr.bytes}, direct ${dr.bytes}, relay ${rr.bytes}, nginx ${nr.bytes}`);
       d.push(dr.seconds);
       g.push(gr.seconds);
       r.push(rr.seconds);
+      n.push(nr.seconds);
     }
     const gatewayS = median(g);
     const directS = median(d);
@@ -128,6 +164,11 @@ async function main() {
       relay_s: median(r),
       relay_of_direct: directS / median(r),
       of_relay: median(r) / gatewayS,
+      nginx_s: median(n),
+      nginx_of_direct: directS / median(n),
+      of_nginx: median(n) / gatewayS,
+      nginx_rounds_s: n.map((v) => v.toFixed(2)).join(','),
+      relay_rounds_s: r.map((v) => v.toFixed(2)).join(','),
       direct_rounds_s: d.map((v) => v.toFixed(2)).join(','),
       gateway_rounds_s: g.map((v) => v.toFixed(2)).join(','),
       ratio,
@@ -137,6 +178,7 @@ async function main() {
     return ratio >= TARGET;
   } finally {
     relay?.stop();
+    await nginx?.stop();
     await gateway?.stop();
     await s3.stop();
   }
