@@ -1,4 +1,5 @@
 export * from './client';
+export { MultipartWriter } from './multipart-writer';
 export * from './s3.connector';
 export * from './s3.connector-type';
 export { encodeId as encodeS3Id } from './keys';

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
@@ -16,7 +17,6 @@ import {
   type ObjectIdentifier,
   type StorageClass,
 } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import { mapBounded } from '@gateway/concurrency';
 import {
   ConflictError,
@@ -44,6 +44,7 @@ import {
   group,
 } from '@gateway/connector-api';
 import type { S3ConnectorParams } from './client';
+import { MultipartWriter } from './multipart-writer';
 import {
   ancestors,
   checkSegment,
@@ -413,40 +414,32 @@ export class S3Connector implements ContentConnector {
   }
 
   /**
-   * Streams `content` to the key: one PUT below the multipart threshold, otherwise a multipart upload
-   * of threshold-sized parts, `multipartConcurrency` in flight; memory stays near part size ×
-   * (concurrency + 1) whatever the object's size. On any failure (the client's stream broke, S3
-   * refused a part) lib-storage aborts the multipart upload, so no parts are left behind.
+   * Streams `content` to the key (MultipartWriter): one PUT up to the multipart threshold, otherwise a
+   * multipart upload of threshold-sized parts, `multipartConcurrency` in flight; memory stays at part
+   * size × (concurrency + 1) whatever the object's size. On any failure (the client's stream broke, S3
+   * refused a part) the multipart upload is aborted before this returns, so no parts are left behind.
    */
   private async upload(rel: string, content: Readable, options: { contentType?: string; storageClass?: string; metadata: Record<string, string> }): Promise<void> {
     const storageClass = options.storageClass && options.storageClass !== 'STANDARD' ? (options.storageClass as StorageClass) : undefined;
-    const upload = new Upload({
-      client: this.client,
-      params: {
+    const writer = new MultipartWriter(
+      this.client,
+      {
         Bucket: this.params.bucket,
         Key: this.key(rel),
-        Body: content,
         ContentType: options.contentType ?? 'application/octet-stream',
         Metadata: options.metadata,
         ...(storageClass ? { StorageClass: storageClass } : {}),
       },
-      partSize: this.params.multipartThresholdBytes,
-      queueSize: this.params.multipartConcurrency,
-      leavePartsOnError: false,
-    });
-    // A client that stops sending mid-upload errors its stream; the upload must end with it.
-    const onError = () => {
-      upload.abort().catch(() => undefined);
-    };
-    content.once('error', onError);
+      { partBytes: this.params.multipartThresholdBytes, concurrency: this.params.multipartConcurrency },
+    );
     try {
-      await upload.done();
+      await pipeline(content, writer);
     } catch (e) {
+      // pipeline answers once it has destroyed the writer; the writer's abort of the upload ends at 'close'.
+      if (!writer.closed) await new Promise((resolve) => writer.once('close', resolve));
       const streamError = (content as Readable & { errored?: Error | null }).errored;
       if (streamError) throw streamError;
       throw mapS3Error(e, repoPath(rel));
-    } finally {
-      content.off('error', onError);
     }
   }
 

@@ -1,5 +1,5 @@
 import { Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { PassThrough, Writable, type Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,
@@ -10,9 +10,8 @@ import {
   ListObjectsV2Command,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import { NotFoundError, RangeNotSatisfiableError, UpstreamUnavailableError, type ByteRange } from '@gateway/connector-api';
-import { createS3Client, mapS3Error } from '@gateway/connector-s3';
+import { createS3Client, mapS3Error, MultipartWriter } from '@gateway/connector-s3';
 import type { UserFilesStoreConfig } from '../config/user-files-store';
 import { FILE_ID, UserFileStore, type StoredFileStat } from './user-file.store';
 
@@ -43,8 +42,13 @@ export class S3UserFileStore extends UserFileStore implements OnApplicationShutd
     }
   }
 
+  /** The zip builder's output, streamed into the object (see MultipartWriter: a destroyed writer aborts its upload). */
   createPartial(id: string): Writable {
-    return new MultipartWriter(this.client, this.config, this.key(id));
+    return new MultipartWriter(
+      this.client,
+      { Bucket: this.config.bucket, Key: this.key(id), ContentType: 'application/zip' },
+      { partBytes: this.config.partBytes, concurrency: this.config.partConcurrency },
+    );
   }
 
   async commit(id: string): Promise<number> {
@@ -140,55 +144,6 @@ export class S3UserFileStore extends UserFileStore implements OnApplicationShutd
   private key(id: string): string {
     if (!FILE_ID.test(id)) throw new NotFoundError('file', id);
     return this.config.prefix + id;
-  }
-}
-
-/**
- * The zip builder's output as a multipart upload. Chunks go into the upload's body with the
- * writer's backpressure (lib-storage cuts it into parts and holds at most `partConcurrency` + 1);
- * `final` resolves once S3 has the complete object. A destroyed writer (stop, failure) errors the
- * body, which makes lib-storage abort the multipart upload; `destroy` finishes only after that, so
- * an export that ended has left nothing on S3.
- */
-class MultipartWriter extends Writable {
-  private readonly body: PassThrough;
-  private readonly done: Promise<unknown>;
-  private completed = false;
-
-  constructor(client: S3Client, config: S3StoreConfig, key: string) {
-    super({ highWaterMark: 1024 * 1024 });
-    this.body = new PassThrough({ highWaterMark: 1024 * 1024 });
-    const upload = new Upload({
-      client,
-      params: { Bucket: config.bucket, Key: key, Body: this.body, ContentType: 'application/zip' },
-      partSize: config.partBytes,
-      queueSize: config.partConcurrency,
-      leavePartsOnError: false,
-    });
-    this.done = upload.done().then(() => (this.completed = true));
-    this.done.catch(() => undefined); // observed in final/destroy
-  }
-
-  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    if (this.body.write(chunk)) callback();
-    else this.body.once('drain', () => callback());
-  }
-
-  override _final(callback: (error?: Error | null) => void): void {
-    this.body.end();
-    this.done.then(
-      () => callback(),
-      (e: unknown) => callback(e instanceof Error ? e : new Error(String(e))),
-    );
-  }
-
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    if (this.completed) return callback(error);
-    this.body.destroy(error ?? new Error('The export was discarded'));
-    this.done.then(
-      () => callback(error),
-      () => callback(error),
-    );
   }
 }
 
