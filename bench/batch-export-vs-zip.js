@@ -9,7 +9,12 @@
 // ready (one gateway for all rounds); the peak, and each export's own peak, are printed.
 // Targets: the gateway takes at most 1.25 times as long; its RSS stays under 200 MiB.
 // BENCH_USER_FILES=s3: the gateway writes its exports to the S3 user-file store (an S3 engine of the
-// harness, see lib/s3-engine.js; multipart uploads streamed from the zip builder), target 1.5.
+// harness, see lib/s3-engine.js; multipart uploads streamed from the zip builder), target 1.5. The
+// same rounds then also time that path without the gateway, with Debian's rclone (multipart parts of
+// the gateway's size and concurrency) to the same bucket: `zip -0 -r -` piped into `rclone rcat`
+// (`zip_to_s3_s`: the same job done with tools), and curl PUTting the zip file zip just wrote to a
+// presigned URL (`s3_ingest_s`: no zipping at all, one stream of bytes into the S3 server: the floor of
+// any program writing this zip to S3 here; `ingest_of_zip` against zip to disk).
 const { execFile } = require('node:child_process');
 const { promisify } = require('node:util');
 const crypto = require('node:crypto');
@@ -67,6 +72,7 @@ function seconds(t0) {
 
 async function main() {
   const zipBin = ensureDebianPackage('zip', 'zip');
+  const rcloneBin = S3_STORE ? ensureDebianPackage('rclone', 'rclone') : undefined;
   const data = workDir('batch-export');
   const repo = path.join(data, 'repository');
   fs.mkdirSync(repo, { recursive: true });
@@ -77,11 +83,12 @@ async function main() {
 
   let s3;
   let bucket;
+  let s3Lib;
   let storeEnv = {};
   if (S3_STORE) {
-    const { startS3, createBucket } = require('./lib/s3-engine');
-    s3 = await startS3();
-    bucket = await createBucket(s3.info, 'bench-exports');
+    s3Lib = require('./lib/s3-engine');
+    s3 = await s3Lib.startS3();
+    bucket = await s3Lib.createBucket(s3.info, 'bench-exports');
     storeEnv = {
       GATEWAY_USER_FILES_STORE: `s3://${bucket}/user-files`,
       GATEWAY_USER_FILES_S3_ENDPOINT: s3.info.endpoint,
@@ -126,7 +133,7 @@ async function main() {
 
     // Asynchronous, so the event loop keeps running (the RSS sampler, idle keep-alive sockets).
     const run = promisify(execFile);
-    const timeZip = async () => {
+    const timeZip = async (then) => {
       const target = path.join(out, 'tree.zip');
       fs.rmSync(target, { force: true });
       const t0 = process.hrtime.bigint();
@@ -135,8 +142,9 @@ async function main() {
       await run('sync');
       const synced = seconds(t0);
       const size = fs.statSync(target).size;
+      const after = then ? await then(target) : undefined;
       fs.rmSync(target, { force: true });
-      return { done, synced, size };
+      return { done, synced, size, after };
     };
     /** Starts an export and polls the file list every 100 ms (as a client would, a little eagerly) until it is ready. */
     const timeExport = async () => {
@@ -157,16 +165,73 @@ async function main() {
       }
     };
 
+    const rcloneEnv = () => {
+      const remote = {
+        RCLONE_CONFIG_BENCHS3_TYPE: 's3',
+        RCLONE_CONFIG_BENCHS3_PROVIDER: 'Other',
+        RCLONE_CONFIG_BENCHS3_ENDPOINT: s3.info.endpoint,
+        RCLONE_CONFIG_BENCHS3_REGION: s3.info.region,
+        RCLONE_CONFIG_BENCHS3_ACCESS_KEY_ID: s3.info.accessKeyId,
+        RCLONE_CONFIG_BENCHS3_SECRET_ACCESS_KEY: s3.info.secretAccessKey,
+        RCLONE_CONFIG_BENCHS3_FORCE_PATH_STYLE: 'true',
+      };
+      // A plain-http endpoint on loopback: the machine's AWS_CA_BUNDLE (for real AWS) would only make
+      // rclone's SDK fail to build its transport.
+      return { ...process.env, ...remote, AWS_CA_BUNDLE: '' };
+    };
+    const RCLONE_PARTS = ['--config', '/dev/null', '--s3-chunk-size', '8M', '--s3-upload-concurrency', '4'];
+    /** Size of the object rclone wrote, which is then deleted. */
+    const rcloneTakeBack = async (key, env) => {
+      const { stdout } = await run(rcloneBin, ['size', '--json', '--config', '/dev/null', key], { env });
+      await run(rcloneBin, ['deletefile', '--config', '/dev/null', key], { env });
+      return JSON.parse(stdout).bytes;
+    };
+    /** The same zip streamed to the bucket by rclone: the job done with tools. */
+    const timeZipToS3 = async () => {
+      const env = rcloneEnv();
+      const key = `benchs3:${bucket}/zip-floor/tree.zip`;
+      const t0 = process.hrtime.bigint();
+      await run('bash', ['-o', 'pipefail', '-c', `"$0" -0 -r -q - tree | "$1" rcat "\${@:3}" "$2"`, zipBin, rcloneBin, key, ...RCLONE_PARTS], {
+        cwd: repo,
+        env,
+      });
+      const done = seconds(t0);
+      await run('sync');
+      const synced = seconds(t0);
+      return { done, synced, size: await rcloneTakeBack(key, env) };
+    };
+    /** A finished zip file PUT into the bucket by curl: the S3 server's ingest alone. */
+    const timeIngest = async (file) => {
+      const url = await s3Lib.presignedUrl(s3.info, 'PUT', bucket, 'zip-floor/ingest.zip');
+      const t0 = process.hrtime.bigint();
+      const { stdout } = await run('curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code}', '-T', file, url]);
+      if (stdout.trim() !== '200') throw new Error(`curl's PUT of the zip answered ${stdout.trim()}`);
+      const done = seconds(t0);
+      await run('sync');
+      const synced = seconds(t0);
+      return { done, synced, size: await rcloneTakeBack(`benchs3:${bucket}/zip-floor/ingest.zip`, rcloneEnv()) };
+    };
+
     await timeZip(); // warm the page cache for both
     const idle = rssBytes(gateway.pid);
     const sampler = sampleRss(gateway.pid, 25);
     const z = [];
     const g = [];
+    const f = [];
+    const ingest = [];
     const peaks = [];
     let zipSize = 0;
     let exportSize = 0;
     for (let i = 0; i < ROUNDS; i++) {
-      const zr = await timeZip();
+      const zr = await timeZip(S3_STORE ? timeIngest : undefined);
+      if (S3_STORE) {
+        if (zr.after.size !== zr.size) throw new Error(`rclone copied ${zr.after.size} bytes of a ${zr.size}-byte zip`);
+        ingest.push(zr.after);
+        const fr = await timeZipToS3();
+        // Zipped to a pipe, every entry gets a data descriptor (16 bytes): allow for those.
+        if (Math.abs(fr.size - zr.size) > 32 * FILES) throw new Error(`rclone stored ${fr.size} bytes of zip, zip wrote ${zr.size}`);
+        f.push(fr);
+      }
       const roundSampler = sampleRss(gateway.pid, 25);
       const gr = await timeExport();
       peaks.push(roundSampler.stop());
@@ -209,6 +274,18 @@ async function main() {
       zip_exit_s: median(z.map((r) => r.done)),
       gateway_ready_s: median(g.map((r) => r.done)),
       ready_vs_exit: median(g.map((r) => r.done)) / median(z.map((r) => r.done)),
+      ...(S3_STORE
+        ? {
+            zip_to_s3_s: median(f.map((r) => r.synced)),
+            zip_to_s3_rounds_s: list(f.map((r) => r.synced)),
+            tools_of_zip: median(f.map((r) => r.synced)) / zipS,
+            of_tools: gatewayS / median(f.map((r) => r.synced)),
+            s3_ingest_s: median(ingest.map((r) => r.synced)),
+            s3_ingest_rounds_s: list(ingest.map((r) => r.synced)),
+            ingest_of_zip: median(ingest.map((r) => r.synced)) / zipS,
+            of_ingest: gatewayS / median(ingest.map((r) => r.synced)),
+          }
+        : {}),
       idle_rss_MB: idle / 1e6,
       export_peaks_MB: list(peaks.map((p) => p / 1e6)),
       peak_rss_MB: peak / 1e6,

@@ -9,7 +9,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { ROOT, startGateway, median, printResult, workDir } = require('./lib/harness');
 const { makeFile } = require('./lib/files');
-const { startS3, s3Client, createBucket, writeGatewayConfig } = require('./lib/s3-engine');
+const { startS3, s3Client, createBucket, writeGatewayConfig, presignedUrl } = require('./lib/s3-engine');
 const { startNginxProxy } = require('./lib/references');
 
 const SIZE = Number(process.env.BENCH_FILE_BYTES || 1024 * 1024 * 1024);
@@ -64,30 +64,6 @@ server.listen(0, '127.0.0.1', () => console.log(server.address().port));
 // And the same hop written in C: nginx proxying a presigned GetObject URL, unbuffered. Node has no
 // splice(2), so a Node hop copies every byte through user space twice; nginx's floor says what any
 // program in the path costs here (`nginx_of_direct`), and `of_nginx` how close the gateway gets.
-class Sha256 {
-  constructor(secret) {
-    this.hash = secret ? crypto.createHmac('sha256', secret) : crypto.createHash('sha256');
-  }
-  update(data) {
-    this.hash.update(data);
-  }
-  async digest() {
-    return this.hash.digest();
-  }
-}
-
-// S3 signs a presigned GET over an unsigned payload (as @aws-sdk/s3-request-presigner does).
-async function presignedPath(info, bucket, key) {
-  const { SignatureV4 } = require('@smithy/signature-v4');
-  const endpoint = new URL(info.endpoint);
-  const signer = new SignatureV4({ service: 's3', region: info.region, sha256: Sha256, uriEscapePath: false, credentials: { accessKeyId: info.accessKeyId, secretAccessKey: info.secretAccessKey } });
-  const signed = await signer.presign(
-    { method: 'GET', protocol: endpoint.protocol, hostname: endpoint.hostname, port: Number(endpoint.port), path: `/${bucket}/${key}`, headers: { host: endpoint.host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' }, query: {} },
-    { expiresIn: 3600 },
-  );
-  return `${signed.path}?${new URLSearchParams(signed.query)}`;
-}
-
 function startRelay(args) {
   const { spawn } = require('node:child_process');
   const child = spawn(process.execPath, ['-e', RELAY, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -133,7 +109,8 @@ async function main() {
     relay = await startRelay(sdkArgs);
     read(HTTP_READER, [relay.url, '']);
     nginx = await startNginxProxy(s3.info.endpoint);
-    const nginxArgs = [`${nginx.baseUrl}${await presignedPath(s3.info, bucket, KEY)}`, ''];
+    const signed = new URL(await presignedUrl(s3.info, 'GET', bucket, KEY));
+    const nginxArgs = [`${nginx.baseUrl}${signed.pathname}${signed.search}`, ''];
     const viaNginx = read(HTTP_READER, nginxArgs, true);
     if (viaNginx.sha !== expected || viaNginx.bytes !== SIZE) throw new Error(`nginx delivered other bytes than the object's (${viaNginx.bytes} bytes, ${viaNginx.sha})`);
     const g = [];

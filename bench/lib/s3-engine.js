@@ -37,4 +37,33 @@ function writeGatewayConfig(info, dir, bucket) {
   return file;
 }
 
-module.exports = { startS3, s3Client: engine.directClient, createBucket, writeGatewayConfig };
+/** SigV4 over node:crypto, as @smithy/signature-v4 wants its hash (the SDK's own is not a direct dependency). */
+class Sha256 {
+  constructor(secret) {
+    this.hash = secret ? require('node:crypto').createHmac('sha256', secret) : require('node:crypto').createHash('sha256');
+  }
+  update(data) {
+    this.hash.update(data);
+  }
+  async digest() {
+    return this.hash.digest();
+  }
+}
+
+/**
+ * A presigned URL of `method` on the object, valid for an hour, for clients that are not the SDK (curl,
+ * nginx). Signed over an unsigned payload, as @aws-sdk/s3-request-presigner does: S3 servers refuse a
+ * presigned request whose signature covers the empty body's hash.
+ */
+async function presignedUrl(info, method, bucket, key) {
+  const { SignatureV4 } = require('@smithy/signature-v4');
+  const endpoint = new URL(info.endpoint);
+  const signer = new SignatureV4({ service: 's3', region: info.region, sha256: Sha256, uriEscapePath: false, credentials: { accessKeyId: info.accessKeyId, secretAccessKey: info.secretAccessKey } });
+  const signed = await signer.presign(
+    { method, protocol: endpoint.protocol, hostname: endpoint.hostname, port: Number(endpoint.port), path: `/${bucket}/${key}`, headers: { host: endpoint.host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' }, query: {} },
+    { expiresIn: 3600 },
+  );
+  return `${endpoint.origin}${signed.path}?${new URLSearchParams(signed.query)}`;
+}
+
+module.exports = { startS3, s3Client: engine.directClient, createBucket, writeGatewayConfig, presignedUrl };
