@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import { Client } from 'pg';
 import { ENGINES_FILE_ENV, readEngines, startEngines, type PostgresInfo, type RedisInfo } from '../engines';
 import { toxiproxyClient, type ToxiProxy, type ToxiproxyInfo } from '../engines/toxiproxy';
+import { Client } from 'pg';
+import { createTestDatabaseUrl, dropTestDatabase } from '../support/database';
 import { adminAuth } from '../support/gateway';
 import { defineJob, jobBody, startJobsGateway, writeTree, treeBytes } from './jobs-helpers';
 
@@ -45,39 +46,39 @@ describe('Engine faults while a job runs: PostgreSQL and Redis outages', () => {
     expect(unhandled).toEqual([]);
   }, 120_000);
 
-  /** A database of its own on the harness's PostgreSQL; `viaProxy`: its URL goes through the PostgreSQL proxy. */
-  async function createDatabase(prefix: string, viaProxy: boolean): Promise<{ name: string; url: string }> {
-    const name = `${prefix}_${randomBytes(3).toString('hex')}`;
-    const admin = new Client({ connectionString: engines.postgres.url });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(engines.postgres.url);
+  /** A database of its own on the harness's PostgreSQL; `viaProxy`: the URL the gateway gets goes through the PostgreSQL proxy. */
+  async function createDatabase(viaProxy: boolean): Promise<{ direct: string; url: string }> {
+    const direct = (await createTestDatabaseUrl(engines.postgres.url)) as string;
+    const url = new URL(direct);
     if (viaProxy) url.port = String(proxies.postgres.port);
-    url.pathname = `/${name}`;
-    return { name, url: url.toString() };
+    return { direct, url: url.toString() };
   }
 
-  async function dropDatabase(name: string): Promise<void> {
-    const cleanup = new Client({ connectionString: engines.postgres.url });
-    await cleanup.connect();
-    await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await cleanup.end();
+  type JobsGateway = Awaited<ReturnType<typeof startJobsGateway>>;
+
+  /**
+   * Writes `files` under the source root, defines a job over them and starts it with the source held,
+   * returning once the first document is being read: the run is mid-run. The caller lets the source go
+   * (`jobs.src.open()`) when its fault is in place.
+   */
+  async function startHeldJob(jobs: JobsGateway, name: string, files: Record<string, string>) {
+    writeTree(jobs.srcRoot, files);
+    const jobId = await defineJob(jobs, jobBody(name));
+    const jobCall = (action: string) => jobs.http().get(`${jobs.api}/job/service/${jobId}/${action}`).set('Authorization', adminAuth()).timeout(HANG_GUARD_MS).ok(() => true);
+    jobs.src.close();
+    expect((await jobCall('start')).status).toBe(200);
+    await jobs.src.waitOpened(1);
+    return jobCall;
   }
 
     it('the job resumes or fails with a message once the database is back, and then completes exactly', async () => {
-      const { name, url } = await createDatabase('gw_faults_jobs', true);
+      const { direct, url } = await createDatabase(true);
       const jobs = await startJobsGateway({
         env: { DATABASE_URL: url, DATABASE_CONNECT_TIMEOUT_MS: String(TIMEOUT_MS), DATABASE_QUERY_TIMEOUT_MS: String(TIMEOUT_MS * 2), GATEWAY_AUTH_CACHE_SECONDS: '60' },
       });
       try {
         const files = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`in/doc-${i}.txt`, `document ${i} ${'x'.repeat(i * 100)}`]));
-        writeTree(jobs.srcRoot, files);
-        const jobId = await defineJob(jobs, jobBody('pg-outage'));
-        const jobCall = (action: string) => jobs.http().get(`${jobs.api}/job/service/${jobId}/${action}`).set('Authorization', adminAuth()).timeout(HANG_GUARD_MS).ok(() => true);
-        jobs.src.close();
-        expect((await jobCall('start')).status).toBe(200);
-        await jobs.src.waitOpened(1);
+        const jobCall = await startHeldJob(jobs, 'pg-outage', files);
         // Documents are in flight when the database goes away; they finish during the outage.
         await proxies.postgres.disable();
         jobs.src.open();
@@ -117,7 +118,7 @@ describe('Engine faults while a job runs: PostgreSQL and Redis outages', () => {
         for (const [file, content] of Object.entries(files)) expect(copied[file.replace(/^in\//, 'out/')]?.toString()).toBe(content);
       } finally {
         await jobs.close();
-        await dropDatabase(name);
+        await dropTestDatabase(direct, engines.postgres.url);
         fs.rmSync(jobs.root, { recursive: true, force: true });
       }
     }, 300_000);
@@ -131,19 +132,14 @@ describe('Engine faults while a job runs: PostgreSQL and Redis outages', () => {
       // BullMQ prints a worker error that has no listener with console.error, outside the gateway's JSON log.
       const consoleError = jest.spyOn(console, 'error');
       const DOCS = 1000; // ten docs tasks: more than the worker's four at a time, so some wait in Redis through the outage
-      const { name, url } = await createDatabase('gw_faults_bull', false);
+      const { direct, url } = await createDatabase(false);
       const jobs = await startJobsGateway({
         env: { DATABASE_URL: url, REDIS_URL: `redis://127.0.0.1:${proxies.redis.port}`, GATEWAY_AUTH_CACHE_SECONDS: '3600' },
       });
       try {
         const files = Object.fromEntries(Array.from({ length: DOCS }, (_, i) => [`in/doc-${i}.txt`, `document ${i} ${'y'.repeat(i % 300)}`]));
-        writeTree(jobs.srcRoot, files);
-        const jobId = await defineJob(jobs, jobBody('redis-outage'));
-        const jobCall = (action: string) => jobs.http().get(`${jobs.api}/job/service/${jobId}/${action}`).set('Authorization', adminAuth()).timeout(HANG_GUARD_MS).ok(() => true);
-        jobs.src.close();
-        expect((await jobCall('start')).status).toBe(200);
         // Listed and queued, documents in flight: the run is mid-run when Redis goes away.
-        await jobs.src.waitOpened(1);
+        const jobCall = await startHeldJob(jobs, 'redis-outage', files);
         await proxies.redis.disable();
         jobs.src.open();
         // A few seconds of outage. The status lives in the database and the admin's verification is cached,
@@ -188,7 +184,7 @@ describe('Engine faults while a job runs: PostgreSQL and Redis outages', () => {
       } finally {
         consoleError.mockRestore();
         await jobs.close();
-        await dropDatabase(name);
+        await dropTestDatabase(direct, engines.postgres.url);
         fs.rmSync(jobs.root, { recursive: true, force: true });
       }
     }, 300_000);
