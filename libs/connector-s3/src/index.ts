@@ -2,3 +2,4 @@ export * from './client';
 export * from './s3.connector';
 export * from './s3.connector-type';
 export { encodeId as encodeS3Id } from './keys';
+export { RawGetObject } from './raw-get-object';
