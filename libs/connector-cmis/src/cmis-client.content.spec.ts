@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as net from 'node:net';
 import type { Readable } from 'node:stream';
 import { CmisClient } from './cmis-client';
-import type { ChunkLender } from './lent-reads';
+import type { ChunkLender } from '@gateway/raw-http';
 
 /**
  * Content downloads against a plain TCP server that plays a CMIS content URL, so the test

@@ -13,12 +13,10 @@
  * (`succinct=true`: properties as `succinctProperties`, id → value) and the
  * `simple` date format (epoch milliseconds).
  */
-import * as net from 'node:net';
 import { Readable } from 'node:stream';
-import * as tls from 'node:tls';
 import { GatewayError } from '@gateway/connector-api';
+import { rawGet, readSmall, type RawAnswer } from '@gateway/raw-http';
 import { CmisTimeout, mapCmisFailure, mapTransportError, type CmisErrorContext, type CmisFailure } from './cmis-errors';
-import { LentReadConnection } from './lent-reads';
 import { multipartBody, type FormField } from './multipart';
 
 export type CmisProperties = Record<string, unknown>;
@@ -248,7 +246,7 @@ export class CmisClient {
    * HTTP/1.1 clients, and decoding that framing (fetch, or node:http with
    * its thousands of small chunks) cost two thirds of the throughput of a
    * 100 MB download (bench/cmis-download.js). The price is one connection
-   * per download.
+   * per download. The GET itself is @gateway/raw-http's rawGet.
    */
   async getContent(objectId: string, range: { start: number; end: number } | undefined, options: CallOptions = {}): Promise<ContentResponse> {
     const url = new URL(`${this.rootUrl}?${new URLSearchParams({ objectId, cmisselector: 'content' })}`);
@@ -256,7 +254,7 @@ export class CmisClient {
     if (range) headers.range = `bytes=${range.start}-${range.end}`;
     let answer: RawAnswer;
     try {
-      answer = await rawGet(url, headers, this.options.timeoutMs);
+      answer = await rawGet(url, headers, { timeoutMs: this.options.timeoutMs, timeoutError: (ms) => new CmisTimeout(ms) });
     } catch (e) {
       throw mapTransportError(e, this.options.url);
     }
@@ -481,115 +479,4 @@ function propertyFields(properties: Record<string, string | string[] | null>): F
     else fields.push([`propertyValue[${i}]`, value]);
   });
   return fields;
-}
-
-interface RawAnswer {
-  status: number;
-  /** Header names in lower case; repeated headers joined with ', '. */
-  headers: Record<string, string>;
-  /** The connection itself, positioned at the first byte of the body; the body ends when the server closes. */
-  body: Readable;
-}
-
-const MAX_HEADER_BYTES = 64 * 1024;
-
-/**
- * An HTTP/1.0 GET on a fresh connection: status and headers are parsed here,
- * the socket is the body. The timeout is an idle timeout, before the answer
- * and between chunks of the body alike.
- */
-function rawGet(url: URL, headers: Record<string, string>, timeoutMs: number): Promise<RawAnswer> {
-  const secure = url.protocol === 'https:';
-  const port = Number(url.port || (secure ? 443 : 80));
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const { socket, incoming } = secure ? tlsConnection(host, port) : plainConnection(host, port);
-  const request =
-    `GET ${url.pathname}${url.search} HTTP/1.0\r\nHost: ${url.host}\r\nConnection: close\r\nAccept: */*\r\n` +
-    Object.entries(headers).map(([k, v]) => `${k}: ${v.replace(/[\r\n]/g, '')}\r\n`).join('') +
-    '\r\n';
-  return new Promise<RawAnswer>((resolve, reject) => {
-    let head: Buffer = Buffer.alloc(0);
-    const fail = (e: unknown) => {
-      socket.destroy();
-      reject(e);
-    };
-    socket.setTimeout(timeoutMs, () => socket.destroy(new CmisTimeout(timeoutMs)));
-    socket.once(secure ? 'secureConnect' : 'connect', () => socket.write(request));
-    incoming.on('error', fail);
-    incoming.once('end', () => fail(new Error('the connection closed before the answer was complete')));
-    const onReadable = () => {
-      let chunk: Buffer | null;
-      while ((chunk = incoming.read() as Buffer | null) !== null) {
-        if (head.length === 0) head = chunk;
-        else {
-          const before = head;
-          head = Buffer.concat([before, chunk]);
-          // Copied: their read buffers can be read into again.
-          if (incoming instanceof LentReadConnection) {
-            incoming.returnChunk(before);
-            incoming.returnChunk(chunk);
-          }
-        }
-        const at = head.indexOf('\r\n\r\n');
-        if (at < 0) {
-          if (head.length > MAX_HEADER_BYTES) return fail(new Error('the answer headers are too large'));
-          continue;
-        }
-        incoming.off('readable', onReadable);
-        incoming.off('error', fail);
-        incoming.removeAllListeners('end');
-        const rest = head.subarray(at + 4);
-        if (incoming instanceof LentReadConnection) {
-          // The body's first bytes are lent in place of the read they came in.
-          if (head === chunk && rest.length > 0) incoming.relend(chunk, rest);
-          else incoming.returnChunk(chunk);
-        }
-        if (rest.length > 0) incoming.unshift(rest);
-        const lines = head.subarray(0, at).toString('latin1').split('\r\n');
-        const m = /^HTTP\/\d\.\d (\d{3})/.exec(lines[0]);
-        if (!m) return fail(new Error(`not an HTTP answer: ${lines[0].slice(0, 80)}`));
-        const parsed: Record<string, string> = {};
-        for (const line of lines.slice(1)) {
-          const colon = line.indexOf(':');
-          if (colon <= 0) continue;
-          const name = line.slice(0, colon).trim().toLowerCase();
-          const value = line.slice(colon + 1).trim();
-          parsed[name] = parsed[name] === undefined ? value : `${parsed[name]}, ${value}`;
-        }
-        incoming.once('end', () => socket.setTimeout(0));
-        resolve({ status: Number(m[1]), headers: parsed, body: incoming });
-        return;
-      }
-    };
-    incoming.on('readable', onReadable);
-  });
-}
-
-interface Connection {
-  /** For writing the request, the timeout and destroying. */
-  socket: net.Socket;
-  /** What the server sends. */
-  incoming: Readable;
-}
-
-function tlsConnection(host: string, port: number): Connection {
-  const socket = tls.connect({ host, port, servername: net.isIP(host) ? undefined : host });
-  return { socket, incoming: socket };
-}
-
-/** A plain connection whose reads are lent to the consumer (see lent-reads.ts). */
-function plainConnection(host: string, port: number): Connection {
-  const incoming = new LentReadConnection(host, port);
-  return { socket: incoming.socket, incoming };
-}
-
-/** The (small) body of an error answer, at most 64 KiB. */
-async function readSmall(stream: Readable): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    if (size < MAX_HEADER_BYTES) chunks.push(chunk as Buffer);
-    size += (chunk as Buffer).length;
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

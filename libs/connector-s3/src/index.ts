@@ -3,3 +3,4 @@ export { MultipartWriter } from './multipart-writer';
 export * from './s3.connector';
 export * from './s3.connector-type';
 export { encodeId as encodeS3Id } from './keys';
+export { RawGetObject } from './raw-get-object';

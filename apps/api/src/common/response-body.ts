@@ -3,7 +3,7 @@ import { finished, type Readable } from 'node:stream';
 
 /**
  * A source whose chunks are lent: once a chunk is written, it is handed back
- * and its memory is read into again (libs/connector-cmis/src/lent-reads.ts).
+ * and its memory is read into again (libs/raw-http/src/lent-reads.ts).
  * Fresh read buffers for every chunk cost the gateway, with its ~40 MB heap,
  * about half its CPU in garbage collection on a large download. Structural:
  * any source with this method takes part; others are unaffected.

@@ -71,6 +71,10 @@ export class LentReadConnection extends Readable implements ChunkLender {
   private slab: Slab | undefined;
   private readonly lent = new WeakMap<Uint8Array, Slab>();
   private ended = false;
+  /** Bytes read from the connection so far (headers included). */
+  private bytesIn = 0;
+  /** When set: the connection must carry this many bytes before it ends, or the stream fails. */
+  private expectedBytes: number | undefined;
 
   constructor(host: string, port: number) {
     // The high-water mark is what pauses the socket while the reader is busy: one read's worth.
@@ -82,6 +86,10 @@ export class LentReadConnection extends Readable implements ChunkLender {
     });
     this.socket.once('end', () => {
       this.ended = true;
+      if (this.expectedBytes !== undefined && this.bytesIn < this.expectedBytes) {
+        this.destroy(new Error(`the connection closed after ${this.bytesIn} of the ${this.expectedBytes} bytes announced`));
+        return;
+      }
       this.push(null);
     });
     this.socket.once('error', (e) => this.destroy(e));
@@ -110,6 +118,20 @@ export class LentReadConnection extends Readable implements ChunkLender {
     this.lent.set(part, slab);
   }
 
+  /**
+   * The connection must carry `total` bytes in all (what was read so far included) before the server
+   * closes it; an earlier end fails the stream instead of ending it. For answers that end at the close
+   * (HTTP/1.0) but announce their length: a cut connection is then an error, not a short body.
+   */
+  expectTotalBytes(total: number): void {
+    this.expectedBytes = total;
+  }
+
+  /** Bytes read from the connection so far. */
+  get bytesRead(): number {
+    return this.bytesIn;
+  }
+
   override _read(): void {
     this.socket.resume();
   }
@@ -131,6 +153,7 @@ export class LentReadConnection extends Readable implements ChunkLender {
   private received(bytes: number, window: Uint8Array): boolean {
     const slab = this.slab as Slab;
     slab.used += bytes;
+    this.bytesIn += bytes;
     const chunk = Buffer.from(window.buffer, window.byteOffset, bytes);
     slab.lent++;
     this.lent.set(chunk, slab);
