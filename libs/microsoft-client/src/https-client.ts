@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { Readable } from 'node:stream';
+import * as tls from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GatewayError, UpstreamError, UpstreamTimeoutError, UpstreamUnavailableError } from '@gateway/errors';
 import { createAgents } from './agent';
@@ -90,6 +91,7 @@ export class MicrosoftHttpClient {
   private readonly userAgent: string;
   /** TLS sessions of the lent downloads' connections, by host:port, so that each resumes one. */
   private readonly tlsSessions = new Map<string, Buffer>();
+  private secureContext?: tls.SecureContext;
 
   constructor(private readonly options: MicrosoftHttpClientOptions) {
     this.agents = options.agents ?? createAgents({ caFile: options.caFile });
@@ -218,7 +220,7 @@ export class MicrosoftHttpClient {
       const answer = await lentGet({
         url,
         headers,
-        ca: this.agents.https.options.ca,
+        secureContext: url.protocol === 'https:' ? (this.secureContext ??= tls.createSecureContext({ ca: this.agents.https.options.ca })) : undefined,
         sessions: this.tlsSessions,
         connectTimeoutMs: this.connectTimeoutMs,
         idleTimeoutMs: this.idleTimeoutMs,
