@@ -196,15 +196,19 @@ describe('MicrosoftHttpClient', () => {
       return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/content`, close: () => new Promise<void>((r) => server.close(() => r())) };
     }
 
-    async function readAll(body: Readable, giveBack: boolean): Promise<{ bytes: Buffer; memory: Set<ArrayBufferLike> }> {
+    /** Reads as apps/api's sendBody does: 'data' events (flowing mode hands each chunk on as pushed; read() may join them). */
+    function readAll(body: Readable, giveBack: boolean): Promise<{ bytes: Buffer; memory: Set<ArrayBufferLike> }> {
       const parts: Buffer[] = [];
       const memory = new Set<ArrayBufferLike>();
-      for await (const chunk of body) {
-        parts.push(Buffer.from(chunk as Buffer));
-        memory.add((chunk as Buffer).buffer);
-        if (giveBack) (body as Readable & ChunkLender).returnChunk(chunk as Buffer);
-      }
-      return { bytes: Buffer.concat(parts), memory };
+      return new Promise((resolve, reject) => {
+        body.on('data', (chunk: Buffer) => {
+          parts.push(Buffer.from(chunk));
+          memory.add(chunk.buffer);
+          if (giveBack) (body as Readable & ChunkLender).returnChunk(chunk);
+        });
+        body.once('end', () => resolve({ bytes: Buffer.concat(parts), memory }));
+        body.once('error', reject);
+      });
     }
 
     const content = Buffer.alloc(5 * 1024 * 1024);

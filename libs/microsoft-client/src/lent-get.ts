@@ -36,6 +36,8 @@ const SLAB_BYTES = 1024 * 1024;
 /** Spare slabs kept for the next reads, process-wide: a download in flight holds one or two. */
 const SPARE_SLABS = 16;
 const MAX_HEAD_BYTES = 64 * 1024;
+/** The largest chunk handed on: consecutive reads are joined up to this (see `lend`). */
+const MAX_CHUNK_BYTES = 256 * 1024;
 
 interface Slab {
   bytes: Buffer;
@@ -48,6 +50,8 @@ interface Slab {
 }
 
 const spare: Slab[] = [];
+/** Where reads go once an answer is complete (discarded). */
+const scratch = Buffer.allocUnsafeSlow(WINDOW_BYTES);
 
 function takeSlab(): Slab {
   const slab = spare.pop() ?? { bytes: Buffer.allocUnsafeSlow(SLAB_BYTES), used: 0, lent: 0, retired: false };
@@ -112,6 +116,9 @@ export class LentBody extends Readable implements ChunkLender {
   private framing: Framing | undefined;
   private complete = false;
   private answered = false;
+  /** Bytes read and not yet handed on: a range of one slab (counted in its `lent`). */
+  private pending: { slab: Slab; start: number; end: number } | undefined;
+  private flushScheduled = false;
 
   constructor(
     options: LentGetOptions,
@@ -195,6 +202,8 @@ export class LentBody extends Readable implements ChunkLender {
   }
 
   private nextWindow(): Uint8Array {
+    // Done (net asks once more after the last read): nothing read now is kept, and no slab is held for it.
+    if (this.complete) return scratch;
     if (!this.slab || this.slab.bytes.length - this.slab.used < WINDOW_BYTES) {
       if (this.slab) retire(this.slab);
       this.slab = takeSlab();
@@ -204,9 +213,9 @@ export class LentBody extends Readable implements ChunkLender {
 
   /** net calls this with the window it last got from nextWindow, before asking for the next one. */
   private received(bytes: number, window: Uint8Array): boolean {
+    if (this.complete || window === scratch) return true;
     const slab = this.slab as Slab;
     slab.used += bytes;
-    if (this.complete) return true;
     let data = Buffer.from(window.buffer, window.byteOffset, bytes);
     if (this.head) {
       const rest = this.readHead(data);
@@ -304,10 +313,39 @@ export class LentBody extends Readable implements ChunkLender {
     }
   }
 
+  /**
+   * Queues `chunk` to be lent. Reads that follow each other in a slab are handed on as one chunk, at the
+   * latest when the event loop has run its pending reads (setImmediate) or at MAX_CHUNK_BYTES: TLS
+   * delivers one 16 KiB record per read, and a write to the client per record cost the gateway a
+   * syscall and a round of stream events each (bench/graph-download).
+   */
   private lend(chunk: Buffer, slab: Slab): void {
     if (chunk.length === 0) return;
-    slab.lent++;
-    this.lent.set(chunk, slab);
+    const pending = this.pending;
+    if (pending && pending.slab === slab && pending.end === chunk.byteOffset && chunk.buffer === slab.bytes.buffer) {
+      pending.end += chunk.length;
+    } else {
+      this.flush();
+      slab.lent++;
+      this.pending = { slab, start: chunk.byteOffset, end: chunk.byteOffset + chunk.length };
+    }
+    if (this.pending!.end - this.pending!.start >= MAX_CHUNK_BYTES) this.flush();
+    else if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => {
+        this.flushScheduled = false;
+        this.flush();
+      });
+    }
+  }
+
+  private flush(): void {
+    const pending = this.pending;
+    if (!pending) return;
+    this.pending = undefined;
+    if (this.destroyed) return;
+    const chunk = Buffer.from(pending.slab.bytes.buffer, pending.start, pending.end - pending.start);
+    this.lent.set(chunk, pending.slab);
     if (!this.push(chunk)) this.socket.pause();
   }
 
@@ -316,8 +354,12 @@ export class LentBody extends Readable implements ChunkLender {
     if (this.complete) return;
     this.complete = true;
     this.socket.setTimeout(0);
+    this.flush();
     this.push(null);
     this.socket.destroy();
+    // No read lands in the slab any more: it is spare as soon as its chunks are back.
+    if (this.slab) retire(this.slab);
+    this.slab = undefined;
   }
 
   /** The server closed its side: the end of a body framed by the connection, else too early. */
