@@ -32,7 +32,7 @@ import {
   sliceBytes,
   group,
 } from '@gateway/connector-api';
-import { ATTRIBUTION_FIELDS, MicrosoftHttpClient, MsalTokenProvider, createAgents, drain, noteTransferred, type MicrosoftRequest } from '@gateway/microsoft-client';
+import { ATTRIBUTION_FIELDS, MicrosoftHttpClient, MsalTokenProvider, createAgents, drain, type MicrosoftRequest } from '@gateway/microsoft-client';
 import type { GraphParams } from './params';
 
 /** The acting gateway user's fields (shared with the SharePoint connector). */
@@ -365,7 +365,8 @@ export class GraphConnector implements ContentConnector {
       await drain(res.body);
       if (!location) throw new UpstreamError('Microsoft Graph redirected a download without a Location');
       // The pre-authenticated URL gets no Authorization header (it may live on another host); Range goes there.
-      res = await this.http.request({ method: 'GET', url: new URL(location, this.params.graphUrl).href, auth: false, headers, errorContext: { id } });
+      // Read into reusable memory, its chunks lent to the response writer (microsoft-client: lent-get.ts).
+      res = await this.http.request({ method: 'GET', url: new URL(location, this.params.graphUrl).href, auth: false, headers, errorContext: { id }, lent: true });
     } else if (range) {
       // Answered in place (no redirect): the body is the whole content.
       return res.body.pipe(sliceBytes(range.start, range.end - range.start + 1));
@@ -406,8 +407,6 @@ export class GraphConnector implements ContentConnector {
       const rest = Readable.from({ [Symbol.asyncIterator]: () => iterator }, { objectMode: false });
       rest.on('data', (c: Buffer) => {
         total += c.length;
-        // The client's pieces die once written: counted, so the collections that free them come (transfer-memory.ts).
-        noteTransferred(c.length);
       });
       await pipeline(rest, out);
       return { file, size: total };

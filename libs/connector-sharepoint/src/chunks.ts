@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
 import { InvalidArgumentError } from '@gateway/connector-api';
-import { noteTransferred } from '@gateway/microsoft-client';
 
 /** Up to `size` bytes of the upload: a view of the reader's buffer, valid until the next chunk is asked for. */
 export interface Chunk {
@@ -13,9 +12,9 @@ export interface Chunk {
  * Cuts an upload into chunks of a fixed size, copied into one buffer that is allocated once, at the
  * size of the largest chunk the upload will ask for (`capacity`: the first read of threshold + 1 bytes
  * that decides between a simple and a chunked upload, and the chunks after it), and reused for every
- * chunk. The stream's own pieces are let go as soon as they are copied, so they die young and the
- * collections transfer-memory.ts asks for free them; a list of them held for a whole chunk (10 MiB)
- * outlives those collections and lingers as old garbage until V8's next full collection (README:
+ * chunk. The stream's own pieces are let go as soon as they are copied, so they die young and V8's
+ * young-generation collections free them; a list of them held for a whole chunk (10 MiB) would
+ * outlive those collections and linger as old garbage until V8's next full collection (README:
  * memory). A chunk can be sent again when SharePoint throttles (a stream already sent could not).
  * A chunk is valid until the next call to next(): the caller sends it, and waits for the answer,
  * before asking for the following one. A failure of the client's stream is the client's: 400 on content.
@@ -58,8 +57,6 @@ export class ChunkReader {
       if (!piece) break;
       const n = Math.min(piece.length, size - length);
       piece.copy(this.buffer, length, 0, n);
-      // The piece is garbage once copied: counted, so the collections that free it come while the chunk fills.
-      noteTransferred(n);
       length += n;
       if (n < piece.length) this.carry = piece.subarray(n);
     }

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Agent, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { MicrosoftHttpClient, readText, WRITE_SLICE_BYTES, type TokenSource } from './https-client';
-import { COLLECT_EVERY_BYTES, transferCollections } from './transfer-memory';
+import { spareSlabCount, type ChunkLender } from './lent-get';
 
 /** A real local HTTP server whose answers each test scripts, and a record of what reached it. */
 class ScriptedServer {
@@ -183,29 +183,111 @@ describe('MicrosoftHttpClient', () => {
     expect(Math.max(...writes.map((w) => w.pending))).toBeLessThan(WRITE_SLICE_BYTES);
   });
 
-  it('counts content both ways, so a collection comes every COLLECT_EVERY_BYTES sent or received (README: memory)', async () => {
-    const size = 6 * COLLECT_EVERY_BYTES;
-    const big = Buffer.alloc(size, 7);
-    const sink = createServer((req, res) => {
-      if (req.method === 'GET') return void res.writeHead(200, { 'content-length': size }).end(big);
-      req.resume();
-      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
-    });
-    await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/content`;
-    try {
-      const before = transferCollections();
-      await client().json({ method: 'PUT', url, body: big });
-      const afterUpload = transferCollections();
-      const res = await client().request({ method: 'GET', url });
-      let received = 0;
-      for await (const chunk of res.body) received += (chunk as Buffer).length;
-      expect(received).toBe(size);
-      // 6 × the interval each way (the counter carries what is left between calls over).
-      expect(afterUpload - before).toBeGreaterThanOrEqual(5);
-      expect(transferCollections() - afterUpload).toBeGreaterThanOrEqual(5);
-    } finally {
-      await new Promise<void>((r) => sink.close(() => r()));
+  describe('lent downloads (README: memory)', () => {
+    /** A raw TCP server answering every connection with `answer` (framing written by hand), then closing. */
+    async function rawServer(answer: Buffer | ((socket: Socket) => void)): Promise<{ url: string; close: () => Promise<void> }> {
+      const server = createNetServer((socket) => {
+        socket.once('data', () => {
+          if (typeof answer === 'function') return answer(socket);
+          socket.end(answer);
+        });
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/content`, close: () => new Promise<void>((r) => server.close(() => r())) };
     }
+
+    /** Reads as apps/api's sendBody does: 'data' events (flowing mode hands each chunk on as pushed; read() may join them). */
+    function readAll(body: Readable, giveBack: boolean): Promise<{ bytes: Buffer; memory: Set<ArrayBufferLike> }> {
+      const parts: Buffer[] = [];
+      const memory = new Set<ArrayBufferLike>();
+      return new Promise((resolve, reject) => {
+        body.on('data', (chunk: Buffer) => {
+          parts.push(Buffer.from(chunk));
+          memory.add(chunk.buffer);
+          if (giveBack) (body as Readable & ChunkLender).returnChunk(chunk);
+        });
+        body.once('end', () => resolve({ bytes: Buffer.concat(parts), memory }));
+        body.once('error', reject);
+      });
+    }
+
+    const content = Buffer.alloc(5 * 1024 * 1024);
+    for (let i = 0; i < content.length; i += 4) content.writeUInt32LE((i * 2654435761) >>> 0, i);
+
+    it('reads a download into reused memory once its chunks come back, instead of a fresh buffer per read', async () => {
+      const sink = createServer((_req, res) => res.writeHead(200, { 'content-length': content.length }).end(content));
+      await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
+      const url = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/content`;
+      try {
+        const first = await client().request({ method: 'GET', url, lent: true });
+        expect(first.headers['content-length']).toBe(String(content.length));
+        const one = await readAll(first.body, true);
+        expect(one.bytes.equals(content)).toBe(true);
+        // 5 MiB in 1 MiB slabs, not thousands of read buffers.
+        expect(one.memory.size).toBeLessThanOrEqual(7);
+        expect(spareSlabCount()).toBeGreaterThan(0);
+        const second = await readAll((await client().request({ method: 'GET', url, lent: true })).body, true);
+        expect(second.bytes.equals(content)).toBe(true);
+        // The second download was read into the first one's memory.
+        expect([...second.memory].some((m) => one.memory.has(m))).toBe(true);
+      } finally {
+        await new Promise<void>((r) => sink.close(() => r()));
+      }
+    });
+
+    it('decodes a chunked answer (extensions and trailers included) and one framed by the connection closing', async () => {
+      const a = content.subarray(0, 300_000);
+      const b = content.subarray(300_000, 1_000_000);
+      const chunked = Buffer.concat([
+        Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/octet-stream\r\n\r\n'),
+        Buffer.from(`${a.length.toString(16)};name=x\r\n`),
+        a,
+        Buffer.from(`\r\n${b.length.toString(16).toUpperCase()}\r\n`),
+        b,
+        Buffer.from('\r\n0\r\nX-Checksum: abc\r\n\r\n'),
+      ]);
+      const byClose = Buffer.concat([Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n'), b]);
+      for (const [answer, expected] of [
+        [chunked, content.subarray(0, 1_000_000)],
+        [byClose, b],
+      ] as const) {
+        const server = await rawServer(answer);
+        try {
+          const res = await client().request({ method: 'GET', url: server.url, lent: true });
+          expect(res.status).toBe(200);
+          expect((await readAll(res.body, false)).bytes.equals(expected)).toBe(true);
+        } finally {
+          await server.close();
+        }
+      }
+    });
+
+    it('fails the body when the connection closes before Content-Length bytes came', async () => {
+      const server = await rawServer((socket) => {
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n');
+        socket.end(Buffer.alloc(400, 1));
+      });
+      try {
+        const res = await client().request({ method: 'GET', url: server.url, lent: true });
+        await expect(readAll(res.body, true)).rejects.toThrow(/closed before the answer was complete/);
+      } finally {
+        await server.close();
+      }
+    });
+
+    it('retries a throttled download and maps service errors as for any call', async () => {
+      const s = new ScriptedServer();
+      await s.start();
+      s.answers.push(throttle(429, '0'), (_q, res) => res.writeHead(200, { 'content-length': 5 }).end('bytes'));
+      s.answers.push((_q, res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"itemNotFound","message":"gone"}}'));
+      try {
+        const ok = await client().request({ method: 'GET', url: `${s.url}/a`, lent: true });
+        expect((await readAll(ok.body, true)).bytes.toString()).toBe('bytes');
+        await expect(client().request({ method: 'GET', url: `${s.url}/b`, lent: true, errorContext: { id: 'b' } })).rejects.toThrow("Item 'b' not found");
+        expect(s.seen.map((x) => x.url)).toEqual(['/a', '/a', '/b']);
+      } finally {
+        await new Promise<void>((r) => s.server.close(() => r()));
+      }
+    });
   });
 });

@@ -1,12 +1,13 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { Readable } from 'node:stream';
+import * as tls from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GatewayError, UpstreamError, UpstreamTimeoutError, UpstreamUnavailableError } from '@gateway/errors';
 import { createAgents } from './agent';
 import { DEFAULT_RETRY, decideThrottleRetry, isThrottle, retryAfterSeconds, type RetryOptions } from './retry';
 import { mapServiceError, parseServiceError, type ServiceErrorContext } from './service-errors';
-import { noteTransferred } from './transfer-memory';
+import { lentGet } from './lent-get';
 
 /** Where bearer tokens come from (MsalTokenProvider); invalidate() forces a fresh one after a 401. */
 export interface TokenSource {
@@ -34,13 +35,18 @@ export interface MicrosoftRequest {
   /** How errors name the item and parameter. */
   errorContext?: Omit<ServiceErrorContext, 'service'>;
   signal?: AbortSignal;
+  /**
+   * A content download (a GET without body): the answer is read into reusable memory and its body's
+   * chunks are lent to the reader (lent-get.ts, README: memory), on a connection of its own.
+   */
+  lent?: boolean;
 }
 
 export interface MicrosoftResponse {
   status: number;
   headers: http.IncomingHttpHeaders;
   /** The body, unread: content is streamed on from here. */
-  body: http.IncomingMessage;
+  body: Readable;
 }
 
 export interface MicrosoftHttpClientOptions {
@@ -83,6 +89,9 @@ export class MicrosoftHttpClient {
   private readonly idleTimeoutMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly userAgent: string;
+  /** TLS sessions of the lent downloads' connections, by host:port, so that each resumes one. */
+  private readonly tlsSessions = new Map<string, Buffer>();
+  private secureContext?: tls.SecureContext;
 
   constructor(private readonly options: MicrosoftHttpClientOptions) {
     this.agents = options.agents ?? createAgents({ caFile: options.caFile });
@@ -156,6 +165,7 @@ export class MicrosoftHttpClient {
   }
 
   private send(req: MicrosoftRequest, headers: Record<string, string | number>): Promise<MicrosoftResponse> {
+    if (req.lent && req.body === undefined && req.method.toUpperCase() === 'GET') return this.sendLent(req, headers);
     const url = new URL(req.url);
     const isHttps = url.protocol === 'https:';
     const body = typeof req.body === 'function' ? req.body() : req.body;
@@ -174,7 +184,6 @@ export class MicrosoftHttpClient {
         (res) => {
           settled = true;
           incoming = res;
-          meterBody(res);
           resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res });
         },
       );
@@ -200,10 +209,29 @@ export class MicrosoftHttpClient {
       else if (Buffer.isBuffer(body)) writeInSlices(outgoing, body);
       else {
         body.on('error', (e) => outgoing.destroy(e));
-        body.on('data', (chunk: Buffer) => noteTransferred(chunk.length));
         body.pipe(outgoing);
       }
     });
+  }
+
+  private async sendLent(req: MicrosoftRequest, headers: Record<string, string | number>): Promise<MicrosoftResponse> {
+    const url = new URL(req.url);
+    try {
+      const answer = await lentGet({
+        url,
+        headers,
+        secureContext: url.protocol === 'https:' ? (this.secureContext ??= tls.createSecureContext({ ca: this.agents.https.options.ca })) : undefined,
+        sessions: this.tlsSessions,
+        connectTimeoutMs: this.connectTimeoutMs,
+        idleTimeoutMs: this.idleTimeoutMs,
+        connectTimeout: () => new UpstreamTimeoutError(`Could not connect to ${this.options.service} at ${url.host} within ${this.connectTimeoutMs} ms`),
+        idleTimeout: () => new UpstreamTimeoutError(`${this.options.service} sent nothing for ${this.idleTimeoutMs} ms`),
+        signal: req.signal,
+      });
+      return { status: answer.status, headers: answer.headers, body: answer.body };
+    } catch (e) {
+      throw this.networkError(e, url);
+    }
   }
 
   private networkError(e: unknown, url: URL): GatewayError {
@@ -218,18 +246,6 @@ function isOneShot(body: RequestBody | undefined): boolean {
   return body !== undefined && typeof body !== 'function' && typeof body !== 'string' && !Buffer.isBuffer(body);
 }
 
-/**
- * Counts an answer's body as the HTTP parser hands it over (transfer-memory.ts), without a stream
- * in between: a listener would start the flow before the caller reads, a Transform costs a hop per chunk.
- */
-function meterBody(res: http.IncomingMessage): void {
-  const push = res.push;
-  res.push = function (this: http.IncomingMessage, chunk: unknown, encoding?: BufferEncoding): boolean {
-    if (chunk) noteTransferred((chunk as Buffer).length);
-    return push.call(this, chunk, encoding);
-  };
-}
-
 /** Writes the buffer in slices of at most WRITE_SLICE_BYTES, each after the socket drained the one before, then ends. */
 function writeInSlices(outgoing: http.ClientRequest, buffer: Buffer): void {
   let offset = 0;
@@ -238,7 +254,6 @@ function writeInSlices(outgoing: http.ClientRequest, buffer: Buffer): void {
       if (outgoing.destroyed) return;
       const slice = buffer.subarray(offset, offset + WRITE_SLICE_BYTES);
       offset += slice.length;
-      noteTransferred(slice.length);
       if (!outgoing.write(slice)) return void outgoing.once('drain', more);
     }
     outgoing.end();

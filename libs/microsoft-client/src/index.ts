@@ -4,4 +4,4 @@ export * from './retry';
 export * from './service-errors';
 export * from './token-provider';
 export * from './attribution';
-export * from './transfer-memory';
+export { spareSlabCount, type ChunkLender } from './lent-get';
