@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import * as net from 'node:net';
 import { Readable } from 'node:stream';
 import * as tls from 'node:tls';
+import { SlabPool, type Slab } from '@gateway/raw-http';
 
 /**
  * A GET whose answer body is read into reusable memory and **lent** to the reader (README: memory).
@@ -19,7 +20,7 @@ import * as tls from 'node:tls';
  * `returnChunk` once written, and a slab is read into again once every chunk cut from it came
  * back. A reader that does not simply keeps the slab out of the pool; it is then garbage like any
  * buffer, 1 MiB at a time instead of 16 KiB. The same scheme as the CMIS connector's plain-HTTP
- * downloads (libs/connector-cmis/src/lent-reads.ts), here over TLS and with HTTP/1.1 framing
+ * downloads (libs/raw-http: lent-reads.ts, and the slab pool shared with it), here over TLS and with HTTP/1.1 framing
  * (Content-Length, chunked, or until close).
  *
  * One connection per answer (`Connection: close`): framing and reuse of a kept-alive connection
@@ -39,40 +40,13 @@ const MAX_HEAD_BYTES = 64 * 1024;
 /** The largest chunk handed on: consecutive reads are joined up to this (see `lend`). */
 const MAX_CHUNK_BYTES = 256 * 1024;
 
-interface Slab {
-  bytes: Buffer;
-  /** Bytes read into the slab so far; the next window starts here. */
-  used: number;
-  /** Chunks of this slab handed out and not yet returned. */
-  lent: number;
-  /** No more reads go into it; it is spare once `lent` is 0. */
-  retired: boolean;
-}
-
-const spare: Slab[] = [];
+const pool = new SlabPool(SLAB_BYTES, SPARE_SLABS);
 /** Where reads go once an answer is complete (discarded). */
 const scratch = Buffer.allocUnsafeSlow(WINDOW_BYTES);
 
-function takeSlab(): Slab {
-  const slab = spare.pop() ?? { bytes: Buffer.allocUnsafeSlow(SLAB_BYTES), used: 0, lent: 0, retired: false };
-  slab.used = 0;
-  slab.lent = 0;
-  slab.retired = false;
-  return slab;
-}
-
-function spareIfFree(slab: Slab): void {
-  if (slab.retired && slab.lent === 0 && spare.length < SPARE_SLABS && !spare.includes(slab)) spare.push(slab);
-}
-
-function retire(slab: Slab): void {
-  slab.retired = true;
-  spareIfFree(slab);
-}
-
 /** How many slabs wait in the pool (for tests). */
 export function spareSlabCount(): number {
-  return spare.length;
+  return pool.spareCount;
 }
 
 export interface LentGetOptions {
@@ -151,7 +125,7 @@ export class LentBody extends Readable implements ChunkLender {
     socket.once('close', () => {
       clearTimeout(connectTimer);
       // Only now does no read target the current slab any more.
-      if (this.slab) retire(this.slab);
+      if (this.slab) pool.retire(this.slab);
       this.slab = undefined;
       if (!this.complete) this.fail(new Error('the connection closed before the answer was complete'));
     });
@@ -176,8 +150,7 @@ export class LentBody extends Readable implements ChunkLender {
     const slab = this.lent.get(chunk);
     if (!slab) return;
     this.lent.delete(chunk);
-    slab.lent--;
-    spareIfFree(slab);
+    pool.returned(slab);
   }
 
   override _read(): void {
@@ -205,8 +178,8 @@ export class LentBody extends Readable implements ChunkLender {
     // Done (net asks once more after the last read): nothing read now is kept, and no slab is held for it.
     if (this.complete) return scratch;
     if (!this.slab || this.slab.bytes.length - this.slab.used < WINDOW_BYTES) {
-      if (this.slab) retire(this.slab);
-      this.slab = takeSlab();
+      if (this.slab) pool.retire(this.slab);
+      this.slab = pool.take();
     }
     return this.slab.bytes.subarray(this.slab.used, this.slab.used + WINDOW_BYTES);
   }
@@ -358,7 +331,7 @@ export class LentBody extends Readable implements ChunkLender {
     this.push(null);
     this.socket.destroy();
     // No read lands in the slab any more: it is spare as soon as its chunks are back.
-    if (this.slab) retire(this.slab);
+    if (this.slab) pool.retire(this.slab);
     this.slab = undefined;
   }
 

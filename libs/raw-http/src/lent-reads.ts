@@ -1,5 +1,6 @@
 import * as net from 'node:net';
 import { Readable } from 'node:stream';
+import { SlabPool, type Slab } from './slab-pool';
 
 /**
  * A plain TCP connection read as a stream whose chunks are **lent**: they are
@@ -31,38 +32,11 @@ const SLAB_BYTES = 4 * READ_BYTES;
 /** Spare slabs kept for the next reads, process-wide: two or three per download in flight. */
 const SPARE_SLABS = 8;
 
-interface Slab {
-  bytes: Buffer;
-  /** Bytes read into the slab so far; the next window starts here. */
-  used: number;
-  /** Chunks of this slab handed out and not yet returned. */
-  lent: number;
-  /** No more reads go into it; it is spare once `lent` is 0. */
-  retired: boolean;
-}
-
-const spare: Slab[] = [];
-
-function takeSlab(): Slab {
-  const slab = spare.pop() ?? { bytes: Buffer.allocUnsafeSlow(SLAB_BYTES), used: 0, lent: 0, retired: false };
-  slab.used = 0;
-  slab.lent = 0;
-  slab.retired = false;
-  return slab;
-}
-
-function retire(slab: Slab): void {
-  slab.retired = true;
-  spareIfFree(slab);
-}
-
-function spareIfFree(slab: Slab): void {
-  if (slab.retired && slab.lent === 0 && spare.length < SPARE_SLABS && !spare.includes(slab)) spare.push(slab);
-}
+const pool = new SlabPool(SLAB_BYTES, SPARE_SLABS);
 
 /** How many slabs wait in the pool (for tests). */
 export function spareSlabCount(): number {
-  return spare.length;
+  return pool.spareCount;
 }
 
 export class LentReadConnection extends Readable implements ChunkLender {
@@ -95,7 +69,7 @@ export class LentReadConnection extends Readable implements ChunkLender {
     this.socket.once('error', (e) => this.destroy(e));
     this.socket.once('close', () => {
       // Only now does no read target the current slab any more.
-      if (this.slab) retire(this.slab);
+      if (this.slab) pool.retire(this.slab);
       this.slab = undefined;
       // Closed without an end or an error (destroyed from here): readers must not wait forever.
       if (!this.ended && !this.destroyed) this.destroy(new Error('the connection closed before the answer was complete'));
@@ -106,8 +80,7 @@ export class LentReadConnection extends Readable implements ChunkLender {
     const slab = this.lent.get(chunk);
     if (!slab) return;
     this.lent.delete(chunk);
-    slab.lent--;
-    spareIfFree(slab);
+    pool.returned(slab);
   }
 
   /** `part` (a view of `whole`, e.g. what follows the answer's headers) is lent in its place. */
@@ -143,8 +116,8 @@ export class LentReadConnection extends Readable implements ChunkLender {
 
   private nextWindow(): Uint8Array {
     if (!this.slab || this.slab.bytes.length - this.slab.used < READ_BYTES) {
-      if (this.slab) retire(this.slab);
-      this.slab = takeSlab();
+      if (this.slab) pool.retire(this.slab);
+      this.slab = pool.take();
     }
     return this.slab.bytes.subarray(this.slab.used, this.slab.used + READ_BYTES);
   }
