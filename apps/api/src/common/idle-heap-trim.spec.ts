@@ -33,7 +33,23 @@ describe('IdleHeapTrim', () => {
     trim.look(); // the request ended since the last look: still not quiet
     expect(calls).toEqual([]);
     trim.look();
-    expect(calls).toEqual([{ type: 'minor' }]);
+    expect(calls).toEqual([{ type: 'minor' }, { type: 'major' }]);
+  });
+
+  it('after traffic, the first quiet look also asks for one full collection (downloads leave old Buffers behind)', () => {
+    const { trim, calls, request, setSize } = setUp(1024 * 1024);
+    request().end();
+    trim.look(); // busy since the last look
+    expect(calls).toEqual([]);
+    trim.look();
+    expect(calls).toEqual([{ type: 'major' }]);
+    trim.look(); // still quiet: nothing more to give back
+    expect(calls).toEqual([{ type: 'major' }]);
+    setSize(16 * 1024 * 1024);
+    request().end();
+    trim.look();
+    trim.look();
+    expect(calls).toEqual([{ type: 'major' }, { type: 'minor' }, { type: 'major' }]);
   });
 
   it('does not collect once new space is small again', () => {

@@ -13,7 +13,10 @@ import { runInNewContext } from 'node:vm';
  * one minor collection when the gateway has been quiet since the last look, so that V8 sees the low
  * rate and shrinks it (to 1 MiB). A collection V8 declines to shrink after (the rate was still high)
  * is retried at the next quiet look. A minor collection of a near-empty new space costs well under a
- * millisecond.
+ * millisecond. After traffic, the first quiet look also asks for one full collection: the Buffers of
+ * downloads that were promoted to the old generation (their memory is outside V8's heap, 10–15 MB after
+ * five 64 MiB downloads) are freed only by one, and V8 may not run one for a long time at idle. A full
+ * collection of the gateway's ~30 MB heap takes tens of milliseconds, once per quiet spell.
  *
  * Not V8's full, memory-reducing collection: Node 20's V8 (11.3) has no `flavor: 'last-resort'` for
  * gc(); v8.queryObjects() does run one (and shrinks new space) but walks the whole heap after it
@@ -23,8 +26,12 @@ import { runInNewContext } from 'node:vm';
 
 /** How often the gateway looks whether it has been quiet. */
 export const IDLE_TRIM_INTERVAL_MS = 5_000;
-/** New space above this size (V8's own measure, both semi-spaces) is worth a collection when quiet. */
-export const IDLE_TRIM_NEW_SPACE_BYTES = 4 * 1024 * 1024;
+/**
+ * New space above this size (V8's space_size: 32 MiB grown to its maximum, 1 MiB shrunk) is worth a
+ * collection when quiet. Not 4 MiB: the idle gateway's own timers grew a shrunk new space back to 4 MiB
+ * in one run (3 MB of RSS).
+ */
+export const IDLE_TRIM_NEW_SPACE_BYTES = 2 * 1024 * 1024;
 
 type Collect = (options: { type: 'minor' | 'major'; execution?: 'sync' | 'async' }) => void;
 
@@ -38,11 +45,13 @@ export interface IdleHeapTrimOptions {
 
 /**
  * Counts requests (middleware) and, every interval during which none arrived or were in flight, asks
- * for a minor collection if new space is larger than IDLE_TRIM_NEW_SPACE_BYTES.
+ * for a minor collection if new space is larger than IDLE_TRIM_NEW_SPACE_BYTES, and for a full one if
+ * requests were served since the last.
  */
 export class IdleHeapTrim {
   private inFlight = 0;
   private seenSinceLook = false;
+  private trafficSinceFull = false;
   private timer: NodeJS.Timeout | undefined;
   private collections = 0;
   private readonly intervalMs: number;
@@ -60,6 +69,7 @@ export class IdleHeapTrim {
     return (_req, res, next) => {
       this.inFlight++;
       this.seenSinceLook = true;
+      this.trafficSinceFull = true;
       res.once('close', () => {
         this.inFlight--;
         this.seenSinceLook = true;
@@ -85,13 +95,23 @@ export class IdleHeapTrim {
     return this.collections;
   }
 
-  /** One look: collect if quiet since the last look and new space is large. */
+  /**
+   * One look: if quiet since the last look, a minor collection when new space is large, and a full one
+   * when requests were served since the last full one.
+   */
   look(): void {
     const quiet = !this.seenSinceLook && this.inFlight === 0;
     this.seenSinceLook = false;
-    if (!quiet || !this.collect || this.newSpaceBytes() <= IDLE_TRIM_NEW_SPACE_BYTES) return;
-    this.collections++;
-    this.collect({ type: 'minor' });
+    if (!quiet || !this.collect) return;
+    if (this.newSpaceBytes() > IDLE_TRIM_NEW_SPACE_BYTES) {
+      this.collections++;
+      this.collect({ type: 'minor' });
+    }
+    if (this.trafficSinceFull) {
+      this.trafficSinceFull = false;
+      this.collections++;
+      this.collect({ type: 'major' });
+    }
   }
 }
 
