@@ -2,11 +2,20 @@
 // Idle RSS of the built gateway on its embedded default (temporary data dir, one
 // filesystem connector, no external services) against an empty Nest 11 application
 // started the same way in the same run. Issue 16 target: gateway idle <= 110 MB.
+//
+// The gateway is measured three times: BENCH_SETTLE_MS (3 s) after it answers (as this bench did
+// before the idle trim, apps/api/src/common/idle-heap-trim.ts), after BENCH_IDLE_MS (20 s) of quiet
+// (the trim looks every 5 s; the target applies here), and again BENCH_IDLE_MS after some traffic
+// (listings of a 200-file folder, downloads of a 64 MiB file, the OpenAPI document and UI), to show
+// that the memory given back at idle is given back again after use.
 const { spawn } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 const { startGateway, freePort, waitFor, rssBytes, printResult } = require('./lib/harness');
+const { makeFile, timedGet } = require('./lib/files');
 
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS || 3000);
+const IDLE_MS = Number(process.env.BENCH_IDLE_MS || 20000);
 const TARGET = 110 * 1024 * 1024;
 const MB = (b) => (b / 1024 / 1024).toFixed(1);
 
@@ -31,13 +40,47 @@ async function emptyNestRss() {
   }
 }
 
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function traffic(gateway) {
+  const headers = { Authorization: gateway.auth };
+  const api = async (p) => {
+    const res = await fetch(`${gateway.baseUrl}/api${p}`, { headers });
+    if (!res.ok) throw new Error(`${p} answered ${res.status}: ${await res.text()}`);
+    return res.json();
+  };
+  const folderId = (await api('/repo/fs/idbypath?folderPath=/&fileName=docs')).results.id;
+  const fileId = (await api('/repo/fs/idbypath?folderPath=/&fileName=big.bin')).results.id;
+  for (let i = 0; i < 20; i++) await api(`/repo/fs/folderitems?id=${encodeURIComponent(folderId)}`);
+  for (let i = 0; i < 5; i++) {
+    const r = await timedGet(`${gateway.baseUrl}/api/repo/fs/file?id=${encodeURIComponent(fileId)}`, headers);
+    if (r.status !== 200) throw new Error(`download answered ${r.status}`);
+  }
+  for (const p of ['/api/docs-json', '/api/docs']) {
+    const r = await timedGet(`${gateway.baseUrl}${p}`);
+    if (r.status !== 200) throw new Error(`${p} answered ${r.status}`);
+  }
+}
+
 async function gatewayRss() {
-  const gateway = await startGateway();
+  const dataDir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'gateway-idle-rss-'));
+  const repo = path.join(dataDir, 'repository');
+  fs.mkdirSync(path.join(repo, 'docs'), { recursive: true });
+  for (let i = 0; i < 200; i++) fs.writeFileSync(path.join(repo, 'docs', `doc-${i}.txt`), `document ${i}\n`);
+  makeFile(path.join(repo, 'big.bin'), 64 * 1024 * 1024);
+  const gateway = await startGateway({ GATEWAY_DATA_DIR: dataDir });
   try {
     await settle();
-    return rssBytes(gateway.pid);
+    const settled = rssBytes(gateway.pid);
+    await sleep(Math.max(0, IDLE_MS - SETTLE_MS));
+    const idle = rssBytes(gateway.pid);
+    await traffic(gateway);
+    const busy = rssBytes(gateway.pid);
+    await sleep(IDLE_MS);
+    return { settled, idle, busy, afterTraffic: rssBytes(gateway.pid) };
   } finally {
     await gateway.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
@@ -45,13 +88,16 @@ module.exports = async function main() {
   const empty = await emptyNestRss();
   const gateway = await gatewayRss();
   printResult('idle-rss', {
-    gateway_idle_mb: MB(gateway),
+    gateway_settled_mb: MB(gateway.settled),
+    gateway_idle_mb: MB(gateway.idle),
+    gateway_after_traffic_mb: MB(gateway.afterTraffic),
+    gateway_end_of_traffic_mb: MB(gateway.busy),
     empty_nest_mb: MB(empty),
-    ratio: (gateway / empty).toFixed(2),
+    ratio: (gateway.idle / empty).toFixed(2),
     target_mb: MB(TARGET),
-    within_target: gateway <= TARGET,
+    within_target: gateway.idle <= TARGET && gateway.afterTraffic <= TARGET,
   });
-  return gateway <= TARGET;
+  return gateway.idle <= TARGET && gateway.afterTraffic <= TARGET;
 };
 
 if (require.main === module) module.exports().then((ok) => process.exit(ok ? 0 : 1));
