@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { v8Collector } from './v8-collector';
 
 /**
  * Request bodies make garbage no code of ours can avoid: node's HTTP server copies every piece of a
@@ -16,40 +15,19 @@ import { runInNewContext } from 'node:vm';
  * load 7–9): 1 GiB through SharePoint 166.3 MiB uploading (189–193 without), a filesystem upload after
  * it 174.4 MiB; 128 MiB 167–168 MiB (189–192 without). Downloads need nothing of the kind: where the
  * gateway reads content itself it reads into reused memory (libs/microsoft-client `lent-get.ts`,
- * libs/connector-cmis `lent-reads.ts`).
+ * libs/raw-http `lent-reads.ts`).
  */
 export const BODY_COLLECT_BYTES = 8 * 1024 * 1024;
 
-type Collect = (options: { type: 'minor' | 'major' }) => void;
-let collect: Collect | null | undefined;
 let since = 0;
 let collections = 0;
 const METERED = Symbol('body bytes metered');
-
-/**
- * V8's gc() without starting the process with --expose-gc: the flag is set at run time and the
- * function read from a fresh context (the main context gets no global `gc`). Null if the runtime
- * refuses; bodies are then read without the collections.
- */
-function collector(): Collect | null {
-  if (collect !== undefined) return collect;
-  const existing = (globalThis as { gc?: Collect }).gc;
-  if (typeof existing === 'function') return (collect = existing);
-  try {
-    setFlagsFromString('--expose-gc');
-    const fn = runInNewContext('gc') as unknown;
-    collect = typeof fn === 'function' ? (fn as Collect) : null;
-  } catch {
-    collect = null;
-  }
-  return collect;
-}
 
 function noteBodyBytes(bytes: number): void {
   since += bytes;
   if (since < BODY_COLLECT_BYTES) return;
   since = 0;
-  const gc = collector();
+  const gc = v8Collector();
   if (!gc) return;
   collections++;
   gc({ type: 'minor' });

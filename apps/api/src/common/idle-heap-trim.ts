@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
-import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { getHeapSpaceStatistics } from 'node:v8';
+import { v8Collector, type Collect } from './v8-collector';
 
 /*
  * Gives V8's young generation back when the gateway is idle (issue 16, apps/api/README.md: Idle RSS).
@@ -33,7 +33,6 @@ export const IDLE_TRIM_INTERVAL_MS = 5_000;
  */
 export const IDLE_TRIM_NEW_SPACE_BYTES = 2 * 1024 * 1024;
 
-type Collect = (options: { type: 'minor' | 'major'; execution?: 'sync' | 'async' }) => void;
 
 export interface IdleHeapTrimOptions {
   intervalMs?: number;
@@ -61,7 +60,7 @@ export class IdleHeapTrim {
   constructor(options: IdleHeapTrimOptions = {}) {
     this.intervalMs = options.intervalMs ?? IDLE_TRIM_INTERVAL_MS;
     this.newSpaceBytes = options.newSpaceBytes ?? newSpaceSize;
-    this.collect = options.collect !== undefined ? options.collect : minorCollector();
+    this.collect = options.collect !== undefined ? options.collect : v8Collector();
   }
 
   /** Marks the gateway busy from a request's arrival until its response is closed. */
@@ -119,19 +118,3 @@ function newSpaceSize(): number {
   return getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
 }
 
-/**
- * V8's gc() without starting the process with --expose-gc, as libs/microsoft-client's transfer-memory.ts
- * gets it: the flag is set at run time (process-wide) and the function read from a fresh context, so the
- * main context stays without a global `gc`. Null if the runtime refuses.
- */
-function minorCollector(): Collect | null {
-  const existing = (globalThis as { gc?: Collect }).gc;
-  if (typeof existing === 'function') return existing;
-  try {
-    setFlagsFromString('--expose-gc');
-    const fn = runInNewContext('gc') as unknown;
-    return typeof fn === 'function' ? (fn as Collect) : null;
-  } catch {
-    return null;
-  }
-}
