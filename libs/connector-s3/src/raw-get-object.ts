@@ -15,8 +15,9 @@ import type { S3ConnectionParams } from './client';
  * the SDK would have thrown (name = S3's `<Code>`, the HTTP status), so `mapS3Error` maps both paths
  * alike; transient failures are retried as the SDK's standard strategy does (3 attempts).
  *
- * Only for `http://` endpoints: over TLS nothing can be lent (the TLS socket decrypts into buffers of
- * its own), so HTTPS endpoints (AWS itself) keep the SDK's GetObject.
+ * Only for `http://` endpoints: @gateway/raw-http speaks plain TCP, so HTTPS endpoints (AWS itself) keep
+ * the SDK's GetObject. TLS could be lent too (Node 20's TLS sockets honour net's `onread`, which
+ * libs/microsoft-client's lent-get.ts relies on); not done, with no AWS here to measure it against.
  */
 export class RawGetObject {
   private readonly signer: SignatureV4;
