@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as net from 'node:net';
-import type { Readable } from 'node:stream';
-import { rawGet, RawHttpTimeout, readSmall, type ChunkLender } from '.';
+import { rawGet, RawHttpTimeout, readSmall } from '.';
+import { readHandingBack } from '../test/lent-reader';
 
 /**
  * rawGet against plain TCP servers that answer byte by byte as each test needs, so the test sees
@@ -89,26 +89,9 @@ describe('rawGet', () => {
       pump();
     };
     const { body } = await rawGet(url(), {}, { timeoutMs: 10_000 });
-    const lender = body as Readable & ChunkLender;
-    const hash = createHash('sha256');
-    const held: Buffer[] = [];
-    const memories = new Set<ArrayBufferLike>();
-    let received = 0;
-    for await (const data of body) {
-      const chunk = data as Buffer;
-      received += chunk.length;
-      memories.add(chunk.buffer);
-      held.push(chunk);
-      if (held.length > 3) {
-        const done = held.shift() as Buffer;
-        hash.update(done);
-        lender.returnChunk(done);
-        done.fill(0xee);
-      }
-    }
-    for (const chunk of held) hash.update(chunk);
-    expect(received).toBe(BODY);
-    expect(hash.digest('hex')).toBe(sentHash);
-    expect(memories.size).toBeLessThanOrEqual(6);
+    const read = await readHandingBack(body);
+    expect(read.received).toBe(BODY);
+    expect(read.sha256).toBe(sentHash);
+    expect(read.memories).toBeLessThanOrEqual(6);
   });
 });
