@@ -1,3 +1,4 @@
+import { createHash, createHmac } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
@@ -6,7 +7,7 @@ import { NotFoundError, UpstreamError, UpstreamUnavailableError } from '@gateway
 import { readSmall } from '@gateway/raw-http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { createS3Client, parseConnectionParams } from './client';
-import { RawGetObject, Sha256 } from './raw-get-object';
+import { RawGetObject } from './raw-get-object';
 import { mapS3Error } from './s3.connector';
 
 /**
@@ -19,7 +20,26 @@ const ACCESS_KEY = 'AKIDTEST';
 const SECRET = 'test-secret-key';
 const REGION = 'eu-west-3';
 
-const verifier = new SignatureV4({ service: 's3', region: REGION, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }, sha256: Sha256, uriEscapePath: false });
+/** The verifier's own hash on node:crypto, independent of the client's. */
+class VerifierSha256 {
+  private readonly hash;
+  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', binary(secret));
+  }
+  update(data: string | ArrayBuffer | ArrayBufferView): void {
+    this.hash.update(binary(data));
+  }
+  async digest(): Promise<Uint8Array> {
+    return this.hash.digest();
+  }
+}
+
+function binary(data: string | ArrayBuffer | ArrayBufferView): string | Buffer {
+  if (typeof data === 'string') return data;
+  return ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
+}
+
+const verifier = new SignatureV4({ service: 's3', region: REGION, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }, sha256: VerifierSha256, uriEscapePath: false });
 
 /** Whether the request's Authorization is the signature of what arrived, as S3 checks it. */
 async function signatureHolds(req: http.IncomingMessage): Promise<boolean> {

@@ -1,4 +1,3 @@
-import { createHash, createHmac } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
@@ -30,8 +29,8 @@ export class RawGetObject {
   ) {
     if (!RawGetObject.applies(params)) throw new Error('RawGetObject is for http:// endpoints only');
     this.endpoint = new URL(params.endpoint as string);
-    // The client's own providers: static keys, or the default chain the client resolved (refreshed as it refreshes them).
-    this.signer = new SignatureV4({ service: 's3', region: client.config.region, credentials: client.config.credentials, sha256: Sha256, uriEscapePath: false, applyChecksum: false });
+    // The client's own providers and hash: static keys, or the default chain the client resolved (refreshed as it refreshes them).
+    this.signer = new SignatureV4({ service: 's3', region: client.config.region, credentials: client.config.credentials, sha256: client.config.sha256, uriEscapePath: false, applyChecksum: false });
   }
 
   /** Whether content GETs of this connection go through here: plain HTTP endpoints only. */
@@ -136,24 +135,4 @@ function xmlField(xml: string, name: string): string | undefined {
   const m = new RegExp(`<${name}>([^<]*)</${name}>`).exec(xml);
   if (!m) return undefined;
   return m[1].replace(/&(lt|gt|amp|quot|apos);/g, (_, e: string) => ({ lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" })[e] as string);
-}
-
-/** The hash SignatureV4 asks for, on node:crypto (an HMAC when given a secret). */
-export class Sha256 {
-  private readonly hash;
-  constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', toBinary(secret));
-  }
-  update(data: string | ArrayBuffer | ArrayBufferView): void {
-    this.hash.update(toBinary(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return this.hash.digest();
-  }
-}
-
-function toBinary(data: string | ArrayBuffer | ArrayBufferView): string | Buffer {
-  if (typeof data === 'string') return data;
-  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  return Buffer.from(data);
 }

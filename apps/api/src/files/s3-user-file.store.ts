@@ -11,7 +11,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { NotFoundError, RangeNotSatisfiableError, UpstreamUnavailableError, type ByteRange } from '@gateway/connector-api';
-import { createS3Client, mapS3Error, MultipartWriter } from '@gateway/connector-s3';
+import { createS3Client, mapS3Error, MultipartWriter, RawGetObject } from '@gateway/connector-s3';
 import type { UserFilesStoreConfig } from '../config/user-files-store';
 import { FILE_ID, UserFileStore, type StoredFileStat } from './user-file.store';
 
@@ -27,10 +27,12 @@ type S3StoreConfig = Extract<UserFilesStoreConfig, { kind: 's3' }>;
 export class S3UserFileStore extends UserFileStore implements OnApplicationShutdown {
   private readonly logger = new Logger(S3UserFileStore.name);
   readonly client: S3Client;
+  private readonly rawGets: RawGetObject | undefined;
 
   constructor(readonly config: S3StoreConfig) {
     super();
     this.client = createS3Client(config.connection);
+    this.rawGets = RawGetObject.applies(config.connection) ? new RawGetObject(this.client, config.connection) : undefined;
   }
 
   async ensureDir(): Promise<void> {
@@ -65,8 +67,10 @@ export class S3UserFileStore extends UserFileStore implements OnApplicationShutd
     }
   }
 
+  /** Read as the connector reads content: through RawGetObject (lent reads) on http:// endpoints, else the SDK. */
   async openRead(id: string, range?: ByteRange): Promise<Readable> {
     try {
+      if (this.rawGets) return await this.rawGets.open(this.config.bucket, this.key(id), { range });
       const answer = await this.client.send(
         new GetObjectCommand({ Bucket: this.config.bucket, Key: this.key(id), Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
       );
