@@ -6,6 +6,7 @@ import {
   GetObjectCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
+  UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { MultipartWriter } from '@gateway/connector-s3';
@@ -130,18 +131,33 @@ describe.each(ENGINES)('MultipartWriter on %s', (engineName) => {
 
   it('fails, rather than completing a short object, when S3 refuses a part', async () => {
     const key = `refused/${++n}.bin`;
-    const w = writer(key, 1);
-    const done = pipeline(content(200 * MiB), w);
-    done.catch(() => undefined); // awaited below; a failure before that must not leave it unobserved
-    let aborted = false;
-    for (let deadline = Date.now() + 60_000; !aborted; ) {
-      if (Date.now() > deadline) throw new Error('the multipart upload was not aborted');
-      const [upload] = await uploads(key);
-      // Someone else aborts the upload: every later part is refused (NoSuchUpload). S3Proxy refuses an
-      // abort that races a part it is writing (500): it is tried again.
-      if (upload) aborted = await s3.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: upload.UploadId })).then(() => true, () => false);
-      if (!aborted) await new Promise((r) => setTimeout(r, 20));
+    // The source holds after two parts and a bit, until someone else has aborted the upload; then every
+    // later part is refused (NoSuchUpload). The abort is sent only once S3 has answered both parts, as
+    // S3Proxy answers 500 to an abort that races a part it is still writing (and has no ListParts).
+    let partsStored = 0;
+    const observed = {
+      send: async (command: Parameters<S3Client['send']>[0]) => {
+        const answer = await s3.send(command);
+        if (command instanceof UploadPartCommand) partsStored++;
+        return answer;
+      },
+    } as unknown as S3Client;
+    const w = new MultipartWriter(observed, { Bucket: bucket, Key: key }, { partBytes: PART, concurrency: 1 });
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    async function* gated() {
+      yield* content(2 * PART + MiB);
+      await released;
+      yield* content(20 * MiB);
     }
+    const done = pipeline(Readable.from(gated()), w);
+    done.catch(() => undefined); // awaited below; a failure before that must not leave it unobserved
+    for (let deadline = Date.now() + 60_000; partsStored < 2; await new Promise((r) => setTimeout(r, 20))) {
+      if (Date.now() > deadline) throw new Error('the first two parts were not stored');
+    }
+    const [upload] = await uploads(key);
+    await s3.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: upload.UploadId }));
+    release();
     await expect(done).rejects.toThrow();
     await closed(w);
     expect(await status(key)).toBe(404);
