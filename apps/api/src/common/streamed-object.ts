@@ -17,7 +17,7 @@ import { Readable } from 'node:stream';
  */
 export class StreamedObject {
   private constructor(
-    private readonly first: ReadonlyArray<readonly [string, unknown]>,
+    private first: ReadonlyArray<readonly [string, unknown]> | undefined,
     private readonly rest: AsyncIterator<ReadonlyArray<readonly [string, unknown]>>,
   ) {}
 
@@ -43,20 +43,35 @@ export class StreamedObject {
     });
   }
 
-  private async *envelopeText(): AsyncGenerator<string> {
+  /** The first batch, held by this object only until the text takes it. */
+  private takeFirst(): ReadonlyArray<readonly [string, unknown]> | undefined {
+    const first = this.first;
+    this.first = undefined;
+    return first;
+  }
+
+  private async *envelopeText(): AsyncGenerator<Buffer | string> {
     const iterator = this.rest;
     let ended = false;
     try {
       let first = true;
       let text = '{"success":true,"results":{';
-      for (let batch: ReadonlyArray<readonly [string, unknown]> | undefined = this.first; batch !== undefined; ) {
+      let batch: ReadonlyArray<readonly [string, unknown]> | undefined = this.takeFirst();
+      while (batch !== undefined) {
         for (const [key, value] of batch) {
           if (value === undefined) continue; // as JSON.stringify leaves such a property out
           text += (first ? '' : ',') + JSON.stringify(key) + ':' + JSON.stringify(value);
           first = false;
         }
-        yield text;
+        // The batch and its text are let go of before the generator waits (for the socket to take
+        // the bytes, then for the next batch to be described): anything still referenced at a
+        // scavenge during that wait is promoted to the old generation, where it stays until a
+        // full collection. Holding them made a 100,000-item listing promote ~1 MB per scavenge,
+        // 70-90 MB in all (a batch's text is ~470 KB for a thousand folder items).
+        batch = undefined;
+        const bytes = Buffer.from(text);
         text = '';
+        yield bytes;
         const next = await iterator.next();
         batch = next.done ? undefined : next.value;
       }

@@ -186,9 +186,19 @@ export class ContentService {
       const page = await connector.listFolder(query.id, { limit: query.limit, cursor: query.cursor });
       return new Page(toFolderListing(page.items), page.nextCursor);
     }
+    // Each batch of items is mapped and dropped before the yield: the generator waits there while
+    // the batch is written, and what it still holds then lives into the old generation
+    // (see StreamedObject).
     const entries = async function* (): AsyncGenerator<Array<[string, FolderItemEntry]>> {
-      for await (const items of folderBatches(connector, query.id, query.cursor)) {
-        yield items.map((item) => [item.path, toFolderItemEntry(item)]);
+      const batches = folderBatches(connector, query.id, query.cursor)[Symbol.asyncIterator]();
+      try {
+        for (let next = await batches.next(); !next.done; next = await batches.next()) {
+          const mapped = next.value.map((item): [string, FolderItemEntry] => [item.path, toFolderItemEntry(item)]);
+          next = { done: false, value: [] };
+          yield mapped;
+        }
+      } finally {
+        await batches.return?.(undefined);
       }
     };
     return new Page(await StreamedObject.start(entries()));
