@@ -108,6 +108,8 @@ module.exports = async function main() {
         cpu.gateway += processCpuMs(gateway.pid) - gCpu;
         g.push(run.value);
         overIdle.push(run.peak - idle);
+        // The same pause before rclone's round: each server is measured from the same quiet state.
+        await new Promise((res) => setTimeout(res, 500));
         const rIdle = rssBytes(rclone.pid);
         const rCpu = processCpuMs(rclone.pid);
         const rRun = await peakDuring(rclone.pid, listRclone);
