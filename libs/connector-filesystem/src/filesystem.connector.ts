@@ -64,6 +64,7 @@ import {
 } from './metadata-store';
 import { declaredMimeType } from '@gateway/connector-api';
 import { parsePropertyChanges } from './properties';
+import { SortedNameRuns } from './sorted-names';
 import {
   decodeId,
   encodeId,
@@ -267,28 +268,42 @@ export class FilesystemConnector implements ContentConnector {
 
   /**
    * The folder read once, described batch by batch: paging through listFolder would read and sort
-   * the directory again for every page. What stays for the whole listing is the sorted names, not
-   * their descriptions (a 100,000-entry folder held ~500 MB as ItemInfo and JSON at once).
+   * the directory again for every page. What stays for the whole listing is the sorted names, packed
+   * (sorted-names.ts), not their descriptions (a 100,000-entry folder held ~500 MB as ItemInfo and
+   * JSON at once).
    */
   async *folderBatches(folderId: string, options: { batchSize: number; cursor?: string }): AsyncGenerator<ItemInfo[]> {
     const batchSize = checkLimit(options.batchSize) ?? LIST_BATCH;
     const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
     const folder = await this.locateFolder(folderId, 'id');
-    const names = await this.listableNames(folder, folderId);
-    for (let i = after === undefined ? 0 : firstAfter(names, after); i < names.length; i += batchSize) {
-      yield await this.describeNames(folder.rel, folderId, names.slice(i, i + batchSize));
+    const sorted = new SortedNameRuns();
+    await this.readListableNames(folder, folderId, (name) => sorted.add(name));
+    let names: string[] = [];
+    for (const name of sorted.namesAfter(after)) {
+      names.push(name);
+      if (names.length < batchSize) continue;
+      const batch = names;
+      names = [];
+      yield await this.describeNames(folder.rel, folderId, batch);
     }
+    if (names.length > 0) yield await this.describeNames(folder.rel, folderId, names);
+  }
+
+  /** The names a listing shows, sorted by UTF-16 code unit (total, locale-independent, and what the cursor comparison uses). */
+  private async listableNames(folder: { rel: string; abs: string }, folderId: string): Promise<string[]> {
+    const names: string[] = [];
+    await this.readListableNames(folder, folderId, (name) => names.push(name));
+    return names.sort();
   }
 
   /**
-   * The names a listing shows, sorted by UTF-16 code unit (total, locale-independent, and what the
-   * cursor comparison uses). Read through opendir so only the names are kept, never a Dirent per
-   * entry; synchronously in batches with the event loop free between them, for the reason lstatMany
-   * gives (a promise per entry was most of the time on a big folder).
+   * Hands each name a listing shows to `take`, in directory order. Read through opendir so only the
+   * names are kept, never a Dirent per entry; synchronously in batches with the event loop free
+   * between them, for the reason lstatMany gives (a promise per entry was most of the time on a big
+   * folder).
    */
-  private async listableNames(folder: { rel: string; abs: string }, folderId: string): Promise<string[]> {
+  private async readListableNames(folder: { rel: string; abs: string }, folderId: string, take: (name: string) => void): Promise<void> {
     const atRoot = folder.rel === '';
-    const names: string[] = [];
     let dir: Dir | undefined;
     try {
       dir = await fsp.opendir(folder.abs, { bufferSize: DIR_READ_BUFFER });
@@ -297,7 +312,7 @@ export class FilesystemConnector implements ContentConnector {
         for (let n = 0; n < DIR_READ_BATCH && (d = dir.readSync()) !== null; n++) {
           // Links, sockets and devices are dropped by their directory entry type,
           // without a stat; entries of unknown type are settled by the lstat later.
-          if ((d.isFile() || d.isDirectory() || isUnknownType(d)) && isAddressableName(d.name, atRoot)) names.push(d.name);
+          if ((d.isFile() || d.isDirectory() || isUnknownType(d)) && isAddressableName(d.name, atRoot)) take(d.name);
         }
         if (d === null) break;
         await new Promise<void>((resolve) => setImmediate(resolve));
@@ -307,7 +322,6 @@ export class FilesystemConnector implements ContentConnector {
     } finally {
       dir?.closeSync();
     }
-    return names.sort();
   }
 
   /** Items of some names of one folder: their records in one query, their lstat in batches; names gone meanwhile are left out. */
