@@ -1,6 +1,10 @@
 import { StreamableFile } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { eventLoopBudget } from '@gateway/concurrency';
+
+/** Entries serialised before the listing waits for a turn with budget left (@gateway/concurrency turn-budget.ts). */
+const ENTRIES_PER_SLICE = 256;
 
 /**
  * A JSON object of `results` written entry by entry: a listing of a big folder
@@ -50,10 +54,18 @@ export class StreamedObject {
       let first = true;
       let text = '{"success":true,"results":{';
       for (let batch: ReadonlyArray<readonly [string, unknown]> | undefined = this.first; batch !== undefined; ) {
+        let inSlice = 0;
         for (const [key, value] of batch) {
           if (value === undefined) continue; // as JSON.stringify leaves such a property out
           text += (first ? '' : ',') + JSON.stringify(key) + ':' + JSON.stringify(value);
           first = false;
+          if (++inSlice === ENTRIES_PER_SLICE) {
+            // A batch is up to 1,000 entries: written in slices, each in a turn with budget left.
+            inSlice = 0;
+            yield text;
+            text = '';
+            await eventLoopBudget.turn();
+          }
         }
         yield text;
         text = '';
