@@ -84,4 +84,14 @@ describe('TurnBudget', () => {
     expect(timerAt).toBeLessThan(20);
     expect(log.filter((e) => e !== 'timer')).toEqual(Array.from({ length: 20 }, (_, n) => `job ${n}`));
   });
+
+  it('runs work in progress before new work, letting one new task in after every three continuations', async () => {
+    const budget = new TurnBudget(1_000);
+    const log: string[] = [];
+    for (let i = 0; i < 4; i++) budget.defer(() => log.push(`new ${i}`));
+    for (let i = 0; i < 6; i++) void budget.turn().then(() => log.push(`continued ${i}`));
+    await logged(log, 10);
+    expect(log).toEqual(['continued 0', 'continued 1', 'continued 2', 'new 0', 'continued 3', 'continued 4', 'continued 5', 'new 1', 'new 2', 'new 3']);
+    expect(budget.waiting).toBe(0);
+  });
 });

@@ -11,19 +11,33 @@ export const TURN_BUDGET_MS = 20;
 type Task = () => void;
 
 /**
+ * When work in progress and new work both wait, how many continuations run for each new task: work
+ * already started finishes first (what it holds is freed sooner), and a long job yielding again and
+ * again still cannot keep new requests out.
+ */
+export const CONTINUATIONS_PER_NEW_TASK = 3;
+
+/**
  * Bounds the work one event-loop turn does (issue 16, "Load"). A long synchronous run holds every
  * other connection: under 200 connections the gateway's turns were whole rounds of every request in
  * flight (1–4 s of event-loop delay), because libuv's poll phase hands over every socket that is
  * ready, each one's request ran its middleware chain to its first real I/O, and every listing's
  * `setImmediate` yield resumed in the same check phase as all the others.
  *
- * Work given to `defer` (or awaited through `turn()`) runs in the check phase of the loop, in order
- * of arrival, each task with its microtasks (Node runs them between immediates) counted: once the
- * tasks of one check phase have taken `budgetMs`, the rest are put back for the next turn, behind a
- * marker that starts that turn's count. Nothing is dropped or reordered among the waiting tasks; under
- * overload they wait (latency grows) while the loop keeps turning, so timers, socket writes and
- * uploads' bytes keep flowing. A task runs at the earliest in the turn it was deferred in (from the
- * poll phase) or the next one (from the check phase itself), the same as `setImmediate`.
+ * Work given to `defer` (new work: a request) or awaited through `turn()` (work in progress: the next
+ * batch of a listing) runs in the check phase of the loop. Each task is timed with the microtasks it
+ * starts (Node runs them between immediates): once the tasks of one check phase have taken
+ * `budgetMs`, the rest wait for the next turn, behind a marker that starts that turn's count. Each
+ * waiting task has one immediate (a slot) queued for it; a slot runs whichever task is next, not
+ * necessarily the one that queued it: continuations first, in order of arrival, and one new task after
+ * every CONTINUATIONS_PER_NEW_TASK continuations while both wait, new tasks in order of arrival.
+ * Finishing what was started before admitting more keeps the work in flight, and the memory it holds
+ * across its waits, small: with one queue, every listing admitted kept its batch of items alive while
+ * it waited behind all the others (the young generation's survivors, copied at every scavenge).
+ * Nothing is dropped; under overload tasks wait (latency grows) while the loop keeps turning, so
+ * timers, socket writes and uploads' bytes keep flowing. A task runs at the earliest in the turn it
+ * was deferred in (from the poll phase) or the next one (from the check phase itself), as with
+ * `setImmediate`.
  *
  * One per process (`eventLoopBudget`): there is one event loop to share.
  */
@@ -33,50 +47,69 @@ export class TurnBudget {
   /** When the task that ran last in this check phase started; -1 before the first one. */
   private lastStart = -1;
   private markerArmed = false;
-  private waitingTasks = 0;
-  private deferredTurns = 0;
+  private readonly continuations = new TaskQueue();
+  private readonly fresh = new TaskQueue();
+  private continuationsInARow = 0;
+  private putBackSlots = 0;
 
   constructor(private readonly budgetMs = TURN_BUDGET_MS) {}
 
-  /** Runs `task` in a check phase with budget left: this turn's, or a later one. */
+  /** Runs `task` (new work) in a check phase with budget left: this turn's, or a later one. */
   defer(task: Task): void {
-    this.waitingTasks++;
-    this.armMarker();
-    setImmediate(this.attempt, task);
+    this.fresh.push(task);
+    this.armSlot();
   }
 
-  /** Resolves in a turn with budget left: `await eventLoopBudget.turn()` between the batches of a long job. */
+  /** Resolves in a turn with budget left, ahead of new work: `await eventLoopBudget.turn()` between the batches of a long job. */
   turn(): Promise<void> {
-    return new Promise<void>((resolve) => this.defer(resolve));
+    return new Promise<void>((resolve) => {
+      this.continuations.push(resolve);
+      this.armSlot();
+    });
   }
 
   /** Tasks deferred and not yet run. */
   get waiting(): number {
-    return this.waitingTasks;
+    return this.continuations.length + this.fresh.length;
   }
 
-  /** Tasks put back for a later turn because their turn's budget was spent (for tests and figures). */
+  /** Slots put back for a later turn because their turn's budget was spent (for tests and figures). */
   get putBack(): number {
-    return this.deferredTurns;
+    return this.putBackSlots;
   }
 
-  private readonly attempt = (task: Task): void => {
+  private armSlot(): void {
+    this.armMarker();
+    setImmediate(this.slot);
+  }
+
+  private readonly slot = (): void => {
     const now = performance.now();
     // What ran since the previous task started: that task, its microtasks, any immediates between.
     if (this.lastStart >= 0) this.spent += now - this.lastStart;
     if (this.spent >= this.budgetMs) {
       this.lastStart = -1;
-      this.deferredTurns++;
-      this.armMarker();
-      setImmediate(this.attempt, task);
+      this.putBackSlots++;
+      this.armSlot();
       return;
     }
+    const task = this.next();
+    if (task === undefined) return; // not expected: one slot per waiting task
     this.lastStart = now;
-    this.waitingTasks--;
     task();
   };
 
-  /** Queued ahead of the next turn's tasks (immediates run in the order queued): that turn's count starts at 0. */
+  private next(): Task | undefined {
+    const fresh = this.fresh.length > 0;
+    if (this.continuations.length > 0 && !(fresh && this.continuationsInARow >= CONTINUATIONS_PER_NEW_TASK)) {
+      this.continuationsInARow++;
+      return this.continuations.shift();
+    }
+    this.continuationsInARow = 0;
+    return this.fresh.shift();
+  }
+
+  /** Queued ahead of the next turn's slots (immediates run in the order queued): that turn's count starts at 0. */
   private armMarker(): void {
     if (this.markerArmed) return;
     this.markerArmed = true;
@@ -88,6 +121,31 @@ export class TurnBudget {
     this.spent = 0;
     this.lastStart = -1;
   };
+}
+
+/** First in, first out, without Array#shift's copying of what is left. */
+class TaskQueue {
+  private items: Array<Task | undefined> = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(task: Task): void {
+    this.items.push(task);
+  }
+
+  shift(): Task | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const task = this.items[this.head];
+    this.items[this.head++] = undefined;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return task;
+  }
 }
 
 /** The process's one budget: request dispatch (apps/api bootstrap) and long jobs' batches share it. */
