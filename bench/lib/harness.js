@@ -93,6 +93,18 @@ function rssBytes(pid) {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
+// CPU time (user + system) beside wall time: the machines are shared, and a loaded one stretches
+// wall times unevenly (a single-threaded server more than a multi-threaded one) while CPU time
+// barely moves. Linux /proc, in clock ticks (10 ms): sum it over rounds, not per short round.
+const TICK_MS = 1000 / Number(require('node:child_process').execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100);
+/** CPU ms of process `pid` ('self' for this one) so far; with `children`, of the children it waited for. */
+function processCpuMs(pid, children = false) {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // utime, stime are fields 14 and 15; cutime, cstime (waited-for children) 16 and 17
+  const [u, s] = children ? [fields[13], fields[14]] : [fields[11], fields[12]];
+  return (Number(u) + Number(s)) * TICK_MS;
+}
+
 /** Samples a process's RSS every `everyMs` until stopped; returns the peak. */
 function sampleRss(pid, everyMs = 50) {
   let peak = 0;
@@ -129,4 +141,4 @@ async function gatewayApi(gw, method, p, body) {
   return json;
 }
 
-module.exports = { ROOT, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, rssBytes, sampleRss, median, printResult };
+module.exports = { ROOT, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, rssBytes, processCpuMs, sampleRss, median, printResult };

@@ -6,6 +6,8 @@ import { Page } from '../common/paging';
 import type { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { ContentService } from './content.service';
 import { DownloadOffload } from '../common/offload';
+import { StreamedObject } from '../common/streamed-object';
+import { collectable, gatedBatches, nextText } from '../../test/retention';
 
 const user: AuthenticatedUser = { username: 'alice', roles: ['user'] };
 
@@ -144,6 +146,40 @@ describe('ContentService', () => {
     expect(page).toBeInstanceOf(Page);
     expect(page.nextCursor).toBe('next');
     expect(Object.keys(page.results)).toEqual(['/f/doc.txt']);
+  });
+
+  // A whole-folder listing is written batch by batch; a batch of items the service still referenced
+  // while the answer waits on the socket would live into the old generation (a 100,000-item folder
+  // left 70-90 MB there).
+  it('holds no batch of items it has written while the listing waits for the next one', async () => {
+    const item = (i: number): ItemInfo => ({ id: `d${i}`, name: `d${i}`, path: `/f/d${i}`, baseType: 'document', description: 'x'.repeat(64 * 1024) });
+    const source = gatedBatches(3, item);
+    const folderBatches = (): AsyncGenerator<ItemInfo[]> => {
+      // A plain iterator (see gatedBatches): what this fake held itself would hide what the service holds.
+      const batches = source.batches()[Symbol.asyncIterator]();
+      const iterator = {
+        [Symbol.asyncIterator]: () => iterator,
+        next: async (): Promise<IteratorResult<ItemInfo[]>> => {
+          const next = await batches.next();
+          return next.done ? { done: true, value: undefined } : { done: false, value: next.value.map(([, value]) => value as ItemInfo) };
+        },
+      };
+      return iterator as unknown as AsyncGenerator<ItemInfo[]>;
+    };
+    const connector = coreOnly({ folderBatches: jest.fn(folderBatches) });
+    const page = await serviceFor(connector).folderItems('core', { id: 'folder' });
+    const reader = ((page.results as StreamedObject).toEnvelope().getStream() as Readable)[Symbol.asyncIterator]();
+
+    let text = await nextText(reader);
+    expect(text).toContain('"/f/d0":{"BaseType":"document"');
+    expect(await collectable(source.refs[0])).toBe(true);
+    source.release(1);
+    text += await nextText(reader);
+    expect(text).toContain('"/f/d1":{');
+    expect(await collectable(source.refs[1])).toBe(true);
+    source.release(2);
+    for (let more = await nextText(reader); more !== ''; more = await nextText(reader)) text += more;
+    expect(Object.keys(JSON.parse(text).results)).toEqual(['/f/d0', '/f/d1', '/f/d2']);
   });
 
   it('checks the type against the types call before reading the upload', async () => {

@@ -186,12 +186,12 @@ export class ContentService {
       const page = await connector.listFolder(query.id, { limit: query.limit, cursor: query.cursor });
       return new Page(toFolderListing(page.items), page.nextCursor);
     }
-    const entries = async function* (): AsyncGenerator<Array<[string, FolderItemEntry]>> {
-      for await (const items of folderBatches(connector, query.id, query.cursor)) {
-        yield items.map((item) => [item.path, toFolderItemEntry(item)]);
-      }
-    };
-    return new Page(await StreamedObject.start(entries()));
+    // Mapped by a plain iterator, not a generator: a generator suspended at its yield keeps the
+    // batch while it is written, and what is referenced then lives into the old generation.
+    const entries = mapBatches(folderBatches(connector, query.id, query.cursor), (items) =>
+      items.map((item): [string, FolderItemEntry] => [item.path, toFolderItemEntry(item)]),
+    );
+    return new Page(await StreamedObject.start(entries));
   }
 
   async createFolder(connectorId: string, path: string, user: AuthenticatedUser): Promise<IdResult> {
@@ -244,19 +244,37 @@ function requirePropertyUpdate(connector: ContentConnector) {
   return connector.propertyUpdate;
 }
 
+/** `source` with `map` applied to each batch as it is asked for; closing it closes the source. */
+function mapBatches<T, U>(source: AsyncIterable<T>, map: (batch: T) => U): AsyncIterable<U> {
+  const iterator = source[Symbol.asyncIterator]();
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: async (): Promise<IteratorResult<U>> => {
+        const next = await iterator.next();
+        return next.done ? { done: true, value: undefined } : { done: false, value: map(next.value) };
+      },
+      return: async (): Promise<IteratorResult<U>> => {
+        await iterator.return?.(undefined);
+        return { done: true, value: undefined };
+      },
+    }),
+  };
+}
+
 /** Items a whole-folder listing asks its connector for at a time. */
 export const LISTING_BATCH = 1000;
 
 /** The folder from `cursor` to its end in bounded batches: the connector's own way, or page by page. */
-async function* folderBatches(connector: ContentConnector, folderId: string, cursor: string | undefined): AsyncGenerator<ItemInfo[]> {
-  if (connector.folderBatches) {
-    yield* connector.folderBatches(folderId, { batchSize: LISTING_BATCH, cursor });
-    return;
-  }
+function folderBatches(connector: ContentConnector, folderId: string, cursor: string | undefined): AsyncIterable<ItemInfo[]> {
+  if (connector.folderBatches) return connector.folderBatches(folderId, { batchSize: LISTING_BATCH, cursor });
+  return pagedBatches(connector, folderId, cursor);
+}
+
+async function* pagedBatches(connector: ContentConnector, folderId: string, cursor: string | undefined): AsyncGenerator<ItemInfo[]> {
   let next = cursor;
   do {
     const page = await connector.listFolder(folderId, { limit: LISTING_BATCH, cursor: next });
-    yield page.items;
     next = page.nextCursor;
+    yield page.items;
   } while (next !== undefined);
 }
