@@ -58,7 +58,11 @@ function seed(root) {
 async function eventLoop(metricsPort) {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   const value = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000;
-  return { p99: value('gateway_nodejs_eventloop_lag_p99_seconds'), max: value('gateway_nodejs_eventloop_lag_max_seconds') };
+  return {
+    p50: value('gateway_nodejs_eventloop_lag_p50_seconds'),
+    p99: value('gateway_nodejs_eventloop_lag_p99_seconds'),
+    max: value('gateway_nodejs_eventloop_lag_max_seconds'),
+  };
 }
 
 module.exports = async function soak() {
@@ -232,6 +236,7 @@ module.exports = async function soak() {
       if (!bodies.map((b) => b.sha).includes(await shaOf(e.Id))) bad.push(`${e.Name} (unacknowledged, partial)`);
     }
     const p99s = loopWindows.map((w) => w.p99).filter((v) => !Number.isNaN(v));
+    const p50s = loopWindows.map((w) => w.p50).filter((v) => !Number.isNaN(v));
     const fivexx = result['5xx'] + Object.entries(uploadFailures).filter(([st]) => Number(st) >= 500).reduce((a, [, n]) => a + n, 0);
     const connectionErrors = result.errors + uploadErrors.length;
     printResult(`soak (${CONNECTIONS} connections, ${SECONDS} s)`, {
@@ -256,10 +261,12 @@ module.exports = async function soak() {
       rss_end_mb: rssEnd / 1048576,
       rss_ratio: rssFirst ? rssEnd / rssFirst : NaN,
       rss_target: '<=1.15',
+      eventloop_p50_median_ms: median(p50s),
       eventloop_p99_worst_ms: Math.max(...p99s),
       eventloop_p99_median_ms: median(p99s),
       eventloop_max_ms: Math.max(...loopWindows.map((w) => w.max)),
       eventloop_target: '<100',
+      eventloop_p99_windows_ms: p99s.map((v) => Math.round(v)).join('/'),
       elapsed_s: elapsed,
     });
     if (uploadErrors.length) console.error(`[soak] upload connection errors: ${uploadErrors.slice(0, 5).join('; ')}`);

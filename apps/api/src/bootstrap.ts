@@ -6,7 +6,8 @@ import { createServer } from 'node:http';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { json, urlencoded, type RequestHandler } from 'express';
 import helmet from 'helmet';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { eventLoopBudget } from '@gateway/concurrency';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { bodyParserErrors } from './common/body-parser-errors';
@@ -112,11 +113,23 @@ class GatewayExpressAdapter extends ExpressAdapter {
         // would otherwise let a slowloris client hold its connection up to 30 s longer.
         connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(headersTimeoutMs / 4))),
       },
-      this.getInstance(),
+      // Each request's handling starts in a turn with budget left (issue 16: event-loop delay under load).
+      dispatchWithinBudget(this.getInstance()),
     );
     server.keepAliveTimeout = keepAliveTimeoutMs;
     this.setHttpServer(server);
   }
+}
+
+/**
+ * The request listener, started through the process's event-loop budget (@gateway/concurrency
+ * turn-budget.ts): libuv hands over every socket that is ready in one poll phase, and under 200
+ * connections running each request's middleware chain there made turns of over a second. The head is
+ * parsed as before; the handling (routing, guards, the handler up to its first real I/O) waits for a
+ * turn with budget left, in order of arrival. A body waits in the socket meanwhile (backpressure).
+ */
+export function dispatchWithinBudget(handler: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => eventLoopBudget.defer(() => handler(req, res));
 }
 
 function buildOpenApi(app: NestExpressApplication, config: GatewayConfig): OpenAPIObject {

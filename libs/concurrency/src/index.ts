@@ -1,2 +1,3 @@
 export { AbortedWhileQueued, Limiter, mapBounded } from './limiter';
 export { settlesWithin } from './settles-within';
+export { eventLoopBudget, TurnBudget, TURN_BUDGET_MS } from './turn-budget';

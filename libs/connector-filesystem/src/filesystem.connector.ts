@@ -47,6 +47,7 @@ import {
   type VersioningCapability,
   group,
 } from '@gateway/connector-api';
+import { eventLoopBudget } from '@gateway/concurrency';
 import { KeyedMutex } from './concurrency';
 import { INLINE_READ_MAX_BYTES, InlineFileRead } from './inline-read';
 import { errnoCode, mapFsError } from './fs-errors';
@@ -315,7 +316,7 @@ export class FilesystemConnector implements ContentConnector {
           if ((d.isFile() || d.isDirectory() || isUnknownType(d)) && isAddressableName(d.name, atRoot)) take(d.name);
         }
         if (d === null) break;
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await eventLoopBudget.turn();
       }
     } catch (e) {
       throw mapFsError(e, folderId);
@@ -327,6 +328,9 @@ export class FilesystemConnector implements ContentConnector {
   /** Items of some names of one folder: their records in one query, their lstat in batches; names gone meanwhile are left out. */
   private async describeNames(folderRel: string, folderId: string, names: readonly string[]): Promise<ItemInfo[]> {
     let records: Map<string, string>;
+    // The records' query and the first lstats run in a turn with budget left, not wherever the
+    // caller resumed (a poll-phase callback, among every other connection's).
+    await eventLoopBudget.turn();
     try {
       records = this.store.recordTexts(folderRel, names);
     } catch (e) {
@@ -891,11 +895,13 @@ const DIR_READ_BATCH = 4096;
  * lstat of many entries, in synchronous batches with the event loop free between them.
  * An async lstat costs a thread-pool round trip several times dearer than the call itself,
  * which made listing a 10,000-entry folder mostly wake-ups (bench/folderitems-vs-rclone).
+ * Between batches the listing waits for a turn with budget left (@gateway/concurrency
+ * turn-budget.ts): a bare setImmediate resumed every listing in flight in the same check phase.
  */
 async function lstatMany(files: readonly string[]): Promise<Array<BigIntStats | Error>> {
   const out: Array<BigIntStats | Error> = [];
   for (let i = 0; i < files.length; i += LSTAT_BATCH) {
-    if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (i > 0) await eventLoopBudget.turn();
     for (const file of files.slice(i, i + LSTAT_BATCH)) {
       try {
         out.push(lstatSync(file, { bigint: true }));

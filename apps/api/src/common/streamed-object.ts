@@ -1,6 +1,7 @@
 import { StreamableFile } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { eventLoopBudget } from '@gateway/concurrency';
 
 /**
  * A JSON object of `results` written entry by entry: a listing of a big folder
@@ -65,6 +66,10 @@ export class StreamedObject {
       while (this.pending !== undefined) {
         yield this.encodePending();
         this.pending = await nextBatch(iterator);
+        // Encoding a batch (up to 1,000 entries) is milliseconds of JSON.stringify: it runs in a turn
+        // with budget left (@gateway/concurrency turn-budget.ts), not at the end of the task that
+        // described the batch, where it made that task cross the turn's budget by as much.
+        if (this.pending !== undefined) await eventLoopBudget.turn();
       }
       ended = true;
       yield Buffer.from('}}');
