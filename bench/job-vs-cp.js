@@ -18,7 +18,7 @@ const { execFileSync } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
-const { workDir, median, printResult } = require('./lib/harness');
+const { workDir, median, printResult, processCpuMs } = require('./lib/harness');
 const { startJobsGateway, defineJob, runJob } = require('./lib/jobs');
 const { ensureDebianPackage } = require('./lib/references');
 
@@ -65,20 +65,11 @@ function timeRclone(rclone, src, dst) {
   return Number(process.hrtime.bigint() - t0) / 1e6;
 }
 
-// CPU time (user + system) as well as wall time: the machines are shared, and a loaded one
-// stretches wall times unevenly while CPU time per document barely moves. Linux /proc, clock ticks.
-const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100);
-function procCpuMs(pid, children) {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  // utime, stime are fields 14 and 15; cutime, cstime (waited-for children) 16 and 17
-  const [u, s] = children ? [fields[13], fields[14]] : [fields[11], fields[12]];
-  return (Number(u) + Number(s)) * TICK_MS;
-}
 /** Runs fn and returns [its result, CPU ms of the child processes it waited for]. */
 function withChildCpu(fn) {
-  const before = procCpuMs('self', true);
+  const before = processCpuMs('self', true);
   const result = fn();
-  return [result, procCpuMs('self', true) - before];
+  return [result, processCpuMs('self', true) - before];
 }
 
 const ratioOf = (reference, job) => Number((reference / job).toFixed(3));
@@ -112,12 +103,12 @@ async function measure(name, shape) {
       timed(cpMs, cpu.cp, () => timeCp(path.join(srcRoot, 'tree'), path.join(cpRoot, `out${round}`)));
       timed(rcloneMs, cpu.rclone, () => timeRclone(rclone, path.join(srcRoot, 'tree'), path.join(cpRoot, `rclone${round}`)));
       const jobId = await defineJob(gw, `bench-${name}-${round}`, '/tree', `/out${round}`);
-      const cpu0 = procCpuMs(gw.pid, false);
+      const cpu0 = processCpuMs(gw.pid, false);
       const t0 = process.hrtime.bigint();
       const run = await runJob(gw, jobId, POLL_MS);
       execFileSync('sync');
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-      cpu.job.push(procCpuMs(gw.pid, false) - cpu0);
+      cpu.job.push(processCpuMs(gw.pid, false) - cpu0);
       if (run.status.status !== 'COMPLETED' || run.status.written !== shape.files) {
         throw new Error(`job run ended ${run.status.status} with ${run.status.written}/${shape.files} written`);
       }
