@@ -5,8 +5,8 @@
 // folder each round as the gateway does). The gateway is asked for the whole folder in one answer
 // (no `limit`: the answer is streamed, the connector described 1,000 items at a time);
 // BENCH_PAGE_LIMIT pages instead (at most 10,000, the API's maximum), following X-Next-Cursor.
-// Targets at each size: time <= rclone's, peak RSS over idle <= 50 MB. Each is timed after one
-// untimed listing of the smallest folder through both (a warm server; that first time is printed).
+// Targets at each size: time <= rclone's, peak RSS over idle <= 50 MB. Each is timed after ten
+// untimed listings of the smallest folder through both (a server in use; BENCH_WARM_LISTINGS).
 // The files are made once under bench/.work/listing-curve and reused by later runs.
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -18,6 +18,8 @@ const { timeGatewayListing, timeRcloneListing } = require('./lib/listing');
 const SIZES = (process.env.BENCH_LISTING_SIZES || '1000,10000,100000').split(',').map(Number);
 // A listing of 1,000 items takes ~0.03 s, so on these shared machines three rounds say little;
 // small folders get more rounds (cheap), big ones three. BENCH_ROUNDS sets every size's count.
+// Untimed listings of the smallest folder through each server before the rounds (at most 10,000 items' worth each).
+const WARM_LISTINGS = Number(process.env.BENCH_WARM_LISTINGS || 10);
 const roundsFor = (size) => Number(process.env.BENCH_ROUNDS || (size <= 10_000 ? 9 : 3));
 const PAGE = process.env.BENCH_PAGE_LIMIT;
 const RSS_TARGET = 50 * 1024 * 1024;
@@ -81,13 +83,19 @@ module.exports = async function main() {
   try {
     const headers = { Authorization: gateway.auth };
     const folderIdOf = async (name) => (await (await fetch(`${gateway.baseUrl}/api/repo/fs/idbypath?folderPath=/&fileName=${name}`, { headers })).json()).results.id;
-    // The rounds measure a server in use, not its first request: one untimed listing of the
-    // smallest folder through each first (the gateway's listing code is not compiled by V8 until
-    // it runs; the first listing took 0.4-0.7 s where the next took 0.03). Printed, not counted.
+    // The rounds measure a server in use, not one just started: untimed listings of the smallest
+    // folder through each first. V8 compiles the gateway's listing path over its first listings (the
+    // first took 0.4-0.7 s where the next took 0.03 s, and 1,000-item listings kept getting faster
+    // over the next few: 45, 33, 24 ms ... 22 ms). The first and the last of them are printed.
     const warm = SIZES.reduce((a, b) => Math.min(a, b));
-    const warmGateway = await timeGatewayListing(gateway, await folderIdOf(`n${warm}`), warm, PAGE);
-    const warmRclone = await timeRcloneListing(rclone, `n${warm}`, 'f', warm);
-    console.log(`[bench] listing-curve: first listing (${warm} items, not counted): gateway ${warmGateway.toFixed(3)} s, rclone ${warmRclone.toFixed(3)} s`);
+    const warmId = await folderIdOf(`n${warm}`);
+    const warmTimes = { gateway: [], rclone: [] };
+    for (let i = 0; i < WARM_LISTINGS; i++) {
+      warmTimes.gateway.push(await timeGatewayListing(gateway, warmId, warm, PAGE));
+      warmTimes.rclone.push(await timeRcloneListing(rclone, `n${warm}`, 'f', warm));
+    }
+    const firstLast = (t) => `${t[0].toFixed(3)} s first, ${t[t.length - 1].toFixed(3)} s last`;
+    console.log(`[bench] listing-curve: ${WARM_LISTINGS} listings of ${warm} items first, not counted: gateway ${firstLast(warmTimes.gateway)}; rclone ${firstLast(warmTimes.rclone)}`);
     for (const size of SIZES) {
       const name = `n${size}`;
       const folderId = await folderIdOf(name);
