@@ -4,24 +4,27 @@ import { v8Collector } from '../src/common/v8-collector';
 // while the stream waits (what is, at a scavenge then, is promoted to the old generation and stays
 // until a full collection).
 
-/** A source whose batches after the first wait until `release()`; each value is tracked by a WeakRef. */
-export function gatedBatches(count: number, make: (i: number) => object) {
+/**
+ * A source of `count` batches made by `make(i)`; those after the first wait until `release(i)`. The
+ * object `make` says to track is watched by a WeakRef (`refs[i]`).
+ */
+export function gatedBatches<B>(count: number, make: (i: number) => { batch: B; tracked: object }) {
   const refs: Array<WeakRef<object>> = [];
   const gates: Array<() => void> = [];
   const opened: Array<Promise<void>> = Array.from({ length: count }, (_, i) => (i === 0 ? Promise.resolve() : new Promise<void>((r) => (gates[i] = r))));
   // A plain iterator, not a generator: a generator's suspended frame would itself hold the last value.
   let next = 0;
-  const iterator: AsyncIterator<Array<[string, object]>> = {
+  const iterator: AsyncIterator<B> = {
     async next() {
       const i = next++;
       if (i >= count) return { done: true, value: undefined };
       await opened[i];
-      const value = make(i);
-      refs.push(new WeakRef(value));
-      return { done: false, value: [[`/k${i}`, value]] };
+      const { batch, tracked } = make(i);
+      refs.push(new WeakRef(tracked));
+      return { done: false, value: batch };
     },
   };
-  const batches = (): AsyncIterable<Array<[string, object]>> => ({ [Symbol.asyncIterator]: () => iterator });
+  const batches = (): AsyncIterable<B> => ({ [Symbol.asyncIterator]: () => iterator });
   return { batches, refs, release: (i: number) => gates[i]() };
 }
 

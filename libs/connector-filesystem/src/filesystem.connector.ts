@@ -255,15 +255,20 @@ export class FilesystemConnector implements ContentConnector {
     const limit = checkLimit(options.limit);
     const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
     const folder = await this.locateFolder(folderId, 'id');
-    const names = await this.listableNames(folder, folderId);
     // The cursor is the last name returned, not an offset, so entries added or
     // removed between pages neither repeat nor skip the others.
-    const start = after === undefined ? 0 : firstAfter(names, after);
-    const end = limit === undefined ? names.length : Math.min(names.length, start + limit);
-    const page = names.slice(start, end);
+    const page: string[] = [];
+    let more = false;
+    for (const name of (await this.sortedNames(folder, folderId)).namesAfter(after)) {
+      if (limit !== undefined && page.length === limit) {
+        more = true;
+        break;
+      }
+      page.push(name);
+    }
     return {
       items: await this.describeNames(folder.rel, folderId, page),
-      ...(end < names.length && page.length > 0 ? { nextCursor: encodeCursor(page[page.length - 1]) } : {}),
+      ...(more && page.length > 0 ? { nextCursor: encodeCursor(page[page.length - 1]) } : {}),
     };
   }
 
@@ -277,8 +282,7 @@ export class FilesystemConnector implements ContentConnector {
     const batchSize = checkLimit(options.batchSize) ?? LIST_BATCH;
     const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
     const folder = await this.locateFolder(folderId, 'id');
-    const sorted = new SortedNameRuns();
-    await this.readListableNames(folder, folderId, (name) => sorted.add(name));
+    const sorted = await this.sortedNames(folder, folderId);
     let names: string[] = [];
     for (const name of sorted.namesAfter(after)) {
       names.push(name);
@@ -290,11 +294,11 @@ export class FilesystemConnector implements ContentConnector {
     if (names.length > 0) yield await this.describeNames(folder.rel, folderId, names);
   }
 
-  /** The names a listing shows, sorted by UTF-16 code unit (total, locale-independent, and what the cursor comparison uses). */
-  private async listableNames(folder: { rel: string; abs: string }, folderId: string): Promise<string[]> {
-    const names: string[] = [];
-    await this.readListableNames(folder, folderId, (name) => names.push(name));
-    return names.sort();
+  /** The names a listing shows, sorted by UTF-16 code unit (total, locale-independent, and what the cursor comparison uses), packed. */
+  private async sortedNames(folder: { rel: string; abs: string }, folderId: string): Promise<SortedNameRuns> {
+    const sorted = new SortedNameRuns();
+    await this.readListableNames(folder, folderId, (name) => sorted.add(name));
+    return sorted;
   }
 
   /**
@@ -794,17 +798,6 @@ function decodeCursor(cursor: string): string {
 }
 
 /** Index of the first name strictly after `after` in a sorted array. */
-function firstAfter(sorted: readonly string[], after: string): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid] <= after) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 function isUnknownType(d: Dirent): boolean {
   return !d.isFile() && !d.isDirectory() && !d.isSymbolicLink() && !d.isFIFO() && !d.isSocket() && !d.isBlockDevice() && !d.isCharacterDevice();
 }

@@ -4,3 +4,4 @@ export * from './s3.connector';
 export * from './s3.connector-type';
 export { encodeId as encodeS3Id } from './keys';
 export { RawGetObject } from './raw-get-object';
+export { ObjectReader } from './object-reader';

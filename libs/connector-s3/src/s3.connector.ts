@@ -5,7 +5,6 @@ import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetBucketVersioningCommand,
-  GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
@@ -59,7 +58,7 @@ import {
   parseFolderPath,
   repoPath,
 } from './keys';
-import { RawGetObject } from './raw-get-object';
+import { ObjectReader } from './object-reader';
 import { applyChanges, CREATED_BY, encodeValue, gatewayField, MODIFIED_BY, parsePropertyChanges, propertiesOf } from './metadata';
 
 const MAX_LIMIT = 10_000;
@@ -86,7 +85,7 @@ export class S3Connector implements ContentConnector {
   readonly folders: Required<FolderCapability> = group(this, 'createFolder', 'deleteFolder');
   readonly propertyUpdate: PropertyUpdateCapability = group(this, 'updateProperties');
   /** Content GETs without the SDK, on plain-HTTP endpoints (raw-get-object.ts says why). */
-  private readonly rawGets: RawGetObject | undefined;
+  private readonly reads: ObjectReader;
 
   constructor(
     definition: ConnectorDefinition,
@@ -103,7 +102,7 @@ export class S3Connector implements ContentConnector {
       prefix: params.prefix,
       versioning: versioned,
     };
-    this.rawGets = RawGetObject.applies(params) ? new RawGetObject(client, params) : undefined;
+    this.reads = new ObjectReader(client, params);
     if (versioned) {
       this.contentUpdate = group(this, 'updateContent');
       this.versioning = group(this, 'listVersions');
@@ -167,13 +166,7 @@ export class S3Connector implements ContentConnector {
     const { rel, versionId } = decodeId(id, 'id');
     if (isFolderRel(rel)) throw invalid('id', `'${id}' names a folder; a document is expected`);
     try {
-      // Plain HTTP: read into lent slabs (about twice the SDK's throughput through the gateway).
-      if (this.rawGets) return await this.rawGets.open(this.params.bucket, this.key(rel), { versionId, range });
-      const answer = await this.client.send(
-        new GetObjectCommand({ Bucket: this.params.bucket, Key: this.key(rel), VersionId: versionId, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
-      );
-      // In Node the SDK's body is the response stream itself (an IncomingMessage): no copy in between.
-      return answer.Body as Readable;
+      return await this.reads.open(this.params.bucket, this.key(rel), { versionId, range });
     } catch (e) {
       throw mapS3Error(e, id);
     }

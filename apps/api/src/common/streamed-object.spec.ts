@@ -3,7 +3,10 @@ import { StreamedObject } from './streamed-object';
 import { collectable, gatedBatches, nextText } from '../../test/retention';
 
 // Values bigger than the stream's high-water mark, so it reads one batch ahead at most.
-const big = (i: number) => ({ n: i, text: 'x'.repeat(64 * 1024) });
+const big = (i: number) => {
+  const value = { n: i, text: 'x'.repeat(64 * 1024) };
+  return { batch: [[`/k${i}`, value]] as Array<[string, object]>, tracked: value };
+};
 
 describe('StreamedObject', () => {
   it('writes the same text JSON.stringify gives for the whole object', async () => {

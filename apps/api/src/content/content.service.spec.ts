@@ -152,21 +152,12 @@ describe('ContentService', () => {
   // while the answer waits on the socket would live into the old generation (a 100,000-item folder
   // left 70-90 MB there).
   it('holds no batch of items it has written while the listing waits for the next one', async () => {
-    const item = (i: number): ItemInfo => ({ id: `d${i}`, name: `d${i}`, path: `/f/d${i}`, baseType: 'document', description: 'x'.repeat(64 * 1024) });
-    const source = gatedBatches(3, item);
-    const folderBatches = (): AsyncGenerator<ItemInfo[]> => {
-      // A plain iterator (see gatedBatches): what this fake held itself would hide what the service holds.
-      const batches = source.batches()[Symbol.asyncIterator]();
-      const iterator = {
-        [Symbol.asyncIterator]: () => iterator,
-        next: async (): Promise<IteratorResult<ItemInfo[]>> => {
-          const next = await batches.next();
-          return next.done ? { done: true, value: undefined } : { done: false, value: next.value.map(([, value]) => value as ItemInfo) };
-        },
-      };
-      return iterator as unknown as AsyncGenerator<ItemInfo[]>;
+    const item = (i: number) => {
+      const info: ItemInfo = { id: `d${i}`, name: `d${i}`, path: `/f/d${i}`, baseType: 'document', description: 'x'.repeat(64 * 1024) };
+      return { batch: [info], tracked: info };
     };
-    const connector = coreOnly({ folderBatches: jest.fn(folderBatches) });
+    const source = gatedBatches(3, item);
+    const connector = coreOnly({ folderBatches: jest.fn(source.batches) });
     const page = await serviceFor(connector).folderItems('core', { id: 'folder' });
     const reader = ((page.results as StreamedObject).toEnvelope().getStream() as Readable)[Symbol.asyncIterator]();
 

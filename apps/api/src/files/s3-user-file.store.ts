@@ -3,7 +3,6 @@ import type { Readable, Writable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,
-  GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
@@ -11,7 +10,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { NotFoundError, RangeNotSatisfiableError, UpstreamUnavailableError, type ByteRange } from '@gateway/connector-api';
-import { createS3Client, mapS3Error, MultipartWriter, RawGetObject } from '@gateway/connector-s3';
+import { createS3Client, mapS3Error, MultipartWriter, ObjectReader } from '@gateway/connector-s3';
 import type { UserFilesStoreConfig } from '../config/user-files-store';
 import { FILE_ID, UserFileStore, type StoredFileStat } from './user-file.store';
 
@@ -27,12 +26,12 @@ type S3StoreConfig = Extract<UserFilesStoreConfig, { kind: 's3' }>;
 export class S3UserFileStore extends UserFileStore implements OnApplicationShutdown {
   private readonly logger = new Logger(S3UserFileStore.name);
   readonly client: S3Client;
-  private readonly rawGets: RawGetObject | undefined;
+  private readonly reads: ObjectReader;
 
   constructor(readonly config: S3StoreConfig) {
     super();
     this.client = createS3Client(config.connection);
-    this.rawGets = RawGetObject.applies(config.connection) ? new RawGetObject(this.client, config.connection) : undefined;
+    this.reads = new ObjectReader(this.client, config.connection);
   }
 
   async ensureDir(): Promise<void> {
@@ -67,14 +66,10 @@ export class S3UserFileStore extends UserFileStore implements OnApplicationShutd
     }
   }
 
-  /** Read as the connector reads content: through RawGetObject (lent reads) on http:// endpoints, else the SDK. */
+  /** Read as the connector reads content (ObjectReader). */
   async openRead(id: string, range?: ByteRange): Promise<Readable> {
     try {
-      if (this.rawGets) return await this.rawGets.open(this.config.bucket, this.key(id), { range });
-      const answer = await this.client.send(
-        new GetObjectCommand({ Bucket: this.config.bucket, Key: this.key(id), Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
-      );
-      return answer.Body as Readable;
+      return await this.reads.open(this.config.bucket, this.key(id), { range });
     } catch (e) {
       if ((e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 416) throw new RangeNotSatisfiableError((await this.stat(id)).size);
       throw fileError(e, id);
