@@ -155,6 +155,19 @@ export interface LocalFilesCapability {
   localPath(id: string): Promise<string>;
 }
 
+/**
+ * Copies a document of another connector without streaming it through the gateway (a job between
+ * two filesystem connectors: the kernel copies). Internal to the gateway, not a spec capability.
+ */
+export interface DirectCopyCapability {
+  /**
+   * What `createFile({ ...target, content: await source.openContent(sourceId) })` does, with the
+   * same errors; undefined when this connector cannot copy that document directly (another kind
+   * of source, a version id, a large file): the caller then streams it.
+   */
+  copyFrom(source: ContentConnector, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor): Promise<string | undefined>;
+}
+
 export interface CopyCapability {
   createFileFromItem(sourceId: string, folderId: string, fileName: string, actor: Actor): Promise<string>;
 }
@@ -222,6 +235,7 @@ export interface ContentConnector extends Connector {
   readonly sites?: SiteCapability;
   readonly copy?: CopyCapability;
   readonly localFiles?: LocalFilesCapability;
+  readonly directCopy?: DirectCopyCapability;
 }
 
 /** A connector that implements the search group. */

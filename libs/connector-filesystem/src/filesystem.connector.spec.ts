@@ -9,7 +9,7 @@ import {
   type ContentConnector,
   type ItemInfo,
 } from '@gateway/connector-api';
-import type { FilesystemConnector } from './filesystem.connector';
+import { DIRECT_COPY_MAX_BYTES, type FilesystemConnector } from './filesystem.connector';
 import { FilesystemConnectorType } from './filesystem.connector-type';
 import { nameKey } from './metadata-store';
 import { encodeId } from './paths';
@@ -200,6 +200,72 @@ describe('FilesystemConnector', () => {
         expect(await other.connector.getItem(copied)).toMatchObject({ size: expected.length, createdBy: 'alice', versionCount: 1 });
       }
       expect(await filesUnder(path.join(other.root, '.gateway', 'tmp'))).toEqual([]);
+    });
+
+    describe('directly (copyFrom, on the copy thread)', () => {
+      it('copies the current document with its first record: creator, media type, one version, nothing staged left', async () => {
+        const id = await create('a.txt', 'version one');
+        await fs.updateContent(id, { content: body('version two') }, bob);
+        const otherRoot = (await other.connector.rootFolder()).folderId;
+        const copied = await other.connector.copyFrom(fs, id, { folderId: otherRoot, fileName: 'b.txt', mimeType: 'text/x-note' }, alice);
+        expect(copied).toBe(encodeId('b.txt'));
+        expect(await readText(other.connector.openContent(copied!))).toBe('version two');
+        expect(await other.connector.getItem(copied!)).toMatchObject({ size: 11, createdBy: 'alice', modifiedBy: 'alice', mimeType: 'text/x-note', versionCount: 1 });
+        expect(await filesUnder(path.join(other.root, '.gateway', 'tmp'))).toEqual([]);
+        // The same record a restart reads.
+        expect(await (await other.reopen()).getItem(copied!)).toMatchObject({ createdBy: 'alice', mimeType: 'text/x-note' });
+      });
+
+      it('leaves to streaming (undefined, nothing written) what it cannot copy: a version id, a derived source, a large file, a leftover record', async () => {
+        const id = await create('a.txt', 'one');
+        await fs.updateContent(id, { content: body('two') }, bob);
+        const otherRoot = (await other.connector.rootFolder()).folderId;
+        const to = (fileName: string) => ({ folderId: otherRoot, fileName });
+        expect(await other.connector.copyFrom(fs, (await fs.listVersions(id))[1].id, to('v.txt'), alice)).toBeUndefined();
+        expect(await other.connector.copyFrom(Object.create(fs) as FilesystemConnector, id, to('d.txt'), alice)).toBeUndefined();
+        const big = await create('big.bin', 'x'.repeat(DIRECT_COPY_MAX_BYTES + 1));
+        expect(await other.connector.copyFrom(fs, big, to('big.bin'), alice)).toBeUndefined();
+        // A record whose file was deleted by hand: createFile clears it, so it streams.
+        const gone = await other.connector.createFile({ folderId: otherRoot, fileName: 'gone.txt', content: body('old') }, alice);
+        await fsp.unlink(path.join(other.root, 'gone.txt'));
+        expect(await other.connector.copyFrom(fs, id, to('gone.txt'), alice)).toBeUndefined();
+        expect(await fsp.readdir(other.root)).toEqual(['.gateway']);
+        expect(gone).toBe(encodeId('gone.txt'));
+      });
+
+      it('refuses as createFile and openContent would: taken name, missing source, folder ids, links', async () => {
+        const id = await create('a.txt', 'alpha');
+        const otherRoot = (await other.connector.rootFolder()).folderId;
+        await other.connector.createFile({ folderId: otherRoot, fileName: 'taken.txt', content: body('mine') }, bob);
+        const error = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+        const taken = await error(other.connector.copyFrom(fs, id, { folderId: otherRoot, fileName: 'taken.txt' }, alice));
+        expect(taken).toBeInstanceOf(ConflictError);
+        expect((taken as ConflictError).code).toBe('ALREADY_EXISTS');
+        expect(await readText(other.connector.openContent(encodeId('taken.txt')))).toBe('mine');
+        expect(await error(other.connector.copyFrom(fs, encodeId('none.txt'), { folderId: otherRoot, fileName: 'n.txt' }, alice))).toBeInstanceOf(NotFoundError);
+        const folderSource = await error(other.connector.copyFrom(fs, rootId, { folderId: otherRoot, fileName: 'f.txt' }, alice));
+        expect(folderSource).toBeInstanceOf(InvalidArgumentError);
+        const docAsFolder = await error(other.connector.copyFrom(fs, id, { folderId: encodeId('taken.txt'), fileName: 'x.txt' }, alice));
+        expect(docAsFolder).toMatchObject({ parameter: 'folderId' });
+        await fsp.mkdir(path.join(sb.dir, 'outside'));
+        await fsp.symlink(path.join(sb.dir, 'outside'), path.join(other.root, 'linked'));
+        expect(await error(other.connector.copyFrom(fs, id, { folderId: encodeId('linked'), fileName: 'a.txt' }, alice))).toBeInstanceOf(NotFoundError);
+        await fsp.symlink(path.join(sb.root, 'a.txt'), path.join(sb.root, 'alias.txt'));
+        expect(await error(other.connector.copyFrom(fs, encodeId('alias.txt'), { folderId: otherRoot, fileName: 'y.txt' }, alice))).toBeInstanceOf(NotFoundError);
+        expect(await fsp.readdir(path.join(sb.dir, 'outside'))).toEqual([]);
+        expect((await fsp.readdir(other.root)).sort()).toEqual(['.gateway', 'linked', 'taken.txt']);
+        await expect(other.connector.copyFrom(fs, id, { folderId: otherRoot, fileName: '../x' }, alice)).rejects.toMatchObject({ parameter: 'fileName' });
+      });
+
+      it('copies many documents at once, each whole, with a record each', async () => {
+        const otherRoot = (await other.connector.rootFolder()).folderId;
+        const ids = await Promise.all(Array.from({ length: 50 }, (_, i) => create(`f${i}.txt`, `content ${i}`)));
+        const copied = await Promise.all(ids.map((id, i) => other.connector.copyFrom(fs, id, { folderId: otherRoot, fileName: `f${i}.txt` }, alice)));
+        for (const [i, c] of copied.entries()) expect(await readText(other.connector.openContent(c!))).toBe(`content ${i}`);
+        const listed = await other.connector.listFolder(otherRoot);
+        expect(listed.items).toHaveLength(50);
+        expect(listed.items.every((item) => item.createdBy === 'alice')).toBe(true);
+      });
     });
 
     it('writes the rest of a stream already partly read, and a ranged stream, as the bytes it delivers', async () => {

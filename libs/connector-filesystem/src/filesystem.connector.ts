@@ -33,6 +33,7 @@ import {
   type ConnectorDefinition,
   type ContentConnector,
   type ContentUpdateCapability,
+  type DirectCopyCapability,
   type FolderCapability,
   type FolderInfo,
   type FolderPage,
@@ -49,6 +50,8 @@ import {
 } from '@gateway/connector-api';
 import { eventLoopBudget } from '@gateway/concurrency';
 import { KeyedMutex } from './concurrency';
+import { DirectCopyThread, directCopyScript } from './direct-copy-thread';
+import type { DirectCopyResult } from './direct-copy';
 import { INLINE_READ_MAX_BYTES, InlineFileRead } from './inline-read';
 import { errnoCode, mapFsError } from './fs-errors';
 import { DOCUMENT_TYPE, documentItem, folderItem, versionList } from './item-info';
@@ -61,6 +64,7 @@ import {
   unlinkIfPresent,
   unlinkQuietly,
   type DocumentMeta,
+  type StatFields,
   type VersionRecord,
 } from './metadata-store';
 import { declaredMimeType } from '@gateway/connector-api';
@@ -88,6 +92,10 @@ const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'EN
 
 /** Shared by every instance, so two connectors on one root (a restart in tests, a second definition) still serialise. */
 const documentLocks = new KeyedMutex();
+/** Shared by every instance: one thread makes the direct copies' calls (direct-copy-thread.ts). */
+const copyThread = new DirectCopyThread(directCopyScript);
+/** Larger documents are copied the streaming way (copyFile in the pool), so one does not hold up the small ones queued behind it on the copy thread. */
+export const DIRECT_COPY_MAX_BYTES = 1024 * 1024;
 
 interface Located {
   rel: string;
@@ -128,6 +136,7 @@ export class FilesystemConnector implements ContentConnector {
   readonly checkInOut: CheckInOutCapability = group(this, 'checkOut', 'checkIn');
   readonly folders: Required<FolderCapability> = group(this, 'createFolder', 'deleteFolder');
   readonly propertyUpdate: PropertyUpdateCapability = group(this, 'updateProperties');
+  readonly directCopy: DirectCopyCapability = group(this, 'copyFrom');
 
   readonly localFiles: LocalFilesCapability;
 
@@ -377,12 +386,7 @@ export class FilesystemConnector implements ContentConnector {
         }
         // The folder was checked above; one removed since makes link() fail with ENOENT (404).
         placeNew(staged, abs, rel);
-        const stat = lstatSync(abs, { bigint: true });
-        const meta = synthesizeMeta(rel, stat);
-        meta.created = new Date().toISOString();
-        meta.createdBy = actor.username;
-        Object.assign(latestVersion(meta), dropUndefined({ modifiedBy: actor.username, mimeType: declaredMimeType(input.mimeType) }));
-        await this.store.write(rel, meta, true);
+        await this.recordNew(rel, lstatSync(abs, { bigint: true }), actor, input.mimeType);
         return encodeId(rel);
       });
     } catch (e) {
@@ -390,6 +394,60 @@ export class FilesystemConnector implements ContentConnector {
     } finally {
       unlinkIfPresent(staged);
     }
+  }
+
+  /**
+   * A document of another filesystem connector copied as openContent + createFile would, with the
+   * same checks and errors, but with the calls made on the copy thread (direct-copy.ts) instead
+   * of the event loop and the pool. Whole current documents of at most DIRECT_COPY_MAX_BYTES; for
+   * anything else (another kind of source, a version id, a larger file, a record left over at the
+   * name, a kernel copy that failed) the answer is undefined and the caller streams.
+   */
+  async copyFrom(source: ContentConnector, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor): Promise<string | undefined> {
+    // Only the driver itself: an object derived from it may read its content otherwise (tests wrap
+    // openContent to inject faults), and a direct copy does not call openContent.
+    if (!(source instanceof FilesystemConnector) || Object.getPrototypeOf(source) !== FilesystemConnector.prototype) return undefined;
+    const { rel: sourceRel, version } = decodeId(sourceId, 'id');
+    if (version !== undefined) return undefined;
+    checkType(target.type);
+    const folder = decodeId(target.folderId, 'folderId');
+    if (folder.version !== undefined) throw invalid('folderId', 'folders have no versions');
+    const rel = joinRel(folder.rel, parseName(target.fileName, 'fileName', folder.rel));
+    const abs = this.abs(rel);
+    return documentLocks.run(abs, async () => {
+      if (this.store.has(rel)) {
+        if (this.exists(abs, rel)) throw alreadyExists(rel);
+        // A record without a file (a document deleted by hand): createFile's path clears it.
+        return undefined;
+      }
+      const result = await copyThread.copy({
+        source: source.abs(sourceRel),
+        sourceFolders: source.foldersAbove(sourceRel),
+        targetFolder: this.abs(folder.rel),
+        targetFolderParents: this.foldersAbove(folder.rel),
+        target: abs,
+        staged: this.store.tempFile('upload'),
+        cloneMode: this.store.cloneMode,
+        maxBytes: DIRECT_COPY_MAX_BYTES,
+      });
+      if (result.step === 'large' || result.step === 'fallback') return undefined;
+      if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);
+      try {
+        await this.recordNew(rel, result.stat, actor, target.mimeType);
+      } catch (e) {
+        throw mapFsError(e, repoPath(rel), 'fileName');
+      }
+      return encodeId(rel);
+    });
+  }
+
+  /** The first record of a document just placed at `rel`. */
+  private async recordNew(rel: string, stat: StatFields, actor: Actor, mimeType: string | undefined): Promise<void> {
+    const meta = synthesizeMeta(rel, stat);
+    meta.created = new Date().toISOString();
+    meta.createdBy = actor.username;
+    Object.assign(latestVersion(meta), dropUndefined({ modifiedBy: actor.username, mimeType: declaredMimeType(mimeType) }));
+    await this.store.write(rel, meta, true);
   }
 
   async updateContent(id: string, input: NewContent, actor: Actor): Promise<string> {
@@ -575,9 +633,16 @@ export class FilesystemConnector implements ContentConnector {
    * ten or more per document in a job), this lstats only the ones below the root.
    */
   private assertNoLinkAbove(rel: string, identifier: string): void {
-    for (let slash = rel.indexOf('/'); slash !== -1; slash = rel.indexOf('/', slash + 1)) {
-      if (!lstatSync(this.abs(rel.slice(0, slash))).isDirectory()) throw new NotFoundError('item', identifier);
+    for (const folder of this.foldersAbove(rel)) {
+      if (!lstatSync(folder).isDirectory()) throw new NotFoundError('item', identifier);
     }
+  }
+
+  /** The folders between the root and `rel` (the root excluded, `rel` too). */
+  private foldersAbove(rel: string): string[] {
+    const folders: string[] = [];
+    for (let slash = rel.indexOf('/'); slash !== -1; slash = rel.indexOf('/', slash + 1)) folders.push(this.abs(rel.slice(0, slash)));
+    return folders;
   }
 
   private async locateFolder(id: string, parameter: string): Promise<Located> {
@@ -808,6 +873,31 @@ function checkedOutError(holder: string, rel: string): ConflictError {
 
 function assertNotHeldByOther(meta: DocumentMeta, actor: Actor, rel: string): void {
   if (meta.checkedOutBy !== undefined && meta.checkedOutBy !== actor.username) throw checkedOutError(meta.checkedOutBy, rel);
+}
+
+/** The error createFile or openContent would have thrown where a direct copy stopped. */
+function directCopyError(result: Exclude<DirectCopyResult, { step: 'copied' | 'large' | 'fallback' }>, sourceId: string, folderId: string, rel: string): GatewayError {
+  const errno = (code: string) => Object.assign(new Error(code), { code });
+  switch (result.step) {
+    case 'source':
+      return mapFsError(errno(result.code), sourceId);
+    case 'source-missing':
+      return new NotFoundError('item', sourceId);
+    case 'source-folder':
+      return invalid('id', `'${sourceId}' names a folder; a document is expected`);
+    case 'target-folder':
+      return mapFsError(errno(result.code), folderId);
+    case 'target-folder-missing':
+      return new NotFoundError('item', folderId);
+    case 'target-not-folder':
+      return invalid('folderId', `'${folderId}' names a document, not a folder`);
+    case 'exists':
+      return alreadyExists(rel);
+    case 'target':
+      return mapFsError(errno(result.code), repoPath(rel), 'fileName');
+    case 'lost':
+      return new UpstreamError(`The copy of '${repoPath(rel)}' was cut (the copy thread stopped); it is not known to be complete`);
+  }
 }
 
 function alreadyExists(rel: string): ConflictError {

@@ -7,11 +7,9 @@ import {
   UpstreamError,
   UpstreamUnavailableError,
 } from '@gateway/connector-api';
+import { errnoCode } from './fs-calls';
 
-export function errnoCode(e: unknown): string | undefined {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
+export { errnoCode } from './fs-calls';
 
 /**
  * Turns a Node filesystem error into a typed gateway error about `identifier`

@@ -4,9 +4,11 @@ import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { InvalidArgumentError, UpstreamError } from '@gateway/connector-api';
-import { errnoCode } from './fs-errors';
+import { errnoCode, unlinkIfPresent, unlinkQuietly } from './fs-calls';
 import { METADATA_FOLDER, nameOf, parentOf } from './paths';
 import { RecordDatabase } from './record-database';
+
+export { unlinkIfPresent, unlinkQuietly } from './fs-calls';
 
 /**
  * The connector's own state, kept beside the content under
@@ -77,7 +79,10 @@ export interface DocumentMeta {
   current?: FileIdentity;
 }
 
-export function identityOf(stat: BigIntStats): FileIdentity {
+/** What records keep of a file's lstat (a direct copy's thread answers these). */
+export type StatFields = Pick<BigIntStats, 'ino' | 'size' | 'mtimeNs' | 'birthtimeNs'>;
+
+export function identityOf(stat: StatFields): FileIdentity {
   return { ino: stat.ino.toString(), size: Number(stat.size), mtimeNs: stat.mtimeNs.toString() };
 }
 
@@ -89,13 +94,13 @@ export function latestVersion(meta: DocumentMeta): VersionRecord {
   return meta.versions[meta.versions.length - 1];
 }
 
-export function statDate(stat: BigIntStats, which: 'mtime' | 'birthtime'): Date {
+export function statDate(stat: StatFields, which: 'mtime' | 'birthtime'): Date {
   const ns = which === 'mtime' ? stat.mtimeNs : stat.birthtimeNs;
   return new Date(Number(ns / 1_000_000n));
 }
 
 /** What a file dropped in by hand looks like: one version, nobody known as author. */
-export function synthesizeMeta(rel: string, stat: BigIntStats): DocumentMeta {
+export function synthesizeMeta(rel: string, stat: StatFields): DocumentMeta {
   const modified = statDate(stat, 'mtime');
   const born = stat.birthtimeNs > 0n ? statDate(stat, 'birthtime') : modified;
   return {
@@ -565,19 +570,3 @@ function readLegacyRecord(file: string): DocumentMeta | undefined {
 
 
 /** Removes a file that may already be gone. */
-export function unlinkIfPresent(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch (e) {
-    if (errnoCode(e) !== 'ENOENT') throw e;
-  }
-}
-
-/** Cleanup after a failure that is already being reported: a second error would only hide the first. */
-export function unlinkQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    // reported by the caller's error; a leftover temp file is swept after an hour
-  }
-}

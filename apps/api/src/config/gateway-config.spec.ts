@@ -62,7 +62,7 @@ describe('loadConfig', () => {
         exportConcurrency: 2,
         publicRateLimitPerMinute: 120,
       },
-      jobs: { definitions: [], redisUrl: undefined, concurrency: 8, auditRetentionDays: 30 },
+      jobs: { definitions: [], redisUrl: undefined, concurrency: 8, localConcurrency: 32, auditRetentionDays: 30 },
       extraction: { tikaUrl: undefined, tikaTimeoutMs: 60_000, caFile: undefined },
     });
   });
@@ -104,6 +104,7 @@ describe('loadConfig', () => {
       GATEWAY_EXPORT_CONCURRENCY: '4',
       REDIS_URL: ' rediss://cache:6380 ',
       GATEWAY_JOB_CONCURRENCY: '16',
+      GATEWAY_JOB_LOCAL_CONCURRENCY: '64',
       GATEWAY_JOB_AUDIT_RETENTION_DAYS: '0',
     });
     expect(config).toMatchObject({
@@ -135,7 +136,7 @@ describe('loadConfig', () => {
         exportConcurrency: 4,
         publicRateLimitPerMinute: 0,
       },
-      jobs: { redisUrl: 'rediss://cache:6380', concurrency: 16, auditRetentionDays: 0 },
+      jobs: { redisUrl: 'rediss://cache:6380', concurrency: 16, localConcurrency: 64, auditRetentionDays: 0 },
     });
     expect(config.connectors[0].params).toEqual({ root: '/srv/gateway/repository' });
   });

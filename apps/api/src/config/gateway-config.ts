@@ -106,6 +106,12 @@ export interface JobsConfig {
   redisUrl?: string;
   /** Documents copied at once per process. */
   concurrency: number;
+  /**
+   * Documents copied at once per process by jobs between two connectors of local files
+   * (filesystem): they cost no remote requests, and a direct copy is short enough that more in
+   * flight is what keeps the copy thread and the event loop both busy.
+   */
+  localConcurrency: number;
   /** Audit records older than this are deleted; 0 keeps them forever. */
   auditRetentionDays: number;
 }
@@ -229,6 +235,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       definitions: jobDefinitions(file, env),
       redisUrl: parseRedisUrl(env.REDIS_URL),
       concurrency: parseInteger(env, 'GATEWAY_JOB_CONCURRENCY', 8, 1, 256),
+      localConcurrency: parseInteger(env, 'GATEWAY_JOB_LOCAL_CONCURRENCY', 32, 1, 1024),
       auditRetentionDays: parseInteger(env, 'GATEWAY_JOB_AUDIT_RETENTION_DAYS', 30, 0, 36500),
     },
     offload: parseOffload(env),

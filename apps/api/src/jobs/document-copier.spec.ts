@@ -73,7 +73,37 @@ describe('DocumentCopier', () => {
     const outcome = await copier().copy(item(id, 'sub/deeper/a.txt'), fresh, false, g);
     expect(outcome).toEqual({ docId: id, outcome: 'p', sourcePath: '/in/sub/deeper/a.txt', targetId: expect.any(String), removed: false });
     expect(await targetText('/out/sub/deeper', 'a.txt')).toBe('alpha');
+    // Between two filesystem connectors the target copies the file itself: no stream is opened.
+    expect(g.opened).toHaveLength(0);
+  });
+
+  it('streams the content when the target cannot copy from the source directly', async () => {
+    const id = await put(source, '/in', 'a.txt', 'alpha');
+    // An object derived from the source driver: the target does not copy it directly (it might read otherwise).
+    const derived = Object.create(source) as ContentConnector;
+    const g = guard();
+    const outcome = await new DocumentCopier(definition(), derived, target, actor).copy(item(id, 'a.txt'), fresh, false, g);
+    expect(outcome).toMatchObject({ outcome: 'p' });
+    expect(await targetText('/out', 'a.txt')).toBe('alpha');
     expect(g.opened).toHaveLength(1);
+  });
+
+  it('asks the target for a direct copy with the document, folder, name and media type, and reports its id', async () => {
+    const id = await put(source, '/in', 'a.txt', 'alpha');
+    const asked: unknown[] = [];
+    const direct = Object.assign(Object.create(target) as ContentConnector, {
+      directCopy: {
+        copyFrom: async (...args: unknown[]) => {
+          asked.push(args);
+          return 'made-by-target';
+        },
+      },
+    });
+    const g = guard();
+    const outcome = await new DocumentCopier(definition(), source, direct, actor).copy(item(id, 'a.txt'), fresh, false, g);
+    expect(outcome).toMatchObject({ outcome: 'p', targetId: 'made-by-target' });
+    expect(asked).toEqual([[source, id, { folderId: await target.idByPath('/', 'out'), fileName: 'a.txt', mimeType: 'text/plain' }, actor]]);
+    expect(g.opened).toHaveLength(0);
   });
 
   it('writes a document of the source folder itself into the target folder, also when that is the root', async () => {
@@ -231,6 +261,8 @@ describe('DocumentCopier', () => {
 
   it('answers nothing when the run is cut while the document is being written', async () => {
     const id = await put(source, '/in', 'a.txt', 'x'.repeat(100_000));
+    // Streamed (a derived source is not copied directly), so the cut reaches the write.
+    source = Object.create(source) as ContentConnector;
     const g = guard();
     g.track = function (stream: Readable) {
       this.opened.push(stream);

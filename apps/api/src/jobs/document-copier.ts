@@ -124,16 +124,23 @@ export class DocumentCopier {
   }
 
   private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[]): Promise<string> {
-    const first = await this.open(guard, contents[0]);
-    let id: string;
+    if (guard.cancelled) throw new Cancelled();
+    // A target that can copy from this source itself (between two filesystem connectors: the
+    // kernel copies, off the event loop); undefined when it cannot, and the content streams.
+    let id = await this.target.directCopy?.copyFrom(this.source, contents[0], { folderId, fileName: name, mimeType }, this.actor);
+    if (id === undefined) id = await this.streamNew(guard, folderId, name, mimeType, contents[0]);
+    for (const versionId of contents.slice(1)) id = await this.addVersion(guard, id, versionId, name, mimeType);
+    return id;
+  }
+
+  private async streamNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, sourceId: string): Promise<string> {
+    const first = await this.open(guard, sourceId);
     try {
-      id = await this.target.createFile({ folderId, fileName: name, mimeType, content: first }, this.actor);
+      return await this.target.createFile({ folderId, fileName: name, mimeType, content: first }, this.actor);
     } finally {
       // A target that refused before reading (it exists, bad name) leaves the stream open.
       if (!first.readableEnded) first.destroy();
     }
-    for (const versionId of contents.slice(1)) id = await this.addVersion(guard, id, versionId, name, mimeType);
-    return id;
   }
 
   private async addVersion(guard: CopyGuard, targetId: string, sourceVersionId: string, name: string, mimeType: string | undefined): Promise<string> {

@@ -30,6 +30,8 @@ const CONTEXTS_KEPT = 100;
 
 interface RunContext {
   jobId: number;
+  /** Where its documents wait for a slot: the process's local slots when both connectors hold local files, else the common ones. */
+  slots: Limiter;
   /** The indexer too on an indexing job: both take a document the same way. */
   copier: DocumentCopier | DocumentIndexer;
   indexer?: DocumentIndexer;
@@ -50,6 +52,8 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
   private readonly contexts = new Map<string, RunContext>();
   /** The bounded concurrency of document copies in this process (GATEWAY_JOB_CONCURRENCY). */
   private readonly docSlots: Limiter;
+  /** The same for jobs between two connectors of local files (GATEWAY_JOB_LOCAL_CONCURRENCY). */
+  private readonly localSlots: Limiter;
   private shuttingDown = false;
 
   constructor(
@@ -62,6 +66,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     @Optional() @Inject(TEXT_EXTRACTOR) private readonly extractor?: TextExtractor,
   ) {
     this.docSlots = new Limiter(config.jobs.concurrency);
+    this.localSlots = new Limiter(config.jobs.localConcurrency);
     this.watcher = new RunWatcher(repo, WATCH_EVERY_MS);
   }
 
@@ -267,7 +272,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         p.items.map((item) => {
           const claim = claims.get(item.id)!;
           if (claim.state === 'done') return undefined;
-          return this.docSlots.run(() => (toCopy--, copyOne(claim, item)), watch.halted).catch((e: unknown) => {
+          return ctx.slots.run(() => (toCopy--, copyOne(claim, item)), watch.halted).catch((e: unknown) => {
             // Halted while waiting for a slot: the document was not started.
             if (!(e instanceof Cancelled)) throw e;
             unfinished++;
@@ -304,12 +309,12 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
       const target = this.registry.any(def.target.connectorId);
       if (!target.index) throw new Error(`Connector ${target.id} has no index group`);
       const indexer = new DocumentIndexer(def, this.registry.get(def.source.connectorId), target as IndexTarget, this.repo, this.extractor, job.id, runId);
-      ctx = { jobId: job.id, copier: indexer, indexer };
+      ctx = { jobId: job.id, slots: this.docSlots, copier: indexer, indexer };
     } else {
-      ctx = {
-        jobId: job.id,
-        copier: new DocumentCopier(def, this.registry.get(def.source.connectorId), this.registry.get(def.target.connectorId), { username: run.startedBy }),
-      };
+      const source = this.registry.get(def.source.connectorId);
+      const target = this.registry.get(def.target.connectorId);
+      const local = source.localFiles !== undefined && target.localFiles !== undefined;
+      ctx = { jobId: job.id, slots: local ? this.localSlots : this.docSlots, copier: new DocumentCopier(def, source, target, { username: run.startedBy }) };
     }
     if (this.contexts.size >= CONTEXTS_KEPT) this.contexts.clear();
     this.contexts.set(runId, ctx);

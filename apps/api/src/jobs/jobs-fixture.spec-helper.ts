@@ -36,7 +36,7 @@ export async function jobsFixture(jobs: Partial<GatewayConfig['jobs']> = {}): Pr
   const config = {
     dataDir: dir,
     connectors: ['src', 'dst'].map((id) => ({ id, typeId: 'filesystem', description: id, params: { root: path.join(dir, id) } })),
-    jobs: { definitions: [], concurrency: 4, auditRetentionDays: 0, ...jobs },
+    jobs: { definitions: [], concurrency: 4, localConcurrency: 4, auditRetentionDays: 0, ...jobs },
   } as unknown as GatewayConfig;
   const registry = new ConnectorRegistry([new FilesystemConnectorType()], config);
   await registry.onModuleInit();

@@ -1,0 +1,171 @@
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { copyDocumentSync, type DirectCopyRequest } from './direct-copy';
+
+/** The calls of a direct copy, on real folders: each check refuses as openContent / createFile would, and nothing is left behind. */
+describe('copyDocumentSync', () => {
+  let dir: string;
+  let src: string;
+  let dst: string;
+  let tmp: string;
+
+  beforeEach(() => {
+    dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'direct-copy-')));
+    src = path.join(dir, 'src');
+    dst = path.join(dir, 'dst');
+    tmp = path.join(dst, '.gateway', 'tmp');
+    mkdirSync(path.join(src, 'in', 'sub'), { recursive: true });
+    mkdirSync(path.join(dst, 'out'), { recursive: true });
+    mkdirSync(tmp, { recursive: true });
+    writeFileSync(path.join(src, 'in', 'sub', 'a.txt'), 'alpha');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** in/sub/a.txt -> out/a.txt, with every path as the connector derives it. */
+  function request(change: Partial<DirectCopyRequest> = {}): DirectCopyRequest {
+    return {
+      source: path.join(src, 'in', 'sub', 'a.txt'),
+      sourceFolders: [path.join(src, 'in'), path.join(src, 'in', 'sub')],
+      targetFolder: path.join(dst, 'out'),
+      targetFolderParents: [],
+      target: path.join(dst, 'out', 'a.txt'),
+      staged: path.join(tmp, 'staged.upload'),
+      cloneMode: 0,
+      maxBytes: 1024,
+      ...change,
+    };
+  }
+  const leftovers = () => readdirSync(tmp);
+  const placed = () => readdirSync(path.join(dst, 'out'));
+
+  it('copies the bytes to the new path, answers its lstat and removes the staged copy', () => {
+    const result = copyDocumentSync(request());
+    const stat = lstatSync(path.join(dst, 'out', 'a.txt'), { bigint: true });
+    expect(result).toEqual({ step: 'copied', stat: { ino: stat.ino, size: 5n, mtimeNs: stat.mtimeNs, birthtimeNs: stat.birthtimeNs } });
+    expect(readFileSync(path.join(dst, 'out', 'a.txt'), 'utf8')).toBe('alpha');
+    expect(stat.nlink).toBe(1n);
+    expect(leftovers()).toEqual([]);
+  });
+
+  it('copies a source of exactly maxBytes, and leaves a larger one to the streaming path without writing anything', () => {
+    expect(copyDocumentSync(request({ maxBytes: 5 }))).toMatchObject({ step: 'copied' });
+    rmSync(path.join(dst, 'out', 'a.txt'));
+    expect(copyDocumentSync(request({ maxBytes: 4 }))).toEqual({ step: 'large' });
+    expect(placed()).toEqual([]);
+    expect(leftovers()).toEqual([]);
+  });
+
+  describe('the source', () => {
+    it('missing: the errno of its lstat', () => {
+      expect(copyDocumentSync(request({ source: path.join(src, 'in', 'sub', 'gone.txt') }))).toEqual({ step: 'source', code: 'ENOENT' });
+    });
+
+    it('a folder: source-folder', () => {
+      expect(copyDocumentSync(request({ source: path.join(src, 'in', 'sub'), sourceFolders: [path.join(src, 'in')] }))).toEqual({ step: 'source-folder' });
+    });
+
+    it('a symbolic link, even to a file inside the root: source-missing, nothing read', () => {
+      symlinkSync(path.join(src, 'in', 'sub', 'a.txt'), path.join(src, 'in', 'sub', 'link.txt'));
+      expect(copyDocumentSync(request({ source: path.join(src, 'in', 'sub', 'link.txt') }))).toEqual({ step: 'source-missing' });
+      expect(placed()).toEqual([]);
+    });
+
+    it('under a folder that is a symbolic link: source-missing', () => {
+      const outside = path.join(dir, 'outside');
+      mkdirSync(outside);
+      writeFileSync(path.join(outside, 'a.txt'), 'secret');
+      symlinkSync(outside, path.join(src, 'in', 'linked'));
+      const result = copyDocumentSync(request({ source: path.join(src, 'in', 'linked', 'a.txt'), sourceFolders: [path.join(src, 'in'), path.join(src, 'in', 'linked')] }));
+      expect(result).toEqual({ step: 'source-missing' });
+      expect(placed()).toEqual([]);
+    });
+
+    it('a FIFO: source-missing, without hanging', () => {
+      execFileSync('mkfifo', [path.join(src, 'in', 'sub', 'pipe')]);
+      expect(copyDocumentSync(request({ source: path.join(src, 'in', 'sub', 'pipe') }))).toEqual({ step: 'source-missing' });
+    });
+  });
+
+  describe('the target', () => {
+    it('folder missing: the errno of its lstat', () => {
+      const result = copyDocumentSync(request({ targetFolder: path.join(dst, 'none'), target: path.join(dst, 'none', 'a.txt') }));
+      expect(result).toEqual({ step: 'target-folder', code: 'ENOENT' });
+      expect(leftovers()).toEqual([]);
+    });
+
+    it('folder that is a document: target-not-folder', () => {
+      writeFileSync(path.join(dst, 'out', 'doc'), 'x');
+      expect(copyDocumentSync(request({ targetFolder: path.join(dst, 'out', 'doc'), target: path.join(dst, 'out', 'doc', 'a.txt') }))).toEqual({ step: 'target-not-folder' });
+    });
+
+    it('folder that is a symbolic link, or under one: target-folder-missing, nothing written through the link', () => {
+      const outside = path.join(dir, 'outside');
+      mkdirSync(outside);
+      symlinkSync(outside, path.join(dst, 'out', 'linked'));
+      expect(copyDocumentSync(request({ targetFolder: path.join(dst, 'out', 'linked'), target: path.join(dst, 'out', 'linked', 'a.txt') }))).toEqual({
+        step: 'target-folder-missing',
+      });
+      mkdirSync(path.join(outside, 'deeper'));
+      const under = request({
+        targetFolder: path.join(dst, 'out', 'linked', 'deeper'),
+        targetFolderParents: [path.join(dst, 'out'), path.join(dst, 'out', 'linked')],
+        target: path.join(dst, 'out', 'linked', 'deeper', 'a.txt'),
+      });
+      expect(copyDocumentSync(under)).toEqual({ step: 'target-folder-missing' });
+      expect(readdirSync(outside)).toEqual(['deeper']);
+      expect(readdirSync(path.join(outside, 'deeper'))).toEqual([]);
+      expect(leftovers()).toEqual([]);
+    });
+
+    it('name taken: exists, and the file there is untouched', () => {
+      writeFileSync(path.join(dst, 'out', 'a.txt'), 'mine');
+      expect(copyDocumentSync(request())).toEqual({ step: 'exists' });
+      expect(readFileSync(path.join(dst, 'out', 'a.txt'), 'utf8')).toBe('mine');
+      expect(leftovers()).toEqual([]);
+    });
+
+    it('name taken by a symbolic link: exists, the link and what it points at untouched', () => {
+      writeFileSync(path.join(dir, 'elsewhere'), 'keep');
+      symlinkSync(path.join(dir, 'elsewhere'), path.join(dst, 'out', 'a.txt'));
+      expect(copyDocumentSync(request())).toEqual({ step: 'exists' });
+      expect(readFileSync(path.join(dir, 'elsewhere'), 'utf8')).toBe('keep');
+    });
+
+    it('a kernel copy that fails (the staging folder is gone): fallback, nothing placed', () => {
+      expect(copyDocumentSync(request({ staged: path.join(dst, '.gateway', 'gone', 'staged.upload') }))).toEqual({ step: 'fallback' });
+      expect(placed()).toEqual([]);
+    });
+
+    it('a staged name already taken is never overwritten: fallback', () => {
+      writeFileSync(path.join(tmp, 'staged.upload'), 'someone else');
+      expect(copyDocumentSync(request())).toEqual({ step: 'fallback' });
+      expect(placed()).toEqual([]);
+    });
+
+    it('a failure checking or placing the new name reports its errno and leaves no staged copy', () => {
+      if (process.getuid?.() === 0) {
+        // root ignores permissions: a folder replaced by a file between the checks and link() fails the same way (ENOTDIR).
+        const req = request({ targetFolder: path.join(dst, 'out'), target: path.join(dst, 'out', 'x', 'a.txt') });
+        writeFileSync(path.join(dst, 'out', 'x'), 'file');
+        expect(copyDocumentSync(req)).toEqual({ step: 'target', code: 'ENOTDIR' });
+      } else {
+        execFileSync('chmod', ['a-w', path.join(dst, 'out')]);
+        expect(copyDocumentSync(request())).toEqual({ step: 'target', code: 'EACCES' });
+        execFileSync('chmod', ['u+w', path.join(dst, 'out')]);
+      }
+      expect(leftovers()).toEqual([]);
+    });
+  });
+
+  it('closes the source descriptor it opened, copied or not (no descriptor is left open)', () => {
+    const fds = () => readdirSync('/proc/self/fd').length;
+    const before = fds();
+    for (let i = 0; i < 20; i++) {
+      expect(copyDocumentSync(request({ target: path.join(dst, 'out', `c${i}.txt`), staged: path.join(tmp, `s${i}`) }))).toMatchObject({ step: 'copied' });
+    }
+    expect(copyDocumentSync(request({ maxBytes: 1 }))).toEqual({ step: 'large' });
+    expect(fds()).toBe(before);
+  });
+});
