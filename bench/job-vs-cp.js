@@ -91,7 +91,7 @@ async function measure(name, shape) {
   const rcloneMs = [];
   const jobMs = [];
   const floorMs = [];
-  const cpu = { cp: [], rclone: [], floor: [], job: [] };
+  const cpu = { cp: [], rclone: [], floor: [], job: [], job_main: [] };
   const timed = (list, cpuList, fn) => {
     const [ms, cpuMs] = withChildCpu(fn);
     list.push(ms);
@@ -103,12 +103,16 @@ async function measure(name, shape) {
       timed(cpMs, cpu.cp, () => timeCp(path.join(srcRoot, 'tree'), path.join(cpRoot, `out${round}`)));
       timed(rcloneMs, cpu.rclone, () => timeRclone(rclone, path.join(srcRoot, 'tree'), path.join(cpRoot, `rclone${round}`)));
       const jobId = await defineJob(gw, `bench-${name}-${round}`, '/tree', `/out${round}`);
+      // The gateway's main thread (the event loop) on its own: /proc/<pid>/task/<pid>/stat.
+      const mainThread = `${gw.pid}/task/${gw.pid}`;
       const cpu0 = processCpuMs(gw.pid, false);
+      const main0 = processCpuMs(mainThread, false);
       const t0 = process.hrtime.bigint();
       const run = await runJob(gw, jobId, POLL_MS);
       execFileSync('sync');
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
       cpu.job.push(processCpuMs(gw.pid, false) - cpu0);
+      cpu.job_main.push(processCpuMs(mainThread, false) - main0);
       if (run.status.status !== 'COMPLETED' || run.status.written !== shape.files) {
         throw new Error(`job run ended ${run.status.status} with ${run.status.written}/${shape.files} written`);
       }
@@ -122,7 +126,7 @@ async function measure(name, shape) {
           (shape.floor ? ` vs_floor=${ratioOf(floorMs[round], ms)}` : ` vs_cp=${ratioOf(cpMs[round], ms)}`) +
           ` | cpu: cp=${r(cpu.cp)}ms rclone=${r(cpu.rclone)}ms` +
           (shape.floor ? ` floor=${r(cpu.floor)}ms` : '') +
-          ` job=${r(cpu.job)}ms | load=${require('node:os').loadavg()[0].toFixed(1)}`,
+          ` job=${r(cpu.job)}ms (main thread ${r(cpu.job_main)}ms) | load=${require('node:os').loadavg()[0].toFixed(1)}`,
       );
     }
   } finally {

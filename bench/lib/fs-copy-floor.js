@@ -12,8 +12,12 @@ const { execFileSync } = require('node:child_process');
 const BetterSqlite3 = require('better-sqlite3');
 
 const C = fs.constants;
-// The connector commits the records that became ready in one event-loop turn together; a job
-// has GATEWAY_JOB_CONCURRENCY (8) documents in flight, so at most 8 share a commit.
+// The connector commits the records that became ready in one event-loop turn together. A job
+// between two filesystem connectors has up to GATEWAY_JOB_LOCAL_CONCURRENCY (32) documents in flight,
+// but its copy thread answers them one by one, so a commit holds those answered in one turn: a few.
+// 8 per commit here (what it was with 8 in flight) keeps the floor's commits no dearer than the job's.
+// The floor makes its calls inline in one thread; the job makes the same calls on its copy thread
+// (libs/connector-filesystem direct-copy.ts) while the event loop keeps its bookkeeping.
 const RECORDS_PER_COMMIT = 8;
 const [src, out] = process.argv.slice(2);
 const tmp = path.join(out, '.gateway', 'tmp');

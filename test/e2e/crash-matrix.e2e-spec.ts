@@ -100,6 +100,7 @@ class Crashable {
       GATEWAY_ADMIN_USER: ADMIN.username,
       GATEWAY_ADMIN_PASSWORD: ADMIN.password,
       GATEWAY_JOB_CONCURRENCY: '2',
+      GATEWAY_JOB_LOCAL_CONCURRENCY: '2',
       GATEWAY_SWEEP_INTERVAL_SECONDS: '0',
       LOG_LEVEL: 'silent',
       ...(this.databaseUrl ? { DATABASE_URL: this.databaseUrl } : {}),

@@ -33,7 +33,7 @@ ${options.extraYaml ?? ''}`,
   );
   const gw = await startGateway({
     ...options,
-    env: { GATEWAY_CONFIG: file, GATEWAY_JOB_CONCURRENCY: '2', ...(REDIS_URL ? { REDIS_URL } : {}), ...options.env },
+    env: { GATEWAY_CONFIG: file, GATEWAY_JOB_CONCURRENCY: '2', GATEWAY_JOB_LOCAL_CONCURRENCY: '2', ...(REDIS_URL ? { REDIS_URL } : {}), ...options.env },
   });
   const src = new Faulty(gw.app.get(ConnectorRegistry).get('src'));
   return { ...gw, root, srcRoot, dstRoot, src };

@@ -79,6 +79,7 @@ jobs:
         GATEWAY_ADMIN_USER: ADMIN.username,
         GATEWAY_ADMIN_PASSWORD: ADMIN.password,
         GATEWAY_JOB_CONCURRENCY: '2',
+        GATEWAY_JOB_LOCAL_CONCURRENCY: '2',
         LOG_LEVEL: 'warn',
         ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
         ...(REDIS_URL ? { REDIS_URL } : {}),

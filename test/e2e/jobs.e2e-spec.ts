@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
 import { JOB_STATUSES } from '../../apps/api/src/jobs/job-states';
 import { adminAuth, basic } from '../support/gateway';
 import {
@@ -48,8 +50,13 @@ function tree(n: number, prefix = 'in'): Record<string, string> {
 describe(`Job service (spec 4.5, 2.10) through HTTP, ${MODE} mode`, () => {
   let gw: JobsGateway;
   beforeAll(async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-jobs-'));
+    // 'plain': a filesystem connector nothing wraps (gw.src's openContent is wrapped to hold and fail
+    // content), so jobs from it to dst copy directly, on the filesystem connector's copy thread.
     gw = await startJobsGateway({
-      extraYaml: `jobs:
+      root,
+      extraYaml: `  - {id: plain, typeId: filesystem, params: {root: ${path.join(root, 'plain')}}}
+jobs:
   - jobName: from-config
     jobGroup: nightly
     source: {connectorId: src, folderPath: /cfg}
@@ -219,6 +226,36 @@ users:
       const d = await gw.http().get(`${gw.api}/job/service/${jobId}/recordstatus`).query({ docId, recordType: 'd' }).set('Authorization', adminAuth()).expect(200);
       expect(d.body.results).toMatch(new RegExp(`run ${jobId}_2 DUPLICATE .*: Already exists at the target`));
       expect(listTree(path.join(gw.dstRoot, 'copy-out/deeper'))).toEqual(expected);
+    });
+
+    it('copies a tree between two filesystem connectors directly, with the same records, audit and counters as a streamed copy', async () => {
+      const plainRoot = path.join(gw.root, 'plain');
+      const files: Record<string, string | Buffer> = { ...tree(30, 'direct') };
+      // Over the direct copy's 1 MiB: streamed, in the same run.
+      files['direct/sub/large.bin'] = Buffer.alloc(1024 * 1024 + 1, 7);
+      writeTree(plainRoot, files);
+      writeTree(gw.dstRoot, { 'direct-out/doc-000.txt': 'already there' });
+      const jobId = await defineJob(gw, jobBody('direct', { source: { connectorId: 'plain', folderPath: '/direct' }, target: { connectorId: 'dst', folderPath: '/direct-out' } }));
+      await call(gw, jobId, 'start');
+      const done = await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED');
+      expect(done).toMatchObject({ status: 'COMPLETED', read: 31, written: 30, skipped: 1, failed: 0 });
+      const copied = listTree(path.join(gw.dstRoot, 'direct-out'));
+      expect(Object.keys(copied).sort()).toEqual(Object.keys(files).map((k) => k.replace(/^direct\//, '')).sort());
+      expect(copied['doc-000.txt']).toBe('already there');
+      for (const [rel, content] of Object.entries(files)) {
+        if (rel !== 'direct/doc-000.txt') expect(fs.readFileSync(path.join(gw.dstRoot, rel.replace(/^direct\//, 'direct-out/')))).toEqual(Buffer.from(content));
+      }
+      expect(stagedFiles(gw.dstRoot)).toEqual([]);
+      // Each copy has its first record: the run's user as creator, one version.
+      const id = (await gw.http().get(`${gw.api}/repo/dst/idbypath?folderPath=/direct-out/sub&fileName=doc-029.txt`).set('Authorization', adminAuth()).expect(200)).body.results.id;
+      const item = await gw.app.get(ConnectorRegistry).get('dst').getItem(id);
+      expect(item).toMatchObject({ createdBy: 'admin', versionCount: 1, size: files['direct/sub/doc-029.txt'].length });
+      const sourceId = (await gw.http().get(`${gw.api}/repo/plain/idbypath?folderPath=/direct/sub&fileName=doc-029.txt`).set('Authorization', adminAuth()).expect(200)).body.results.id;
+      const p = await gw.http().get(`${gw.api}/job/service/${jobId}/recordstatus`).query({ docId: sourceId, recordType: 'p' }).set('Authorization', adminAuth()).expect(200);
+      expect(p.body.results).toMatch(new RegExp(`run ${jobId}_1 PROCESSED source=${sourceId} path=/direct/sub/doc-029.txt target=${id}`));
+
+      await call(gw, jobId, 'start');
+      expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({ status: 'COMPLETED', read: 31, written: 0, skipped: 31 });
     });
 
     it('adds versions, overwrites, excludes and moves as the options say', async () => {

@@ -260,6 +260,7 @@ describe.each(STORES)('Three gateway nodes on one PostgreSQL and one Redis (issu
       GATEWAY_EXPORT_LEASE_SECONDS: '3',
       GATEWAY_EXPORT_CONCURRENCY: '1',
       GATEWAY_JOB_CONCURRENCY: '2',
+      GATEWAY_JOB_LOCAL_CONCURRENCY: '2',
       LOG_LEVEL: 'warn',
       ...storage.env(i),
     });

@@ -216,13 +216,16 @@ describe('FilesystemConnector', () => {
         expect(await (await other.reopen()).getItem(copied!)).toMatchObject({ createdBy: 'alice', mimeType: 'text/x-note' });
       });
 
-      it('leaves to streaming (undefined, nothing written) what it cannot copy: a version id, a derived source, a large file, a leftover record', async () => {
+      it('leaves to streaming (undefined, nothing written) what it cannot copy: a version id, a derived source or one reading otherwise, a large file, a leftover record', async () => {
         const id = await create('a.txt', 'one');
         await fs.updateContent(id, { content: body('two') }, bob);
         const otherRoot = (await other.connector.rootFolder()).folderId;
         const to = (fileName: string) => ({ folderId: otherRoot, fileName });
         expect(await other.connector.copyFrom(fs, (await fs.listVersions(id))[1].id, to('v.txt'), alice)).toBeUndefined();
         expect(await other.connector.copyFrom(Object.create(fs) as FilesystemConnector, id, to('d.txt'), alice)).toBeUndefined();
+        const replaced = await sb.reopen();
+        replaced.openContent = async () => body('not the file');
+        expect(await other.connector.copyFrom(replaced, id, to('r.txt'), alice)).toBeUndefined();
         const big = await create('big.bin', 'x'.repeat(DIRECT_COPY_MAX_BYTES + 1));
         expect(await other.connector.copyFrom(fs, big, to('big.bin'), alice)).toBeUndefined();
         // A record whose file was deleted by hand: createFile clears it, so it streams.

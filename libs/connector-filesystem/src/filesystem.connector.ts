@@ -404,9 +404,11 @@ export class FilesystemConnector implements ContentConnector {
    * name, a kernel copy that failed) the answer is undefined and the caller streams.
    */
   async copyFrom(source: ContentConnector, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor): Promise<string | undefined> {
-    // Only the driver itself: an object derived from it may read its content otherwise (tests wrap
-    // openContent to inject faults), and a direct copy does not call openContent.
+    // Only the driver itself, as it reads: a direct copy does not call openContent, so an object
+    // derived from the driver, or one whose openContent was replaced (the tests' fault injection),
+    // is read the usual way.
     if (!(source instanceof FilesystemConnector) || Object.getPrototypeOf(source) !== FilesystemConnector.prototype) return undefined;
+    if (source.openContent !== FilesystemConnector.prototype.openContent) return undefined;
     const { rel: sourceRel, version } = decodeId(sourceId, 'id');
     if (version !== undefined) return undefined;
     checkType(target.type);
