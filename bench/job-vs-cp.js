@@ -1,6 +1,7 @@
 'use strict';
 // Filesystem → filesystem job throughput against `cp -r` and `rclone copy --transfers 8` of the
-// same tree, all measured in this run on the same disk, alternating rounds (median of each, and
+// same tree, all measured in this run on the same disk, alternating rounds, each round starting with
+// the next tool (median of each, and
 // every round printed: the machines are shared and one slow round says little). Two shapes:
 //   small: 10,000 files of 1 KiB in 10 folders   targets: job >= 0.7 x rclone, job >= 0.8 x floor
 //          floor: the filesystem connector's own per-document system calls made inline with
@@ -100,30 +101,37 @@ async function measure(name, shape) {
   try {
     execFileSync('sh', ['-c', 'find "$1" -type f -exec cat {} + > /dev/null', 'warm', path.join(srcRoot, 'tree')]); // warm the page cache for both
     for (let round = 0; round < ROUNDS; round++) {
-      timed(cpMs, cpu.cp, () => timeCp(path.join(srcRoot, 'tree'), path.join(cpRoot, `out${round}`)));
-      timed(rcloneMs, cpu.rclone, () => timeRclone(rclone, path.join(srcRoot, 'tree'), path.join(cpRoot, `rclone${round}`)));
-      const jobId = await defineJob(gw, `bench-${name}-${round}`, '/tree', `/out${round}`);
-      // The gateway's main thread (the event loop) on its own: /proc/<pid>/task/<pid>/stat.
-      const mainThread = `${gw.pid}/task/${gw.pid}`;
-      const cpu0 = processCpuMs(gw.pid, false);
-      const main0 = processCpuMs(mainThread, false);
-      const t0 = process.hrtime.bigint();
-      const run = await runJob(gw, jobId, POLL_MS);
-      execFileSync('sync');
-      const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-      cpu.job.push(processCpuMs(gw.pid, false) - cpu0);
-      cpu.job_main.push(processCpuMs(mainThread, false) - main0);
-      if (run.status.status !== 'COMPLETED' || run.status.written !== shape.files) {
-        throw new Error(`job run ended ${run.status.status} with ${run.status.written}/${shape.files} written`);
-      }
-      jobMs.push(ms);
-      if (shape.floor) timed(floorMs, cpu.floor, () => timeFloor(path.join(srcRoot, 'tree'), path.join(cpRoot, `floor${round}`)));
+      const steps = [
+        async () => timed(cpMs, cpu.cp, () => timeCp(path.join(srcRoot, 'tree'), path.join(cpRoot, `out${round}`))),
+        async () => timed(rcloneMs, cpu.rclone, () => timeRclone(rclone, path.join(srcRoot, 'tree'), path.join(cpRoot, `rclone${round}`))),
+        async () => {
+          const jobId = await defineJob(gw, `bench-${name}-${round}`, '/tree', `/out${round}`);
+          // The gateway's main thread (the event loop) on its own: /proc/<pid>/task/<pid>/stat.
+          const mainThread = `${gw.pid}/task/${gw.pid}`;
+          const cpu0 = processCpuMs(gw.pid, false);
+          const main0 = processCpuMs(mainThread, false);
+          const t0 = process.hrtime.bigint();
+          const run = await runJob(gw, jobId, POLL_MS);
+          execFileSync('sync');
+          const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+          cpu.job.push(processCpuMs(gw.pid, false) - cpu0);
+          cpu.job_main.push(processCpuMs(mainThread, false) - main0);
+          if (run.status.status !== 'COMPLETED' || run.status.written !== shape.files) {
+            throw new Error(`job run ended ${run.status.status} with ${run.status.written}/${shape.files} written`);
+          }
+          jobMs.push(ms);
+        },
+        ...(shape.floor ? [async () => timed(floorMs, cpu.floor, () => timeFloor(path.join(srcRoot, 'tree'), path.join(cpRoot, `floor${round}`)))] : []),
+      ];
+      // Each round starts with the next tool: what one tool leaves behind (20,000 new inodes, a
+      // journal to commit) costs the next one something, and no tool should always be the one after cp.
+      for (let i = 0; i < steps.length; i++) await steps[(i + round) % steps.length]();
       const r = (ms) => Math.round(ms[round]);
       console.log(
         `[bench] job-vs-cp ${name} round ${round + 1}: cp=${r(cpMs)}ms rclone=${r(rcloneMs)}ms` +
           (shape.floor ? ` floor=${r(floorMs)}ms` : '') +
-          ` job=${r(jobMs)}ms vs_rclone=${ratioOf(rcloneMs[round], ms)}` +
-          (shape.floor ? ` vs_floor=${ratioOf(floorMs[round], ms)}` : ` vs_cp=${ratioOf(cpMs[round], ms)}`) +
+          ` job=${r(jobMs)}ms vs_rclone=${ratioOf(rcloneMs[round], jobMs[round])}` +
+          (shape.floor ? ` vs_floor=${ratioOf(floorMs[round], jobMs[round])}` : ` vs_cp=${ratioOf(cpMs[round], jobMs[round])}`) +
           ` | cpu: cp=${r(cpu.cp)}ms rclone=${r(cpu.rclone)}ms` +
           (shape.floor ? ` floor=${r(cpu.floor)}ms` : '') +
           ` job=${r(cpu.job)}ms (main thread ${r(cpu.job_main)}ms) | load=${require('node:os').loadavg()[0].toFixed(1)}`,

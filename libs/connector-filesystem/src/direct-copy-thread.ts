@@ -10,9 +10,9 @@ import type { DirectCopyRequest, DirectCopyResult } from './direct-copy';
  * copy, link, unlink, ...). Made on the event loop (lookups) and in the pool (the copy, one round
  * trip each), a job of 10,000 small documents kept the main thread busy ~290 µs per document, the
  * pool round trip alone ~50 µs of it (waking a pool thread on a busy 2-core machine preempts the
- * loop). Here the requests made in one turn of the event loop go over as one message, and each
- * answer comes back as soon as it is known: the main thread keeps the job's bookkeeping, this
- * thread the calls, both cores work.
+ * loop). Here the requests made in one turn of the event loop go over as one message, and the
+ * answers come back a few at a time (direct-copy.worker.ts): the main thread keeps the job's
+ * bookkeeping, this thread the calls, both cores work.
  * Nothing in it holds state: a crash of the thread fails the copies in flight (the caller falls
  * back to streaming) and the next copy starts a new thread.
  */
@@ -58,7 +58,9 @@ export class DirectCopyThread {
     const worker = this.script.start();
     // Idle, the thread must not keep the process alive (it is ref'd while copies wait).
     worker.unref();
-    worker.on('message', ([id, result]: [number, DirectCopyResult]) => this.answer(id, result));
+    worker.on('message', (answers: Array<[number, DirectCopyResult]>) => {
+      for (const [id, result] of answers) this.answer(id, result);
+    });
     const lost = () => {
       if (this.worker !== worker) return;
       this.worker = undefined;
