@@ -7,6 +7,8 @@ import { writeFileSync } from 'node:fs';
 const mutate = [
   // No path from a request escapes a connector's root.
   'libs/connector-filesystem/src/paths.ts',
+  // ... nor a job's direct copy between two filesystem connectors (no link followed, no file replaced).
+  'libs/connector-filesystem/src/direct-copy.ts',
   // Range and conditional requests on every download.
   'apps/api/src/common/download.ts',
   // Zip entry names: no traversal, no clash, nothing a desktop unzipper refuses.

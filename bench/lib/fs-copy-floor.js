@@ -1,7 +1,8 @@
 'use strict';
 // The system calls the filesystem connector makes to copy one small document into another
-// filesystem connector (openContent on the source, createFile on the target: checks, staged copy,
-// hard link, first metadata record), made inline in one thread with nothing else: no HTTP, no
+// filesystem connector (a job's direct copy, copyFrom: openContent's checks on the source, then
+// createFile's on the target without its lstat of the name, staged copy, hard link, first metadata
+// record), made inline in one thread with nothing else: no HTTP, no
 // job bookkeeping. It is what the connector's design costs by itself, the floor a job can
 // approach; job-vs-cp prints it beside cp -r and rclone. Keep it in step with the connector
 // (libs/connector-filesystem, README "What one copied document costs").
@@ -36,10 +37,6 @@ const commit = db.transaction((rows) => {
 const files = [];
 for (const dir of fs.readdirSync(src)) for (const name of fs.readdirSync(path.join(src, dir))) files.push([dir, name]);
 
-function absent(file) {
-  if (fs.lstatSync(file, { throwIfNoEntry: false })) throw new Error(`${file} exists`);
-}
-
 const t0 = process.hrtime.bigint();
 let n = 0;
 const made = new Set();
@@ -61,16 +58,15 @@ for (const [dir, name] of files) {
     fs.mkdirSync(folder, { recursive: true });
     made.add(folder);
   }
-  // createFile: locate the folder (lstat, and its parent is no link), refuse an existing name,
-  // stage a kernel copy in tmp/ (no reflink attempt: the connector probed ext4 once at start)
+  // copyFrom (direct-copy.ts): under the document lock, no stale record; locate the folder
+  // (lstat, and its parent is no link), stage a kernel copy in tmp/ (no reflink attempt: the
+  // connector probed ext4 once at start), link into place (EEXIST if taken), stat
+  if (get.get(folderRel, name)) throw new Error(`${folderRel}/${name} has a record`);
   fs.lstatSync(folder, { bigint: true });
   fs.lstatSync(path.join(out, 'tree'));
   const target = path.join(folder, name);
-  absent(target);
   const staged = path.join(tmp, `u${n}`);
   fs.copyFileSync(source, staged, C.COPYFILE_EXCL);
-  // under the document lock: no stale record, link into place (EEXIST if taken), stat
-  if (get.get(folderRel, name)) throw new Error(`${folderRel}/${name} has a record`);
   fs.linkSync(staged, target);
   const stat = fs.lstatSync(target, { bigint: true });
   // the first metadata record, committed with the others of its turn

@@ -138,10 +138,26 @@ describe('copyDocumentSync', () => {
       expect(placed()).toEqual([]);
     });
 
-    it('a staged name already taken is never overwritten: fallback', () => {
+    it('a staged name already taken is neither overwritten nor removed: fallback', () => {
       writeFileSync(path.join(tmp, 'staged.upload'), 'someone else');
       expect(copyDocumentSync(request())).toEqual({ step: 'fallback' });
       expect(placed()).toEqual([]);
+      expect(readFileSync(path.join(tmp, 'staged.upload'), 'utf8')).toBe('someone else');
+    });
+
+    it('where link() cannot reach the name (staged on another filesystem): looks before renaming, never replaces, reports the errno', () => {
+      const shm = mkdtempSync(path.join('/dev/shm', 'direct-copy-'));
+      try {
+        const staged = path.join(shm, 'staged.upload');
+        writeFileSync(path.join(dst, 'out', 'taken.txt'), 'mine');
+        expect(copyDocumentSync(request({ staged, target: path.join(dst, 'out', 'taken.txt') }))).toEqual({ step: 'exists' });
+        expect(readFileSync(path.join(dst, 'out', 'taken.txt'), 'utf8')).toBe('mine');
+        expect(copyDocumentSync(request({ staged }))).toEqual({ step: 'target', code: 'EXDEV' });
+        expect(placed()).toEqual(['taken.txt']);
+        expect(readdirSync(shm)).toEqual([]);
+      } finally {
+        rmSync(shm, { recursive: true, force: true });
+      }
     });
 
     it('a failure checking or placing the new name reports its errno and leaves no staged copy', () => {

@@ -54,6 +54,7 @@ import { DirectCopyThread, directCopyScript } from './direct-copy-thread';
 import type { DirectCopyResult } from './direct-copy';
 import { INLINE_READ_MAX_BYTES, InlineFileRead } from './inline-read';
 import { errnoCode, mapFsError } from './fs-errors';
+import { LINK_UNSUPPORTED } from './fs-calls';
 import { DOCUMENT_TYPE, documentItem, folderItem, versionList } from './item-info';
 import {
   MetadataStore,
@@ -88,7 +89,6 @@ const MAX_COMMENT_LENGTH = 4000;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 // Errors of the writing side of an upload; anything else means the client's stream failed.
 const WRITE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'EIO', 'EACCES', 'EPERM', 'EROFS', 'EMFILE', 'ENFILE']);
-const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS']);
 
 /** Shared by every instance, so two connectors on one root (a restart in tests, a second definition) still serialise. */
 const documentLocks = new KeyedMutex();

@@ -6,6 +6,14 @@ export function errnoCode(e: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+/** The errno code of an error from a filesystem call; EIO for one that carries none. */
+export function errnoOf(e: unknown): string {
+  return errnoCode(e) ?? 'EIO';
+}
+
+/** Errors of link() meaning "no hard links here": a staged copy is renamed into place instead. */
+export const LINK_UNSUPPORTED: ReadonlySet<string> = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS']);
+
 export function unlinkIfPresent(file: string): void {
   try {
     unlinkSync(file);
