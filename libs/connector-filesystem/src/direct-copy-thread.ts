@@ -38,11 +38,6 @@ export class DirectCopyThread {
     });
   }
 
-  /** How many copies are sent or queued and not answered yet. */
-  get inFlight(): number {
-    return this.waiting.size;
-  }
-
   private flush(): void {
     this.flushScheduled = false;
     const batch = this.queued;
@@ -80,12 +75,6 @@ export class DirectCopyThread {
     this.waiting.delete(id);
     if (this.waiting.size === 0) this.worker?.unref();
     resolve(result);
-  }
-
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
-    await worker?.terminate();
   }
 }
 
