@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { TurnBatch } from '@gateway/concurrency';
 import type { DirectCopyRequest, DirectCopyResult } from './direct-copy';
 
 /**
@@ -19,9 +20,9 @@ import type { DirectCopyRequest, DirectCopyResult } from './direct-copy';
 export class DirectCopyThread {
   private worker?: Worker;
   private readonly waiting = new Map<number, (result: DirectCopyResult) => void>();
-  private queued: Array<[number, DirectCopyRequest]> = [];
+  /** The requests of this turn go together (a job has up to GATEWAY_JOB_LOCAL_CONCURRENCY documents ready at once). */
+  private readonly queued = new TurnBatch<[number, DirectCopyRequest]>((batch) => this.send(batch));
   private nextId = 0;
-  private flushScheduled = false;
 
   constructor(private readonly script: WorkerScript) {}
 
@@ -29,20 +30,11 @@ export class DirectCopyThread {
     return new Promise((resolve) => {
       const id = this.nextId++;
       this.waiting.set(id, resolve);
-      this.queued.push([id, request]);
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        // The requests of this turn go together (a job has up to GATEWAY_JOB_CONCURRENCY documents ready at once).
-        setImmediate(() => this.flush());
-      }
+      this.queued.add([id, request]);
     });
   }
 
-  private flush(): void {
-    this.flushScheduled = false;
-    const batch = this.queued;
-    this.queued = [];
-    if (batch.length === 0) return;
+  private send(batch: Array<[number, DirectCopyRequest]>): void {
     const thread = this.thread();
     thread.ref();
     thread.postMessage(batch);
@@ -61,7 +53,8 @@ export class DirectCopyThread {
       this.worker = undefined;
       // What the thread had is answered `lost` (the documents fail, a job's run-errors redoes them);
       // what is still queued goes to the next thread.
-      for (const id of [...this.waiting.keys()]) if (!this.queued.some(([q]) => q === id)) this.answer(id, { step: 'lost' });
+      const queued = new Set(this.queued.pending.map(([id]) => id));
+      for (const id of [...this.waiting.keys()]) if (!queued.has(id)) this.answer(id, { step: 'lost' });
     };
     worker.on('error', lost);
     worker.on('exit', lost);

@@ -126,7 +126,8 @@ function copyInto(req: DirectCopyRequest): DirectCopyResult {
   }
 }
 
-function allRealFolders(folders: readonly string[]): boolean {
+/** Every path is a real folder, not a link to one (lstat): what keeps a path from leaving a connector's root. */
+export function allRealFolders(folders: readonly string[]): boolean {
   for (const folder of folders) if (!lstatSync(folder).isDirectory()) return false;
   return true;
 }

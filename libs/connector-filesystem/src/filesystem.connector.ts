@@ -51,7 +51,7 @@ import {
 import { eventLoopBudget } from '@gateway/concurrency';
 import { KeyedMutex } from './concurrency';
 import { DirectCopyThread, directCopyScript } from './direct-copy-thread';
-import type { DirectCopyResult } from './direct-copy';
+import { allRealFolders, type DirectCopyResult } from './direct-copy';
 import { INLINE_READ_MAX_BYTES, InlineFileRead } from './inline-read';
 import { errnoCode, mapFsError } from './fs-errors';
 import { LINK_UNSUPPORTED } from './fs-calls';
@@ -635,9 +635,7 @@ export class FilesystemConnector implements ContentConnector {
    * ten or more per document in a job), this lstats only the ones below the root.
    */
   private assertNoLinkAbove(rel: string, identifier: string): void {
-    for (const folder of this.foldersAbove(rel)) {
-      if (!lstatSync(folder).isDirectory()) throw new NotFoundError('item', identifier);
-    }
+    if (!allRealFolders(this.foldersAbove(rel))) throw new NotFoundError('item', identifier);
   }
 
   /** The folders between the root and `rel` (the root excluded, `rel` too). */

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import BetterSqlite3 from 'better-sqlite3';
+import { TurnBatch } from '@gateway/concurrency';
 import { errnoCode } from './fs-errors';
 
 /**
@@ -44,8 +45,8 @@ interface Queued {
 export class RecordDatabase {
   private readonly db: BetterSqlite3.Database;
   private readonly walFile: string;
-  private queue: Queued[] = [];
-  private flushScheduled = false;
+  /** After the I/O callbacks of this turn: every document that got this far in the turn shares the commit. */
+  private readonly queue = new TurnBatch<Queued>((batch) => this.commitBatch(batch));
   private readonly getStatement: BetterSqlite3.Statement<[string, string], { record: string }>;
   private readonly someStatement: BetterSqlite3.Statement<[string, string], { name: string; record: string }>;
   private readonly folderStatement: BetterSqlite3.Statement<[string], { name: string; record: string }>;
@@ -135,26 +136,17 @@ export class RecordDatabase {
   /** Commits what is queued, then closes; later calls fail. */
   close(): void {
     if (!this.db.open) return;
-    this.flush();
+    this.queue.flush();
     this.db.close();
   }
 
   private enqueue(op: Operation, durable: boolean): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ op, durable, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        // After the I/O callbacks of this turn: every document that got this far in the turn shares the commit.
-        setImmediate(() => this.flush());
-      }
+      this.queue.add({ op, durable, resolve, reject });
     });
   }
 
-  private flush(): void {
-    this.flushScheduled = false;
-    const batch = this.queue;
-    this.queue = [];
-    if (batch.length === 0) return;
+  private commitBatch(batch: Queued[]): void {
     try {
       this.commit(batch);
     } catch (e) {
