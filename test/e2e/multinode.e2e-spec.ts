@@ -401,7 +401,7 @@ describe.each(STORES)('Three gateway nodes on one PostgreSQL and one Redis (issu
     expect(await storage.leftovers([fileId])).toEqual([]);
   });
 
-  it('stops through B an export A is writing: B discards its partial file at once (on S3: aborts the multipart upload, no parts left), and A, thawed, leaves nothing behind', async () => {
+  it('stops through B an export A is writing: ended at once for every node, its partial file left to A, which, thawed, discards it and leaves nothing behind', async () => {
     const [a, b, c] = nodes;
     const auth = basic('exporter', 'exporter-pw-1');
     const id = await document(a, 'stopped.bin', randomBytes(8 * MiB), auth);
@@ -414,10 +414,14 @@ describe.each(STORES)('Three gateway nodes on one PostgreSQL and one Redis (issu
     try {
       const stopped = await call(b, 'DELETE', `/files/user/stop?id=${fileId}`, auth);
       expect(stopped.body).toMatchObject({ success: true, results: 0 });
-      expect(await storage.leftovers([fileId])).toEqual([]);
+      expect((await call(c, 'GET', '/files/user', auth)).body.results.files.find((f: any) => f.id === fileId)).toMatchObject({ state: 'stopped' });
+      expect((await call(c, 'GET', `/files/user/download?id=${fileId}`, auth)).status).toBe(409);
+      // A's lease runs: the partial file is A's to discard, since A may be sending a part (on S3 no abort is safe then).
+      expect(await storage.writing(fileId)).toBe(true);
     } finally {
       a.child.kill('SIGCONT');
     }
+    await storeEmptied([fileId], `the partial file of ${fileId} to be discarded`);
     // A builds one export at a time: the next one it takes is ready only once the stopped one has ended there.
     const after = await call(a, 'POST', '/repo/batch', auth, {}, { batch: [{ connId: 'docs', id: small }] });
     expect(await settled(c, auth, after.body.results.docId as string)).toMatchObject({ state: 'ready' });
@@ -468,6 +472,24 @@ describe.each(STORES)('Three gateway nodes on one PostgreSQL and one Redis (issu
     nodes[0] = await spawnGateway(env(0));
     expect(await states(nodes[0])).toEqual({ first: 'failed', second: 'stopped' });
   }, 180_000);
+
+  it('deletes through B an export A is writing, then A dies: B discards the partial file itself once A\'s lease has run out', async () => {
+    const [a, b, c] = nodes;
+    const auth = basic('exporter', 'exporter-pw-1');
+    const id = await document(a, 'orphaned.bin', randomBytes(8 * MiB), auth);
+    const started = await call(a, 'POST', '/repo/batch', auth, {}, { batch: Array.from({ length: 20 }, (_, i) => ({ connId: 'docs', id, fileName: `orphaned-${i}.bin` })) });
+    const fileId = started.body.results.docId as string;
+    await waitFor(async () => ((await storage.writing(fileId)) ? true : undefined), `export ${fileId} to be written`, 60_000);
+    a.child.kill('SIGSTOP');
+    expect((await call(b, 'DELETE', `/files/user/delete?id=${fileId}`, auth)).status).toBe(200);
+    expect((await call(c, 'GET', '/files/user', auth)).body.results.files.find((f: any) => f.id === fileId)).toBeUndefined();
+    expect(await storage.writing(fileId)).toBe(true);
+    a.child.kill('SIGKILL');
+    await a.exited;
+    // Nobody else runs A's exports' lease check for a deleted one: B, which deleted it, discards it (on S3: aborts the upload).
+    await storeEmptied([fileId], `the partial file of ${fileId} to be discarded by B`);
+    nodes[0] = await spawnGateway(env(0));
+  }, 120_000);
 
   if (local) {
     it('counts public link downloads exactly under parallel downloads spread over the nodes', async () => {

@@ -18,6 +18,9 @@ export type ExportOutcome = { state: 'ready'; size: number } | { state: 'stopped
 /** Progress reaches the database at most this often while an export runs. */
 const PROGRESS_FLUSH_MS = 500;
 
+/** After a lease length, how long the builder of an export stopped elsewhere still has to discard its partial file. */
+const DISCARD_GRACE_MS = 1000;
+
 export const INTERRUPTED_MESSAGE = 'Interrupted: the gateway stopped while this export was running';
 export const LEASE_LOST_MESSAGE = 'Interrupted: the gateway node building this export stopped answering';
 
@@ -46,6 +49,8 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
   private readonly slots: Limiter;
   private closing = false;
   private leaseSweep?: NodeJS.Timeout;
+  /** Partial files of exports stopped here while another node builds them (discardPartial). */
+  private readonly deferredDiscards = new Set<NodeJS.Timeout>();
 
   constructor(
     private readonly files: UserFilesRepository,
@@ -128,9 +133,33 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
     return job.done;
   }
 
+  /**
+   * The partial file of `file` (read before it was ended here, stopped or deleted). When another node
+   * builds it under a lease still running, that node discards it: it sees the end at its next renewal,
+   * lets the part uploads it has in flight finish, then aborts its upload. Aborting it from here while
+   * that node is still sending parts is not safe on S3: AWS lets a part in progress land after the
+   * abort, and S3Proxy's filesystem backend answers the abort 400 and keeps the parts listed under an
+   * upload no abort can reach any more. This node discards it only once that lease can have run out,
+   * in case the builder died meanwhile; were this node to stop first, the next start-up sweep of any
+   * node removes it (a partial file of an export not running).
+   */
+  async discardPartial(file: UserFileRecord): Promise<void> {
+    const builtElsewhere = file.nodeId !== undefined && file.nodeId !== this.config.nodeId && (file.leaseExpiresAt ?? 0) > this.clock.now();
+    if (!builtElsewhere) return this.store.remove(file.id);
+    // A renewal may have extended the lease after `file` was read: a whole lease length from now covers it.
+    const timer = setTimeout(() => {
+      this.deferredDiscards.delete(timer);
+      this.store.remove(file.id).catch((e: unknown) => this.logger.warn(`Export ${file.id}: partial file not removed: ${describe(e)}`));
+    }, this.config.files.leaseMs + DISCARD_GRACE_MS);
+    timer.unref();
+    this.deferredDiscards.add(timer);
+  }
+
   async onModuleDestroy(): Promise<void> {
     this.closing = true;
     clearInterval(this.leaseSweep);
+    for (const timer of this.deferredDiscards) clearTimeout(timer);
+    this.deferredDiscards.clear();
     const running = [...this.jobs.values()];
     for (const job of running) {
       job.reason ??= 'shutdown';

@@ -91,13 +91,15 @@ export class UserFilesService {
    * already has the file open finishes; later ones get 404.
    */
   async delete(user: AuthenticatedUser, id: string): Promise<UserFileDto> {
-    let file = await this.requireOwned(user, id);
-    if (file.state === 'running') {
-      await this.stopRunning(file);
+    const found = await this.requireOwned(user, id);
+    let file = found;
+    if (found.state === 'running') {
+      await this.stopRunning(found);
       file = await this.requireOwned(user, id);
     }
     if (!(await this.files.delete(id, user.username))) throw new NotFoundError('file', id);
-    await this.store.remove(id);
+    // A running export's partial file is discarded by stopRunning, or left to the node building it.
+    if (found.state !== 'running' || file.state === 'ready') await this.store.remove(id);
     return toUserFileDto(file);
   }
 
@@ -121,7 +123,7 @@ export class UserFilesService {
     if (outcome) return outcome.state === 'ready' ? outcome.size : 0;
     // No job here: it just finished, or it has not started yet (its row is written first).
     if (await this.files.markEnded(file.id, 'stopped', this.clock.now(), 'Stopped')) {
-      await this.store.remove(file.id);
+      await this.runner.discardPartial(file);
       return 0;
     }
     const current = await this.files.find(file.id);
