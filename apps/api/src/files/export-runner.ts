@@ -139,7 +139,7 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
    * lets the part uploads it has in flight finish, then aborts its upload. Aborting it from here while
    * that node is still sending parts is not safe on S3: AWS lets a part in progress land after the
    * abort, and S3Proxy's filesystem backend answers the abort 400 and keeps the parts listed under an
-   * upload no abort can reach any more. This node discards it only once that lease can have run out,
+   * upload no abort can reach any more (test/e2e/s3-user-file-store.e2e-spec.ts). This node discards it only once that lease can have run out,
    * in case the builder died meanwhile; were this node to stop first, the next start-up sweep of any
    * node removes it (a partial file of an export not running).
    */

@@ -115,7 +115,7 @@ export class S3UserFileStore extends UserFileStore implements OnApplicationShutd
     return [...removed, ...aborted.map((k) => `${k.slice(this.config.prefix.length)} (unfinished upload)`)];
   }
 
-  /** Aborts the unfinished multipart uploads under `prefix` whose key passes `filter`; returns their keys. */
+  /** Aborts the unfinished multipart uploads under `prefix` whose key passes `filter`; returns the keys of those aborted. */
   async abortUploads(prefix: string, filter: (key: string) => boolean): Promise<string[]> {
     const aborted: string[] = [];
     let keyMarker: string | undefined;
@@ -124,10 +124,14 @@ export class S3UserFileStore extends UserFileStore implements OnApplicationShutd
       const page = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.config.bucket, Prefix: prefix, KeyMarker: keyMarker, UploadIdMarker: uploadMarker }));
       for (const upload of page.Uploads ?? []) {
         if (!upload.Key || !upload.UploadId || !filter(upload.Key)) continue;
-        await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.config.bucket, Key: upload.Key, UploadId: upload.UploadId })).catch((e: unknown) => {
-          this.logger.warn(`Unfinished upload of ${upload.Key} not aborted: ${(e as Error)?.message ?? String(e)}`);
-        });
-        aborted.push(upload.Key);
+        const done = await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.config.bucket, Key: upload.Key, UploadId: upload.UploadId })).then(
+          () => true,
+          (e: unknown) => {
+            this.logger.warn(`Unfinished upload of ${upload.Key} not aborted: ${(e as Error)?.message ?? String(e)}`);
+            return false;
+          },
+        );
+        if (done) aborted.push(upload.Key);
       }
       keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
       uploadMarker = page.IsTruncated ? page.NextUploadIdMarker : undefined;
