@@ -693,7 +693,8 @@ async function failedDocsIn(db: Pick<Trx, 'selectFrom'>, runId: string, after: s
     .selectFrom('job_run_docs')
     .select(['doc_id', 'rel_path'])
     .where('run_id', '=', runId)
-    .where('outcome', '=', 'e' satisfies DocOutcomeCode)
+    // A literal, not a parameter: only then can SQLite and PostgreSQL's planners use the partial index of failures.
+    .where('outcome', '=', sql.lit('e' satisfies DocOutcomeCode))
     .orderBy('doc_id')
     .limit(limit);
   if (after !== undefined) q = q.where('doc_id', '>', after);

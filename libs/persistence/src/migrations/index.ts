@@ -5,6 +5,7 @@ import * as m0010 from './0010-jobs';
 import * as m0030 from './0030-user-file-leases';
 import * as m0033 from './0033-user-groups';
 import * as m0040 from './0040-job-index-state';
+import * as m0050 from './0050-job-run-docs-failed-index';
 
 /**
  * Every migration, in order. Written with Kysely's schema builder only, so the
@@ -17,4 +18,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0030-user-file-leases': m0030,
   '0033-user-groups': m0033,
   '0040-job-index-state': m0040,
+  '0050-job-run-docs-failed-index': m0050,
 };
