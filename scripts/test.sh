@@ -63,8 +63,9 @@ export GATEWAY_TEST_POSTGRES_URL
 # The search contract reads no table but users: its SQLite pass covers it, and it is the slowest file.
 # proxy-large and test/docker start the built gateway on its own SQLite, and the browser test reads
 # only users: the first pass covers them, and they are the slowest after it. The SharePoint
-# large-transfer and fidelity files and text extraction (Tika) touch no table at all.
-npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns search.contract proxy-large test/docker test/browser multinode sharepoint-large sharepoint-fidelity text-extraction
+# large-transfer and fidelity files, text extraction (Tika), and the S3 multipart writer and user-file
+# store files (the lib classes on the engines, no gateway) touch no table at all.
+npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns search.contract proxy-large test/docker test/browser multinode sharepoint-large sharepoint-fidelity text-extraction s3-multipart-writer s3-user-file-store
 
 echo "== job e2e tests and three nodes (PostgreSQL + Redis/BullMQ) =="
 GATEWAY_TEST_REDIS_URL=$redis_url npx jest --config jest.config.js test/e2e/jobs test/e2e/multinode --selectProjects e2e --ci --runInBand

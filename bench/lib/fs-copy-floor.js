@@ -15,8 +15,8 @@ const BetterSqlite3 = require('better-sqlite3');
 const C = fs.constants;
 // The connector commits the records that became ready in one event-loop turn together. A job
 // between two filesystem connectors has up to GATEWAY_JOB_LOCAL_CONCURRENCY (32) documents in flight,
-// but its copy thread answers them one by one, so a commit holds those answered in one turn: a few.
-// 8 per commit here (what it was with 8 in flight) keeps the floor's commits no dearer than the job's.
+// but its copy thread answers them eight at a time (direct-copy.worker.ts ANSWER_EVERY), so a commit
+// holds the eight or so answered in one turn: 8 per commit here as well.
 // The floor makes its calls inline in one thread; the job makes the same calls on its copy thread
 // (libs/connector-filesystem direct-copy.ts) while the event loop keeps its bookkeeping.
 const RECORDS_PER_COMMIT = 8;

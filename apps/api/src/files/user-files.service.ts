@@ -121,7 +121,7 @@ export class UserFilesService {
   private async stopRunning(file: UserFileRecord): Promise<number> {
     const outcome = await this.runner.stop(file.id);
     if (outcome) return outcome.state === 'ready' ? outcome.size : 0;
-    // No job here: it just finished, or it has not started yet (its row is written first).
+    // No job here: it just finished, it has not started yet (its row is written first), or another node builds it.
     if (await this.files.markEnded(file.id, 'stopped', this.clock.now(), 'Stopped')) {
       await this.runner.discardPartial(file);
       return 0;
