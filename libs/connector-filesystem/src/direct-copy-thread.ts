@@ -13,9 +13,10 @@ import type { DirectCopyRequest, DirectCopyResult } from './direct-copy';
  * pool round trip alone ~50 µs of it (waking a pool thread on a busy 2-core machine preempts the
  * loop). Here the requests made in one turn of the event loop go over as one message, and the
  * answers come back a few at a time (direct-copy.worker.ts): the main thread keeps the job's
- * bookkeeping, this thread the calls, both cores work.
- * Nothing in it holds state: a crash of the thread fails the copies in flight (the caller falls
- * back to streaming) and the next copy starts a new thread.
+ * bookkeeping, this thread the calls and the new documents' records (direct-copy-records.ts),
+ * both cores work. It holds no state but its connections to the targets' record databases: a
+ * crash of the thread fails the copies in flight (answered `lost`) and the next copy starts a
+ * new thread.
  */
 export class DirectCopyThread {
   private worker?: Worker;
@@ -32,6 +33,16 @@ export class DirectCopyThread {
       this.waiting.set(id, resolve);
       this.queued.add([id, request]);
     });
+  }
+
+  /**
+   * A connector instance closed its records: the thread closes its connection to them, after the
+   * copies sent before (messages are handled in order). No thread, nothing to close.
+   */
+  forget(recordsKey: string): void {
+    // Copies queued this turn go first, or the thread would open the connection again after closing it.
+    this.queued.flush();
+    this.worker?.postMessage({ close: recordsKey });
   }
 
   private send(batch: Array<[number, DirectCopyRequest]>): void {

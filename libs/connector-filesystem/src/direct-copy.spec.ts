@@ -1,8 +1,9 @@
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, constants, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { copyDocumentSync, type DirectCopyRequest } from './direct-copy';
+import { randomBytes } from 'node:crypto';
+import { FolderChecks, READ_COPY_MAX_BYTES, copyDocumentSync, type DirectCopyRequest } from './direct-copy';
 
 /** The calls of a direct copy, on real folders: each check refuses as openContent / createFile would, and nothing is left behind. */
 describe('copyDocumentSync', () => {
@@ -55,6 +56,26 @@ describe('copyDocumentSync', () => {
     expect(copyDocumentSync(request({ maxBytes: 4 }))).toEqual({ step: 'large' });
     expect(placed()).toEqual([]);
     expect(leftovers()).toEqual([]);
+  });
+
+  describe('the bytes and mode of the copy, small (read from the checked descriptor) or large (kernel copy)', () => {
+    const sizes = [0, 1, READ_COPY_MAX_BYTES, READ_COPY_MAX_BYTES + 1, 3 * READ_COPY_MAX_BYTES + 7];
+    it.each(sizes)('a source of %i bytes: the same bytes, the source mode, nothing staged left', (size) => {
+      const bytes = randomBytes(size);
+      const source = path.join(src, 'in', 'sub', 'sized.bin');
+      writeFileSync(source, bytes);
+      chmodSync(source, 0o640);
+      const result = copyDocumentSync(request({ source, maxBytes: 4 * READ_COPY_MAX_BYTES }));
+      expect(result).toMatchObject({ step: 'copied', stat: { size: BigInt(size) } });
+      expect(readFileSync(path.join(dst, 'out', 'a.txt')).equals(bytes)).toBe(true);
+      expect(lstatSync(path.join(dst, 'out', 'a.txt')).mode & 0o777).toBe(0o640);
+      expect(leftovers()).toEqual([]);
+    });
+
+    it('a reflink mode (COPYFILE_FICLONE, the clone falling back to a copy on ext4) copies a small source too', () => {
+      expect(copyDocumentSync(request({ cloneMode: constants.COPYFILE_FICLONE }))).toMatchObject({ step: 'copied' });
+      expect(readFileSync(path.join(dst, 'out', 'a.txt'), 'utf8')).toBe('alpha');
+    });
   });
 
   describe('the source', () => {
@@ -173,6 +194,16 @@ describe('copyDocumentSync', () => {
       }
       expect(leftovers()).toEqual([]);
     });
+  });
+
+  it('with one FolderChecks (one message of the copy thread), looks at each folder once: a folder made after its failed check still fails', () => {
+    const folders = new FolderChecks();
+    const later = path.join(dst, 'later');
+    expect(copyDocumentSync(request({ targetFolder: later, target: path.join(later, 'a.txt') }), folders)).toEqual({ step: 'target-folder', code: 'ENOENT' });
+    mkdirSync(later);
+    expect(copyDocumentSync(request({ targetFolder: later, target: path.join(later, 'a.txt') }), folders)).toEqual({ step: 'target-folder', code: 'ENOENT' });
+    expect(copyDocumentSync(request({ targetFolder: later, target: path.join(later, 'a.txt') }))).toMatchObject({ step: 'copied' });
+    expect(folders.lstat(path.join(src, 'in'))).toBe(folders.lstat(path.join(src, 'in')));
   });
 
   it('closes the source descriptor it opened, copied or not (no descriptor is left open)', () => {

@@ -1,4 +1,4 @@
-import { closeSync, constants, copyFileSync, fstatSync, linkSync, lstatSync, openSync, renameSync } from 'node:fs';
+import { closeSync, constants, copyFileSync, fstatSync, linkSync, lstatSync, openSync, readSync, renameSync, writeSync, type Stats } from 'node:fs';
 import { LINK_UNSUPPORTED, errnoOf, unlinkQuietly } from './fs-calls';
 
 /**
@@ -23,6 +23,22 @@ export interface DirectCopyRequest {
   cloneMode: number;
   /** Larger sources are left to the streaming path (answer `large`). */
   maxBytes: number;
+  /** The new document's first record, which the copy thread writes into the target's database (absent: none is written). */
+  record?: FirstRecordRequest;
+}
+
+/** Where and what the copy thread records for a copied document (direct-copy-records.ts). */
+export interface FirstRecordRequest {
+  /** The target's metadata database, and the key of the connector instance that opened it (its connection in the thread). */
+  database: string;
+  key: string;
+  /** The record's key (parent folder, name) and its repository-relative path. */
+  folder: string;
+  name: string;
+  rel: string;
+  createdBy: string;
+  /** The declared media type (declaredMimeType), when one was given. */
+  mimeType?: string;
 }
 
 /** Where a copy stopped; the connector turns each into the error its own calls would have thrown. */
@@ -47,7 +63,9 @@ export type DirectCopyFailure =
   | { step: 'large' }
   | { step: 'fallback' }
   /** The copy thread stopped before answering (direct-copy-thread.ts): 502, the document is not known to be copied. */
-  | { step: 'lost' };
+  | { step: 'lost' }
+  /** The file was placed but its record could not be committed (SQLite's error): the error createFile's record write would throw. */
+  | { step: 'record'; message: string; code?: string };
 
 export interface DirectCopied {
   step: 'copied';
@@ -58,52 +76,100 @@ export interface DirectCopied {
 export type DirectCopyResult = DirectCopied | DirectCopyFailure;
 
 const OPEN_FOR_READING = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const CREATE_STAGED = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
-export function copyDocumentSync(req: DirectCopyRequest): DirectCopyResult {
+/**
+ * Sources up to this size are copied from the descriptor the checks were made on: one read and one
+ * write, where the kernel copy (copyFileSync) opens the source again by its path, stats it, and
+ * copies its mode with an fchmod (four calls of some twenty per small document). Larger ones, and
+ * any on a filesystem with reflinks, take the kernel copy.
+ */
+export const READ_COPY_MAX_BYTES = 64 * 1024;
+/** One more byte than a read copy takes: a source that grew since its fstat is seen to have. */
+const readCopyBuffer = Buffer.allocUnsafe(READ_COPY_MAX_BYTES + 1);
+
+/**
+ * The folder checks of one message of the copy thread (direct-copy-records.ts answerBatch): each
+ * folder's lstat is made once per message, not once per document, since a job's documents come in
+ * runs of the same source and target folders (four to five of a small document's seven lstats).
+ * What it costs: a folder swapped for a link during the message (a few milliseconds) is not seen
+ * by the documents after its check, where per document the window was the microseconds between a
+ * check and its use. Neither closes it: only calls relative to an open folder (openat, linkat)
+ * would, and Node has none. A check that failed fails every document asking it in the message.
+ */
+export class FolderChecks {
+  private readonly stats = new Map<string, Stats | { error: unknown }>();
+
+  lstat(folder: string): Stats {
+    let known = this.stats.get(folder);
+    if (!known) {
+      try {
+        known = lstatSync(folder);
+      } catch (error) {
+        known = { error };
+      }
+      this.stats.set(folder, known);
+    }
+    if ('error' in known) throw known.error;
+    return known;
+  }
+
+  /** allRealFolders through this message's lstats. */
+  allReal(folders: readonly string[]): boolean {
+    for (const folder of folders) if (!this.lstat(folder).isDirectory()) return false;
+    return true;
+  }
+}
+
+export function copyDocumentSync(req: DirectCopyRequest, folders = new FolderChecks()): DirectCopyResult {
   let fd = -1;
   try {
+    let opened: Stats;
     // openContent: the item (a file, not a link), no link above it, opened without following a link.
     try {
       const stat = lstatSync(req.source);
       if (stat.isDirectory()) return { step: 'source-folder' };
-      if (!stat.isFile() || !allRealFolders(req.sourceFolders)) return { step: 'source-missing' };
+      if (!stat.isFile() || !folders.allReal(req.sourceFolders)) return { step: 'source-missing' };
       fd = openSync(req.source, OPEN_FOR_READING);
-      const opened = fstatSync(fd);
+      opened = fstatSync(fd);
       // Stryker disable next-line ConditionalExpression: reached only when the path changed between the lstat and the open (a FIFO swapped in); defence in depth, as in openContent
       if (!opened.isFile()) return { step: 'source-missing' };
       if (opened.size > req.maxBytes) return { step: 'large' };
     } catch (e) {
       return { step: 'source', code: errnoOf(e) };
     }
-    return copyInto(req);
+    return copyInto(req, fd, opened, folders);
   } finally {
     if (fd !== -1) closeSync(fd);
   }
 }
 
 /**
- * createFile's part: locate the folder, stage a kernel copy, link it into place (link() refuses a
+ * createFile's part: locate the folder, stage a copy, link it into place (link() refuses a
  * taken name). Unlike createFile there is no lstat of the name first: createFile makes it to refuse
  * before reading a possibly large upload; here the copy is at most maxBytes, a name taken by the
- * gateway was refused on the event loop already (its record), and a copy per name taken by hand
- * costs less than an lstat per document.
+ * gateway was refused already (its record, direct-copy-records.ts), and a copy per name taken by
+ * hand costs less than an lstat per document.
  */
-function copyInto(req: DirectCopyRequest): DirectCopyResult {
+function copyInto(req: DirectCopyRequest, source: number, sourceStat: Stats, folders: FolderChecks): DirectCopyResult {
   try {
-    const folder = lstatSync(req.targetFolder);
+    const folder = folders.lstat(req.targetFolder);
     if (!folder.isFile() && !folder.isDirectory()) return { step: 'target-folder-missing' };
-    if (!allRealFolders(req.targetFolderParents)) return { step: 'target-folder-missing' };
+    if (!folders.allReal(req.targetFolderParents)) return { step: 'target-folder-missing' };
     if (!folder.isDirectory()) return { step: 'target-not-folder' };
   } catch (e) {
     return { step: 'target-folder', code: errnoOf(e) };
   }
+  let staged: Staged;
   try {
-    copyFileSync(req.source, req.staged, constants.COPYFILE_EXCL | req.cloneMode);
-  } catch (e) {
-    // As createFile does when its kernel copy fails: stream from the source instead (that path
-    // reports the error, if there still is one, the usual way). A staged name that was taken is
-    // not ours to remove.
-    if (errnoOf(e) !== 'EEXIST') unlinkQuietly(req.staged);
+    staged = sourceStat.size <= READ_COPY_MAX_BYTES && req.cloneMode === 0 ? readCopy(source, sourceStat.mode, req.staged) : kernelCopy(req);
+  } catch {
+    staged = 'failed';
+  }
+  if (staged !== 'made') {
+    // As createFile does when its copy fails: stream from the source instead (that path reports the
+    // error, if there still is one, the usual way). A staged name that was taken, or not made, is not ours to remove.
+    if (staged === 'failed') unlinkQuietly(req.staged);
     return { step: 'fallback' };
   }
   try {
@@ -124,6 +190,48 @@ function copyInto(req: DirectCopyRequest): DirectCopyResult {
   } finally {
     unlinkQuietly(req.staged);
   }
+}
+
+/** How staging went: made; the name was taken (EEXIST); the source could not be read (nothing made); failed after it was made. */
+type Staged = 'made' | 'taken' | 'unread' | 'failed';
+
+/** The kernel copy (a reflink where the target has them, the source's mode copied); a failure throws. */
+function kernelCopy(req: DirectCopyRequest): Staged {
+  try {
+    copyFileSync(req.source, req.staged, constants.COPYFILE_EXCL | req.cloneMode);
+    return 'made';
+  } catch (e) {
+    if (errnoOf(e) === 'EEXIST') return 'taken';
+    throw e;
+  }
+}
+
+/**
+ * A small source copied from its checked descriptor into a new staged file with the source's mode
+ * (less the umask, where the kernel copy sets it exactly). A source that cannot be read, or grew
+ * past the buffer since its fstat, is 'unread' (the caller streams it); a failure once made throws.
+ */
+function readCopy(source: number, mode: number, stagedPath: string): Staged {
+  let length = 0;
+  try {
+    for (let n = -1; n !== 0 && length < readCopyBuffer.length; length += n) n = readSync(source, readCopyBuffer, length, readCopyBuffer.length - length, length);
+  } catch {
+    return 'unread';
+  }
+  if (length > READ_COPY_MAX_BYTES) return 'unread';
+  let staged: number;
+  try {
+    staged = openSync(stagedPath, CREATE_STAGED, mode & 0o777);
+  } catch (e) {
+    if (errnoOf(e) === 'EEXIST') return 'taken';
+    throw e;
+  }
+  try {
+    for (let written = 0; written < length; ) written += writeSync(staged, readCopyBuffer, written, length - written);
+  } finally {
+    closeSync(staged);
+  }
+  return 'made';
 }
 
 /** Every path is a real folder, not a link to one (lstat): what keeps a path from leaving a connector's root. */

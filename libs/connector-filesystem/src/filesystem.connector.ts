@@ -58,6 +58,7 @@ import { LINK_UNSUPPORTED } from './fs-calls';
 import { DOCUMENT_TYPE, documentItem, folderItem, versionList } from './item-info';
 import {
   MetadataStore,
+  firstRecord,
   identityOf,
   latestVersion,
   reconcile,
@@ -77,6 +78,7 @@ import {
   invalid,
   isAddressableName,
   joinRel,
+  nameOf,
   parentOf,
   parseFolderPath,
   parseName,
@@ -164,6 +166,7 @@ export class FilesystemConnector implements ContentConnector {
 
   async close(): Promise<void> {
     this.store.close();
+    copyThread.forget(this.store.recordsKey);
   }
 
   async describeRepository(): Promise<RepositoryDescription> {
@@ -417,11 +420,8 @@ export class FilesystemConnector implements ContentConnector {
     const rel = joinRel(folder.rel, parseName(target.fileName, 'fileName', folder.rel));
     const abs = this.abs(rel);
     return documentLocks.run(abs, async () => {
-      if (this.store.has(rel)) {
-        if (this.exists(abs, rel)) throw alreadyExists(rel);
-        // A record without a file (a document deleted by hand): createFile's path clears it.
-        return undefined;
-      }
+      // The thread also refuses a name with a record and a file, leaves one with a record and no file
+      // (a document deleted by hand) to createFile's path, which clears it, and writes the new record.
       const result = await copyThread.copy({
         source: source.abs(sourceRel),
         sourceFolders: source.foldersAbove(sourceRel),
@@ -431,25 +431,25 @@ export class FilesystemConnector implements ContentConnector {
         staged: this.store.tempFile('upload'),
         cloneMode: this.store.cloneMode,
         maxBytes: DIRECT_COPY_MAX_BYTES,
+        record: {
+          database: this.store.databaseFile,
+          key: this.store.recordsKey,
+          folder: parentOf(rel),
+          name: nameOf(rel),
+          rel,
+          createdBy: actor.username,
+          mimeType: declaredMimeType(target.mimeType),
+        },
       });
       if (result.step === 'large' || result.step === 'fallback') return undefined;
       if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);
-      try {
-        await this.recordNew(rel, result.stat, actor, target.mimeType);
-      } catch (e) {
-        throw mapFsError(e, repoPath(rel), 'fileName');
-      }
       return encodeId(rel);
     });
   }
 
   /** The first record of a document just placed at `rel`. */
   private async recordNew(rel: string, stat: StatFields, actor: Actor, mimeType: string | undefined): Promise<void> {
-    const meta = synthesizeMeta(rel, stat);
-    meta.created = new Date().toISOString();
-    meta.createdBy = actor.username;
-    Object.assign(latestVersion(meta), dropUndefined({ modifiedBy: actor.username, mimeType: declaredMimeType(mimeType) }));
-    await this.store.write(rel, meta, true);
+    await this.store.write(rel, firstRecord(rel, stat, { createdBy: actor.username, mimeType: declaredMimeType(mimeType) }), true);
   }
 
   async updateContent(id: string, input: NewContent, actor: Actor): Promise<string> {
@@ -895,6 +895,8 @@ function directCopyError(result: Exclude<DirectCopyResult, { step: 'copied' | 'l
       return alreadyExists(rel);
     case 'target':
       return mapFsError(errno(result.code), repoPath(rel), 'fileName');
+    case 'record':
+      return mapFsError(Object.assign(new Error(result.message), { code: result.code }), repoPath(rel), 'fileName');
     case 'lost':
       return new UpstreamError(`The copy of '${repoPath(rel)}' was cut (the copy thread stopped); it is not known to be complete`);
   }

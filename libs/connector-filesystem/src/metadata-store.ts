@@ -7,8 +7,10 @@ import { InvalidArgumentError, UpstreamError } from '@gateway/connector-api';
 import { errnoCode, unlinkIfPresent, unlinkQuietly } from './fs-calls';
 import { METADATA_FOLDER, nameOf, parentOf } from './paths';
 import { RecordDatabase } from './record-database';
+import { RECORD_FORMAT, identityOf, latestVersion, sameIdentity, statDate, type DocumentMeta } from './record-format';
 
 export { unlinkIfPresent, unlinkQuietly } from './fs-calls';
+export * from './record-format';
 
 /**
  * The connector's own state, kept beside the content under
@@ -33,8 +35,6 @@ export { unlinkIfPresent, unlinkQuietly } from './fs-calls';
  */
 
 export const LAYOUT_FORMAT = 2;
-/** The shape of one record (DocumentMeta), unchanged since layout 1. */
-export const RECORD_FORMAT = 1;
 const STALE_TEMP_MS = 60 * 60 * 1000;
 const TMP_RECHECK_MS = 1000;
 const DATABASE_FILE = 'metadata.db';
@@ -43,76 +43,6 @@ const LEGACY_RECORD_FILE = 'meta.json';
 const VERSIONS_DIR = 'v';
 // Where hard links are unavailable, versions fall back to a (reflinked where possible) copy.
 const LINK_UNSUPPORTED = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'EMLINK', 'ENOSYS']);
-
-/** What identifies the bytes of a file on disk; a mismatch means someone edited it outside the gateway. */
-export interface FileIdentity {
-  ino: string;
-  size: number;
-  mtimeNs: string;
-}
-
-export interface VersionRecord {
-  /** Version number; never reused within a document, so a version id never changes meaning. */
-  n: number;
-  size: number;
-  modified: string;
-  modifiedBy?: string;
-  /** Media type declared at upload; absent means "derive from the extension". */
-  mimeType?: string;
-  comment?: string;
-}
-
-export interface DocumentMeta {
-  format: typeof RECORD_FORMAT;
-  /** Repository-relative path, to tell a stale or misplaced record from the real one. */
-  path: string;
-  created: string;
-  createdBy?: string;
-  checkedOutBy?: string;
-  checkedOutAt?: string;
-  properties: Record<string, string>;
-  /** Highest version number ever issued. */
-  lastVersion: number;
-  /** Oldest first; the last entry is the current content, i.e. the file itself. */
-  versions: VersionRecord[];
-  /** The file as the gateway last wrote it. */
-  current?: FileIdentity;
-}
-
-/** What records keep of a file's lstat (a direct copy's thread answers these). */
-export type StatFields = Pick<BigIntStats, 'ino' | 'size' | 'mtimeNs' | 'birthtimeNs'>;
-
-export function identityOf(stat: StatFields): FileIdentity {
-  return { ino: stat.ino.toString(), size: Number(stat.size), mtimeNs: stat.mtimeNs.toString() };
-}
-
-export function sameIdentity(a: FileIdentity | undefined, b: FileIdentity): boolean {
-  return a !== undefined && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs;
-}
-
-export function latestVersion(meta: DocumentMeta): VersionRecord {
-  return meta.versions[meta.versions.length - 1];
-}
-
-export function statDate(stat: StatFields, which: 'mtime' | 'birthtime'): Date {
-  const ns = which === 'mtime' ? stat.mtimeNs : stat.birthtimeNs;
-  return new Date(Number(ns / 1_000_000n));
-}
-
-/** What a file dropped in by hand looks like: one version, nobody known as author. */
-export function synthesizeMeta(rel: string, stat: StatFields): DocumentMeta {
-  const modified = statDate(stat, 'mtime');
-  const born = stat.birthtimeNs > 0n ? statDate(stat, 'birthtime') : modified;
-  return {
-    format: RECORD_FORMAT,
-    path: rel,
-    created: born.toISOString(),
-    properties: {},
-    lastVersion: 1,
-    versions: [{ n: 1, size: Number(stat.size), modified: modified.toISOString() }],
-    current: identityOf(stat),
-  };
-}
 
 /**
  * Folds edits made outside the gateway into the current version: its old
@@ -140,7 +70,8 @@ export class MetadataStore {
   private readonly tmpDir: string;
   private readonly trashDir: string;
   private readonly ownersDir: string;
-  private readonly databaseFile: string;
+  /** The records' database, which the copy thread writes first records into (direct-copy-records.ts). */
+  readonly databaseFile: string;
   private records?: RecordDatabase;
   private tmpCheckedAt = 0;
   /**
@@ -150,6 +81,8 @@ export class MetadataStore {
   cloneMode = 0;
   /** Temp names: this process's random prefix and a counter (unique without a random draw per file). */
   private readonly tmpPrefix = randomBytes(8).toString('hex');
+  /** This instance among the copy thread's connections (closed with it: DirectCopyThread.forget). */
+  readonly recordsKey = this.tmpPrefix;
   private tmpCounter = 0;
 
   constructor(root: string) {

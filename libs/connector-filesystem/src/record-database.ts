@@ -3,6 +3,7 @@ import * as fsp from 'node:fs/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { TurnBatch } from '@gateway/concurrency';
 import { errnoCode } from './fs-errors';
+import { GET_RECORD, PUT_RECORD, openRecordFile } from './record-sql';
 
 /**
  * The documents' metadata records, one SQLite database per repository
@@ -58,11 +59,8 @@ export class RecordDatabase {
   /** Opens (creating when missing) the database; throws SQLite's error when the file is not one. */
   constructor(readonly file: string) {
     this.walFile = `${file}-wal`;
-    this.db = new BetterSqlite3(file);
+    this.db = openRecordFile(file);
     try {
-      this.db.pragma('busy_timeout = 5000');
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = NORMAL');
       if ((this.db.pragma('user_version', { simple: true }) as number) > SCHEMA_VERSION) {
         throw new Error(`its schema (${String(this.db.pragma('user_version', { simple: true }))}) is newer than this gateway understands (${SCHEMA_VERSION})`);
       }
@@ -78,12 +76,10 @@ export class RecordDatabase {
       this.db.close();
       throw e;
     }
-    this.getStatement = this.db.prepare('SELECT record FROM documents WHERE folder = ? AND name = ?');
+    this.getStatement = this.db.prepare(GET_RECORD);
     this.someStatement = this.db.prepare('SELECT name, record FROM documents WHERE folder = ? AND name IN (SELECT value FROM json_each(?))');
     this.folderStatement = this.db.prepare('SELECT name, record FROM documents WHERE folder = ?');
-    this.putStatement = this.db.prepare(
-      'INSERT INTO documents (folder, name, record) VALUES (?, ?, ?) ON CONFLICT (folder, name) DO UPDATE SET record = excluded.record',
-    );
+    this.putStatement = this.db.prepare(PUT_RECORD);
     this.deleteStatement = this.db.prepare('DELETE FROM documents WHERE folder = ? AND name = ?');
     // The folder itself and everything below it: 'a/' <= f < 'a0' ('0' follows '/' in UTF-8), in SQLite's byte order.
     this.deleteTreeStatement = this.db.prepare('DELETE FROM documents WHERE folder = ? OR (folder >= ? AND folder < ?)');

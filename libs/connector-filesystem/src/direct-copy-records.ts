@@ -1,0 +1,129 @@
+import { lstatSync } from 'node:fs';
+import type BetterSqlite3 from 'better-sqlite3';
+import { FolderChecks, copyDocumentSync, type DirectCopyRequest, type DirectCopyResult, type FirstRecordRequest } from './direct-copy';
+import { errnoOf } from './fs-calls';
+import { firstRecord } from './record-format';
+import { GET_RECORD, PUT_RECORD, openRecordFile } from './record-sql';
+
+/**
+ * The copy thread's side of the target's records. On the event loop, a copied document's record
+ * cost more than its file: the look-up for a record at the name, building the record, and its
+ * share of a commit, some 25 µs of the ~100 µs a job spent per small document on the main thread
+ * (jobs README, issue 11). Here the thread does them beside the file calls, with a connection of
+ * its own to the target's database: WAL lets it write while the event loop reads, and a writer
+ * waits for the other (busy_timeout). The checks are createFile's: a record at the name with its
+ * file there refuses (409); a record without a file (a document deleted by hand) is left to the
+ * streaming path, which clears it. First records are not fsynced (RecordDatabase: a power cut
+ * that takes one back leaves a file without history).
+ */
+export class ThreadRecords {
+  private readonly connections = new Map<string, Connection>();
+  private pending: Array<{ id: number; connection: Connection; folder: string; name: string; record: string }> = [];
+
+  /** What stands at the target's name in the records, before anything is copied: undefined when it is free. */
+  check(request: FirstRecordRequest, target: string): DirectCopyResult | undefined {
+    const connection = this.connection(request);
+    if (!connection) return { step: 'fallback' };
+    try {
+      if (connection.get.get(request.folder, request.name) === undefined) return undefined;
+    } catch {
+      // The records cannot be read here (busy past its timeout, damaged): the streaming path reports it.
+      return { step: 'fallback' };
+    }
+    try {
+      return lstatSync(target, { throwIfNoEntry: false }) === undefined ? { step: 'fallback' } : { step: 'exists' };
+    } catch (e) {
+      return { step: 'target', code: errnoOf(e) };
+    }
+  }
+
+  /** Queues the first record of a document just placed, committed by the next commit(). */
+  add(id: number, request: FirstRecordRequest, stat: Extract<DirectCopyResult, { step: 'copied' }>['stat']): void {
+    const connection = this.connection(request)!;
+    const record = JSON.stringify(firstRecord(request.rel, stat, { createdBy: request.createdBy, mimeType: request.mimeType }));
+    this.pending.push({ id, connection, folder: request.folder, name: request.name, record });
+  }
+
+  /** Commits what add() queued, one transaction per database; answers the ids whose commit failed, with SQLite's error. */
+  commit(): Map<number, { message: string; code?: string }> {
+    const failed = new Map<number, { message: string; code?: string }>();
+    const byConnection = new Map<Connection, typeof this.pending>();
+    for (const p of this.pending) byConnection.set(p.connection, [...(byConnection.get(p.connection) ?? []), p]);
+    this.pending = [];
+    for (const [connection, rows] of byConnection) {
+      try {
+        connection.putAll(rows);
+      } catch (e) {
+        const error = { message: (e as Error)?.message ?? String(e), code: (e as { code?: string })?.code };
+        for (const row of rows) failed.set(row.id, error);
+      }
+    }
+    return failed;
+  }
+
+  /** Closes the connection of a connector instance (its close()); a later request opens a new one. */
+  close(key: string): void {
+    for (const [k, connection] of this.connections) {
+      if (!k.startsWith(`${key}\0`)) continue;
+      this.connections.delete(k);
+      connection.db.close();
+    }
+  }
+
+  /** The instance's connection, opened on first use; undefined when the database cannot be opened (the streaming path then reports why). */
+  private connection(request: FirstRecordRequest): Connection | undefined {
+    const k = `${request.key}\0${request.database}`;
+    let connection = this.connections.get(k);
+    if (connection) return connection;
+    let db: BetterSqlite3.Database;
+    try {
+      // The connector made the database when it started: never create one here.
+      db = openRecordFile(request.database, { fileMustExist: true });
+    } catch {
+      return undefined;
+    }
+    const put = db.prepare<[string, string, string]>(PUT_RECORD);
+    connection = {
+      db,
+      get: db.prepare<[string, string], { record: string }>(GET_RECORD),
+      putAll: db.transaction((rows: ReadonlyArray<{ folder: string; name: string; record: string }>) => {
+        for (const row of rows) put.run(row.folder, row.name, row.record);
+      }),
+    };
+    this.connections.set(k, connection);
+    return connection;
+  }
+}
+
+interface Connection {
+  db: BetterSqlite3.Database;
+  get: BetterSqlite3.Statement<[string, string], { record: string }>;
+  putAll: (rows: ReadonlyArray<{ folder: string; name: string; record: string }>) => void;
+}
+
+/**
+ * One message of requests: each copied (records checked first, copyDocumentSync with the
+ * message's folder checks, its record queued), the answers posted `answerEvery` at a time, each
+ * group once its records are committed.
+ */
+export function answerBatch(
+  batch: ReadonlyArray<[number, DirectCopyRequest]>,
+  records: ThreadRecords,
+  post: (answers: Array<[number, DirectCopyResult]>) => void,
+  answerEvery: number,
+): void {
+  let answers: Array<[number, DirectCopyResult]> = [];
+  const folders = new FolderChecks();
+  const send = () => {
+    const failed = records.commit();
+    post(answers.map(([id, result]) => [id, failed.has(id) ? { step: 'record', ...failed.get(id)! } : result]));
+    answers = [];
+  };
+  for (const [id, request] of batch) {
+    const result = (request.record && records.check(request.record, request.target)) || copyDocumentSync(request, folders);
+    if (result.step === 'copied' && request.record) records.add(id, request.record, result.stat);
+    answers.push([id, result]);
+    if (answers.length === answerEvery) send();
+  }
+  if (answers.length > 0) send();
+}
