@@ -5,6 +5,7 @@ import { toxiproxyClient, type ToxiProxy, type ToxiproxyInfo } from '../engines/
 import { Client } from 'pg';
 import { createTestDatabaseUrl, dropTestDatabase } from '../support/database';
 import { adminAuth } from '../support/gateway';
+import { DOCS_PER_TASK } from '../../apps/api/src/jobs/task-plan';
 import { defineJob, jobBody, startJobsGateway, writeTree, treeBytes } from './jobs-helpers';
 
 /**
@@ -131,7 +132,7 @@ describe('Engine faults while a job runs: PostgreSQL and Redis outages', () => {
     ])('a BullMQ job through a Redis outage of %s mid-run completes with every document copied once, exact counters and audit', async (_title, outageMs) => {
       // BullMQ prints a worker error that has no listener with console.error, outside the gateway's JSON log.
       const consoleError = jest.spyOn(console, 'error');
-      const DOCS = 1000; // ten docs tasks: more than the worker's four at a time, so some wait in Redis through the outage
+      const DOCS = 5 * DOCS_PER_TASK; // five docs tasks: more than the worker's four at a time, so one waits in Redis through the outage
       const { direct, url } = await createDatabase(false);
       const jobs = await startJobsGateway({
         env: { DATABASE_URL: url, REDIS_URL: `redis://127.0.0.1:${proxies.redis.port}`, GATEWAY_AUTH_CACHE_SECONDS: '3600' },

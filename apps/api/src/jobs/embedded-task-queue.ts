@@ -27,14 +27,14 @@ export class EmbeddedTaskQueue implements TaskQueue {
     this.handler = handler;
   }
 
-  async enqueue(refs: TaskRef[]): Promise<void> {
-    for (const ref of refs) this.schedule(ref, 0);
+  async enqueue(refs: TaskRef[], options?: { ahead?: boolean }): Promise<void> {
+    for (const ref of refs) this.schedule(ref, 0, options?.ahead);
   }
 
-  private schedule(ref: TaskRef, retries: number): void {
+  private schedule(ref: TaskRef, retries: number, ahead?: boolean): void {
     if (this.stopping.signal.aborted) return;
     const p: Promise<void> = this.slots
-      .run(() => this.handler!(ref), this.stopping.signal)
+      .run(() => this.handler!(ref), this.stopping.signal, { ahead })
       .catch((e: unknown) => {
         if (this.stopping.signal.aborted && e === this.stopping.signal.reason) return; // dropped by drain before it started
         if (e instanceof TaskInterrupted) return;

@@ -50,16 +50,41 @@ describe('JobExecutor', () => {
 
   it('copies a tree, counting and auditing every document once, and completes', async () => {
     await setUp();
-    await fx.writeSource(tree(2 * DOCS_PER_TASK + 10));
+    const n = 2 * DOCS_PER_TASK + 10;
+    await fx.writeSource(tree(n));
     const jobId = fx.store.addJob(fx.definition()).id;
     await control.start(jobId, 'alice');
     const run = await fx.settled(jobId);
-    expect(run).toMatchObject({ status: 'COMPLETED', read: 210, written: 210, failed: 0, skipped: 0, message: null });
-    expect(audits('r')).toBe(210);
-    expect(audits('p')).toBe(210);
-    expect(await fx.readTarget('/out/sub', 'doc-209.txt')).toBe('document 209');
+    expect(run).toMatchObject({ status: 'COMPLETED', read: n, written: n, failed: 0, skipped: 0, message: null });
+    expect(audits('r')).toBe(n);
+    expect(audits('p')).toBe(n);
+    expect(await fx.readTarget('/out/sub', `doc-${n - 1}.txt`)).toBe(`document ${n - 1}`);
     expect(await fx.readTarget('/out', 'doc-000.txt')).toBe('document 0');
     expect(Object.values(fx.store.taskStates(run.id)).every((s) => s === 'done')).toBe(true);
+  });
+
+  it('queues a listed page\'s documents ahead of more listing, so copies start with the first page', async () => {
+    const calls: Array<{ kinds: string[]; ahead: boolean }> = [];
+    const inner = new EmbeddedTaskQueue(1);
+    const recording: TaskQueue = {
+      mode: 'embedded',
+      setHandler: (h) => inner.setHandler(h),
+      drain: () => inner.drain(),
+      enqueue: async (refs, options) => {
+        const kinds = await Promise.all(refs.map(async (r) => (await fx.store.findTask(r.runId, r.key))?.kind ?? r.key));
+        calls.push({ kinds, ahead: options?.ahead === true });
+        return inner.enqueue(refs, options);
+      },
+    };
+    await setUp({ queue: recording });
+    await fx.writeSource({ 'in/a.txt': 'a', 'in/one/b.txt': 'b', 'in/two/c.txt': 'c', 'in/two/d.txt': 'd' });
+    const jobId = fx.store.addJob(fx.definition()).id;
+    await control.start(jobId, 'alice');
+    expect(await fx.settled(jobId)).toMatchObject({ status: 'COMPLETED', written: 4 });
+    const found = calls.filter((c) => c.kinds.length > 0);
+    // Every docs task (one per folder) was queued ahead, every enum task (the root's, then its two subfolders') behind.
+    expect(found.filter((c) => c.ahead).flatMap((c) => c.kinds)).toEqual(['docs', 'docs', 'docs']);
+    expect(found.filter((c) => !c.ahead).flatMap((c) => c.kinds)).toEqual(['enum', 'enum', 'enum']);
   });
 
   it('copies only the source folder itself when the job is not recursive', async () => {

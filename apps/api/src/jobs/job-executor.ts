@@ -13,7 +13,7 @@ import { isIndexingJob } from './job-definition.dto';
 import type { JobStore } from './job-store';
 import { failingReason, settle } from './run-lifecycle';
 import { Cancelled, RunWatcher, type RunWatch } from './run-watcher';
-import { LIST_PAGE, ROOT_TASK_KEY, folderPageTasks, parseTask, type DocsPayload, type EnumPayload } from './task-plan';
+import { DOCS_PER_TASK, LIST_PAGE, ROOT_TASK_KEY, folderPageTasks, parseTask, type DocsPayload, type EnumPayload } from './task-plan';
 import { TASK_QUEUE, TaskInterrupted, type TaskQueue, type TaskRef } from './task-queue';
 
 /**
@@ -22,7 +22,7 @@ import { TASK_QUEUE, TaskInterrupted, type TaskQueue, type TaskRef } from './tas
  * few statements whatever its size (see JobsRepository.finishDocs), so the batch is a whole
  * docs task: a task's documents finish with the task unless it runs longer than FLUSH_EVERY_MS.
  */
-export const FLUSH_EVERY_DOCS = 100;
+export const FLUSH_EVERY_DOCS = DOCS_PER_TASK;
 const FLUSH_EVERY_MS = 250;
 const WATCH_EVERY_MS = 200;
 /** Run contexts kept (definition, connectors, the target folders made). */
@@ -222,7 +222,10 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     const page = await source.listFolder(folderId, { limit: LIST_PAGE, cursor: p.cursor });
     const tasks = folderPageTasks(ref.key, p, folderId, page, ctx.copier.def.source.recursive);
     await this.repo.transition(ref.runId, (locked) => locked.insertTasks(tasks));
-    await this.queue.enqueue(tasks.map((t) => ({ runId: ref.runId, key: t.key, attempt: ref.attempt })));
+    const refs = (docs: boolean) => tasks.filter((t) => (t.kind === 'docs') === docs).map((t) => ({ runId: ref.runId, key: t.key, attempt: ref.attempt }));
+    // The page's documents before more listing: the copies start with the first page listed.
+    await this.queue.enqueue(refs(true), { ahead: true });
+    await this.queue.enqueue(refs(false));
   }
 
   /**

@@ -15,7 +15,12 @@ export type TaskHandler = (ref: TaskRef) => Promise<void>;
 export interface TaskQueue {
   readonly mode: 'embedded' | 'redis';
   setHandler(handler: TaskHandler): void;
-  enqueue(refs: TaskRef[]): Promise<void>;
+  /**
+   * `ahead`: these wait before the tasks already queued that were not queued ahead (the embedded
+   * queue; BullMQ keeps its order). A listed page's docs tasks go ahead of more listing, so a run
+   * copies from its first page on instead of after listing every folder.
+   */
+  enqueue(refs: TaskRef[], options?: { ahead?: boolean }): Promise<void>;
   /** Stop taking tasks; resolves once the running ones returned. */
   drain(): Promise<void>;
 }
