@@ -9,6 +9,8 @@ const mutate = [
   'libs/connector-filesystem/src/paths.ts',
   // ... nor a job's direct copy between two filesystem connectors (no link followed, no file replaced).
   'libs/connector-filesystem/src/direct-copy.ts',
+  // ... and the copy thread's records: a name the gateway holds is refused, a leftover record left to createFile.
+  'libs/connector-filesystem/src/direct-copy-records.ts',
   // Range and conditional requests on every download.
   'apps/api/src/common/download.ts',
   // Zip entry names: no traversal, no clash, nothing a desktop unzipper refuses.

@@ -129,6 +129,25 @@ describe('ThreadRecords and answerBatch', () => {
     expect(stored().get('out/d.txt')).toEqual(before);
   });
 
+  it('checks a name by itself when no look-up of its message answered for it, and looks up names of several folders in one message', () => {
+    writeFileSync(path.join(src, 'x.txt'), 'x');
+    run([request('x.txt')]);
+    const alone = new ThreadRecords();
+    try {
+      expect(alone.check(request('x.txt').record!, path.join(dst, 'out', 'x.txt'))).toEqual({ step: 'exists' });
+      expect(alone.check(request('free.txt').record!, path.join(dst, 'out', 'free.txt'))).toBeUndefined();
+    } finally {
+      alone.close('k');
+    }
+    mkdirSync(path.join(dst, 'other'));
+    writeFileSync(path.join(src, 'y.txt'), 'y');
+    const elsewhere = { ...request('x.txt'), targetFolder: path.join(dst, 'other'), target: path.join(dst, 'other', 'x.txt') };
+    elsewhere.record = { ...elsewhere.record!, folder: 'other', rel: 'other/x.txt' };
+    const { answers } = run([request('x.txt'), elsewhere, request('y.txt')]);
+    expect([0, 1, 2].map((i) => answers.get(i)!.step)).toEqual(['exists', 'copied', 'copied']);
+    expect([...stored().keys()].sort()).toEqual(['other/x.txt', 'out/x.txt', 'out/y.txt']);
+  });
+
   it('leaves the copy to the streaming path when the database cannot be opened, creating none', () => {
     writeFileSync(path.join(src, 'e.txt'), 'e');
     const missing = path.join(dir, 'nowhere', 'metadata.db');

@@ -3,7 +3,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { FolderChecks, copyDocumentSync, type DirectCopyRequest, type DirectCopyResult, type FirstRecordRequest } from './direct-copy';
 import { errnoOf } from './fs-calls';
 import { firstRecord } from './record-format';
-import { GET_RECORD, PUT_RECORD, openRecordFile } from './record-sql';
+import { GET_RECORD, NAMES_WITH_RECORDS, PUT_RECORD, openRecordFile } from './record-sql';
 
 /**
  * The copy thread's side of the target's records. On the event loop, a copied document's record
@@ -19,13 +19,46 @@ import { GET_RECORD, PUT_RECORD, openRecordFile } from './record-sql';
 export class ThreadRecords {
   private readonly connections = new Map<string, Connection>();
   private pending: Array<{ id: number; connection: Connection; folder: string; name: string; record: string }> = [];
+  /** The names looked up together for this message (lookUp), and those of them that have a record. */
+  private looked = new Map<Connection, Map<string, Set<string>>>();
+
+  /**
+   * Looks up at once, one query per folder, whether the names of one message have records (check()
+   * then reads the answer). Nothing else writes a record at those names until they are answered: the
+   * connector holds each one's document lock while its copy is in flight. A look-up that fails is
+   * left to check()'s own.
+   */
+  lookUp(requests: readonly FirstRecordRequest[]): void {
+    this.looked = new Map();
+    const byFolder = new Map<Connection, Map<string, string[]>>();
+    for (const request of requests) {
+      const connection = this.connection(request);
+      if (!connection) continue;
+      const folders = byFolder.get(connection) ?? new Map<string, string[]>();
+      byFolder.set(connection, folders);
+      folders.set(request.folder, [...(folders.get(request.folder) ?? []), request.name]);
+    }
+    for (const [connection, folders] of byFolder) {
+      const found = new Map<string, Set<string>>();
+      for (const [folder, names] of folders) {
+        try {
+          found.set(folder, new Set(connection.namesWithRecords.all(folder, JSON.stringify(names)).map((row) => row.name)));
+        } catch {
+          // check() asks again, name by name
+        }
+      }
+      this.looked.set(connection, found);
+    }
+  }
 
   /** What stands at the target's name in the records, before anything is copied: undefined when it is free. */
   check(request: FirstRecordRequest, target: string): DirectCopyResult | undefined {
     const connection = this.connection(request);
     if (!connection) return { step: 'fallback' };
     try {
-      if (connection.get.get(request.folder, request.name) === undefined) return undefined;
+      const known = this.looked.get(connection)?.get(request.folder);
+      const taken = known ? known.has(request.name) : connection.get.get(request.folder, request.name) !== undefined;
+      if (!taken) return undefined;
     } catch {
       // The records cannot be read here (busy past its timeout, damaged): the streaming path reports it.
       return { step: 'fallback' };
@@ -86,6 +119,7 @@ export class ThreadRecords {
     connection = {
       db,
       get: db.prepare<[string, string], { record: string }>(GET_RECORD),
+      namesWithRecords: db.prepare<[string, string], { name: string }>(NAMES_WITH_RECORDS),
       putAll: db.transaction((rows: ReadonlyArray<{ folder: string; name: string; record: string }>) => {
         for (const row of rows) put.run(row.folder, row.name, row.record);
       }),
@@ -98,6 +132,7 @@ export class ThreadRecords {
 interface Connection {
   db: BetterSqlite3.Database;
   get: BetterSqlite3.Statement<[string, string], { record: string }>;
+  namesWithRecords: BetterSqlite3.Statement<[string, string], { name: string }>;
   putAll: (rows: ReadonlyArray<{ folder: string; name: string; record: string }>) => void;
 }
 
@@ -114,6 +149,7 @@ export function answerBatch(
 ): void {
   let answers: Array<[number, DirectCopyResult]> = [];
   const folders = new FolderChecks();
+  records.lookUp(batch.flatMap(([, request]) => (request.record ? [request.record] : [])));
   const send = () => {
     const failed = records.commit();
     post(answers.map(([id, result]) => [id, failed.has(id) ? { step: 'record', ...failed.get(id)! } : result]));

@@ -8,7 +8,7 @@ import { ThreadRecords, answerBatch } from './direct-copy-records';
  * thread copies the next ones (answering a whole batch at once left one side idle while the other
  * worked), few enough per group that a group's records share a commit.
  */
-const ANSWER_EVERY = 8;
+const ANSWER_EVERY = 16;
 
 const records = new ThreadRecords();
 

@@ -1,12 +1,14 @@
 import BetterSqlite3 from 'better-sqlite3';
 
 /**
- * How a connection to a repository's metadata database is opened, and the two statements every
+ * How a connection to a repository's metadata database is opened, and the statements every
  * writer of first records uses: RecordDatabase on the event loop and the copy thread's
  * connection (direct-copy-records.ts). No imports beyond SQLite: the copy thread loads it.
  */
 
 export const GET_RECORD = 'SELECT record FROM documents WHERE folder = ? AND name = ?';
+/** Which of some names of one folder (a JSON array) have a record. */
+export const NAMES_WITH_RECORDS = 'SELECT name FROM documents WHERE folder = ? AND name IN (SELECT value FROM json_each(?))';
 export const PUT_RECORD =
   'INSERT INTO documents (folder, name, record) VALUES (?, ?, ?) ON CONFLICT (folder, name) DO UPDATE SET record = excluded.record';
 
