@@ -101,7 +101,10 @@ async function measure(name, shape) {
     cpuList.push(cpuMs);
   };
   try {
-    execFileSync('sh', ['-c', 'find "$1" -type f -exec cat {} + > /dev/null', 'warm', path.join(srcRoot, 'tree')]); // warm the page cache for both
+    // The source in the page cache before every timed step, not once: this machine's cache does not
+    // keep it between steps (a job after rclone read its sources from disk again: CPU in virtio kicks).
+    const warm = () => execFileSync('sh', ['-c', 'find "$1" -type f -exec cat {} + > /dev/null', 'warm', path.join(srcRoot, 'tree')]);
+    warm();
     // Untimed jobs first: V8 compiles and optimises the gateway's job path (and sizes its heap)
     // over the first tens of thousands of documents. On 27 Nov, three rounds on a fresh gateway
     // took 2,703 / 2,464 / 1,372 ms (main thread 1,450 / 1,270 / 870 ms): the rounds measured the
@@ -135,7 +138,10 @@ async function measure(name, shape) {
       ];
       // Each round starts with the next tool: what one tool leaves behind (20,000 new inodes, a
       // journal to commit) costs the next one something, and no tool should always be the one after cp.
-      for (let i = 0; i < steps.length; i++) await steps[(i + round) % steps.length]();
+      for (let i = 0; i < steps.length; i++) {
+        warm();
+        await steps[(i + round) % steps.length]();
+      }
       const r = (ms) => Math.round(ms[round]);
       console.log(
         `[bench] job-vs-cp ${name} round ${round + 1}: cp=${r(cpMs)}ms rclone=${r(rcloneMs)}ms` +

@@ -13,13 +13,15 @@ const { execFileSync } = require('node:child_process');
 const BetterSqlite3 = require('better-sqlite3');
 
 const C = fs.constants;
-// The connector commits the records that became ready in one event-loop turn together. A job
-// between two filesystem connectors has up to GATEWAY_JOB_LOCAL_CONCURRENCY (32) documents in flight,
-// but its copy thread answers them eight at a time (direct-copy.worker.ts ANSWER_EVERY), so a commit
-// holds the eight or so answered in one turn: 8 per commit here as well.
-// The floor makes its calls inline in one thread; the job makes the same calls on its copy thread
-// (libs/connector-filesystem direct-copy.ts) while the event loop keeps its bookkeeping.
-const RECORDS_PER_COMMIT = 8;
+// The connector's copy thread takes the requests of one event-loop turn as one message, checks each
+// folder once per message, and answers (committing the answered documents' records first) sixteen at a
+// time (direct-copy.worker.ts ANSWER_EVERY): here a group of 16 documents shares its folder checks and
+// its commit. The floor makes its calls inline in one thread; the job makes the same calls on its
+// copy thread (libs/connector-filesystem direct-copy.ts, direct-copy-records.ts) while the event loop
+// keeps its bookkeeping.
+const RECORDS_PER_COMMIT = 16;
+const READ_COPY_MAX_BYTES = 64 * 1024;
+const buffer = Buffer.allocUnsafe(READ_COPY_MAX_BYTES + 1);
 const [src, out] = process.argv.slice(2);
 const tmp = path.join(out, '.gateway', 'tmp');
 fs.mkdirSync(tmp, { recursive: true });
@@ -41,35 +43,47 @@ const t0 = process.hrtime.bigint();
 let n = 0;
 const made = new Set();
 let pending = [];
+let checked = new Set();
 for (const [dir, name] of files) {
   n++;
-  // openContent: lstat, the folders between the root and the file are no links (source root:
-  // the parent of <source tree>, as in job-vs-cp), open without following links, fstat
-  const source = path.join(src, dir, name);
-  fs.lstatSync(source, { bigint: true });
-  fs.lstatSync(src);
-  fs.lstatSync(path.join(src, dir));
-  const fd = fs.openSync(source, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
-  fs.fstatSync(fd);
-  // the job's target folder, created once per folder
+  // the record at the target's name, looked up first (a name with a record is refused or streamed)
   const folderRel = `tree/${dir}`;
+  if (get.get(folderRel, name)) throw new Error(`${folderRel}/${name} has a record`);
+  // openContent: lstat, the folders between the root and the file are no links (source root: the
+  // parent of <source tree>, as in job-vs-cp; once per group), open without following links, fstat
+  const source = path.join(src, dir, name);
+  fs.lstatSync(source);
+  const check = (folder) => {
+    if (!checked.has(folder)) {
+      fs.lstatSync(folder);
+      checked.add(folder);
+    }
+  };
+  check(src);
+  check(path.join(src, dir));
+  const fd = fs.openSync(source, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+  const opened = fs.fstatSync(fd);
+  // the job's target folder, created once per folder
   const folder = path.join(out, folderRel);
   if (!made.has(folder)) {
     fs.mkdirSync(folder, { recursive: true });
     made.add(folder);
   }
-  // copyFrom (direct-copy.ts): under the document lock, no stale record; locate the folder
-  // (lstat, and its parent is no link), stage a kernel copy in tmp/ (no reflink attempt: the
-  // connector probed ext4 once at start), link into place (EEXIST if taken), stat
-  if (get.get(folderRel, name)) throw new Error(`${folderRel}/${name} has a record`);
-  fs.lstatSync(folder, { bigint: true });
-  fs.lstatSync(path.join(out, 'tree'));
+  // copyFrom (direct-copy.ts): locate the folder (lstat, and its parent is no link; once per group),
+  // stage a copy read from the checked descriptor, link into place (EEXIST if taken), stat
+  check(folder);
+  check(path.join(out, 'tree'));
   const target = path.join(folder, name);
   const staged = path.join(tmp, `u${n}`);
-  fs.copyFileSync(source, staged, C.COPYFILE_EXCL);
+  const length = fs.readSync(fd, buffer, 0, buffer.length, 0);
+  const sfd = fs.openSync(staged, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, opened.mode & 0o777);
+  fs.writeSync(sfd, buffer, 0, length);
+  fs.closeSync(sfd);
   fs.linkSync(staged, target);
   const stat = fs.lstatSync(target, { bigint: true });
-  // the first metadata record, committed with the others of its turn
+  fs.unlinkSync(staged);
+  fs.closeSync(fd);
+  // the first metadata record, committed with the others of its group
   pending.push([
     folderRel,
     name,
@@ -78,9 +92,8 @@ for (const [dir, name] of files) {
   if (pending.length === RECORDS_PER_COMMIT) {
     commit(pending);
     pending = [];
+    checked = new Set();
   }
-  fs.unlinkSync(staged);
-  fs.closeSync(fd);
 }
 if (pending.length > 0) commit(pending);
 db.close();
