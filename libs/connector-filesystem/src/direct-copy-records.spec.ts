@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -95,8 +95,8 @@ describe('ThreadRecords and answerBatch', () => {
     expect((stored().get('out/b.bin')!.versions as object[])[0]).not.toHaveProperty('mimeType');
   });
 
-  it('answers in groups, each only once its records are committed', () => {
-    for (let i = 0; i < 5; i++) writeFileSync(path.join(src, `f${i}`), `${i}`);
+  it('answers in groups, each only once its records are committed, and no empty group', () => {
+    for (let i = 0; i < 7; i++) writeFileSync(path.join(src, `f${i}`), `${i}`);
     const { groups, answers } = run([0, 1, 2, 3, 4].map((i) => request(`f${i}`)), 2);
     expect(groups).toEqual([
       { ids: [0, 1], recorded: 2 },
@@ -104,6 +104,27 @@ describe('ThreadRecords and answerBatch', () => {
       { ids: [4], recorded: 5 },
     ]);
     expect([...answers.values()].every((a) => a.step === 'copied')).toBe(true);
+    expect(run([5, 6].map((i) => request(`f${i}`)), 2).groups).toEqual([{ ids: [0, 1], recorded: 7 }]);
+  });
+
+  it('answers a message\'s names from its look-up: a record written meanwhile by another connection is not looked for again', () => {
+    writeFileSync(path.join(src, 'late.txt'), 'late');
+    const late = request('late.txt');
+    records.lookUp([late.record!]);
+    const other = new BetterSqlite3(database);
+    other.prepare('INSERT INTO documents (folder, name, record) VALUES (?, ?, ?)').run('out', 'late.txt', '{}');
+    other.close();
+    writeFileSync(path.join(dst, 'out', 'late.txt'), 'by hand');
+    expect(records.check(late.record!, late.target)).toBeUndefined();
+    records.lookUp([]);
+    expect(records.check(late.record!, late.target)).toEqual({ step: 'exists' });
+  });
+
+  it('reports the errno of the look at a name whose record exists but whose path cannot be looked at', () => {
+    writeFileSync(path.join(src, 'z.txt'), 'z');
+    run([request('z.txt')]);
+    const blocked = request('z.txt');
+    expect(records.check(blocked.record!, path.join(dst, 'out', 'z.txt', 'below'))).toEqual({ step: 'target', code: 'ENOTDIR' });
   });
 
   it('refuses a name with a record and a file (409), copying nothing and leaving both as they were', () => {
@@ -150,7 +171,7 @@ describe('ThreadRecords and answerBatch', () => {
 
   it('leaves the copy to the streaming path when the database cannot be opened, creating none', () => {
     writeFileSync(path.join(src, 'e.txt'), 'e');
-    const missing = path.join(dir, 'nowhere', 'metadata.db');
+    const missing = path.join(dst, '.gateway', 'missing.db');
     const { answers } = run([request('e.txt', { database: missing, key: 'other' })]);
     expect(answers.get(0)).toEqual({ step: 'fallback' });
     expect(existsSync(path.join(dst, 'out', 'e.txt'))).toBe(false);
@@ -177,6 +198,21 @@ describe('ThreadRecords and answerBatch', () => {
     expect(answers.get(0)).toMatchObject({ step: 'copied' });
     expect(answers.get(1)).toEqual({ step: 'source', code: 'ENOENT' });
     expect(stored().size).toBe(0);
+  });
+
+  it('close(key) closes only that key\'s connections (another instance goes on with the database it opened)', () => {
+    writeFileSync(path.join(src, 'k1'), 'k');
+    writeFileSync(path.join(src, 'k2'), 'k');
+    run([request('k1', { key: 'other' })]);
+    const kept = path.join(dir, 'kept.db');
+    // The instance 'other' holds the database it opened; one put in its place after is not its database.
+    renameSync(database, kept);
+    for (const suffix of ['-wal', '-shm']) if (existsSync(database + suffix)) renameSync(database + suffix, kept + suffix);
+    new RecordDatabase(database).close();
+    records.close('k');
+    run([request('k2', { key: 'other' })]);
+    expect(stored().size).toBe(0);
+    records.close('other');
   });
 
   it('after close(key), writes into the database at the path again (a connector started anew on the same root)', () => {

@@ -72,6 +72,25 @@ describe('copyDocumentSync', () => {
       expect(leftovers()).toEqual([]);
     });
 
+    it('a small copy takes the source mode less the umask, a kernel copy (larger, or a reflink mode) the exact mode', () => {
+      const umask = process.umask(0o022);
+      try {
+        const source = path.join(src, 'in', 'sub', 'shared.bin');
+        const copyOf = (size: number, change: Partial<DirectCopyRequest> = {}) => {
+          writeFileSync(source, randomBytes(size));
+          chmodSync(source, 0o664);
+          rmSync(path.join(dst, 'out', 'a.txt'), { force: true });
+          expect(copyDocumentSync(request({ source, maxBytes: 4 * READ_COPY_MAX_BYTES, ...change }))).toMatchObject({ step: 'copied' });
+          return lstatSync(path.join(dst, 'out', 'a.txt')).mode & 0o777;
+        };
+        expect(copyOf(READ_COPY_MAX_BYTES)).toBe(0o644);
+        expect(copyOf(READ_COPY_MAX_BYTES + 1)).toBe(0o664);
+        expect(copyOf(10, { cloneMode: constants.COPYFILE_FICLONE })).toBe(0o664);
+      } finally {
+        process.umask(umask);
+      }
+    });
+
     it('a reflink mode (COPYFILE_FICLONE, the clone falling back to a copy on ext4) copies a small source too', () => {
       expect(copyDocumentSync(request({ cloneMode: constants.COPYFILE_FICLONE }))).toMatchObject({ step: 'copied' });
       expect(readFileSync(path.join(dst, 'out', 'a.txt'), 'utf8')).toBe('alpha');
@@ -162,6 +181,15 @@ describe('copyDocumentSync', () => {
     it('a staged name already taken is neither overwritten nor removed: fallback', () => {
       writeFileSync(path.join(tmp, 'staged.upload'), 'someone else');
       expect(copyDocumentSync(request())).toEqual({ step: 'fallback' });
+      expect(placed()).toEqual([]);
+      expect(readFileSync(path.join(tmp, 'staged.upload'), 'utf8')).toBe('someone else');
+    });
+
+    it('a kernel copy (a source over 64 KiB) onto a staged name already taken: fallback, the name neither overwritten nor removed', () => {
+      const source = path.join(src, 'in', 'sub', 'large.bin');
+      writeFileSync(source, randomBytes(READ_COPY_MAX_BYTES + 1));
+      writeFileSync(path.join(tmp, 'staged.upload'), 'someone else');
+      expect(copyDocumentSync(request({ source, maxBytes: 4 * READ_COPY_MAX_BYTES }))).toEqual({ step: 'fallback' });
       expect(placed()).toEqual([]);
       expect(readFileSync(path.join(tmp, 'staged.upload'), 'utf8')).toBe('someone else');
     });
