@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { ThreadRecords, answerBatch } from './direct-copy-records';
-import type { DirectCopyRequest, DirectCopyResult } from './direct-copy';
+import type { DirectCopyRequest, DirectCopyAnswer } from './direct-copy';
 import { RecordDatabase } from './record-database';
 
 /** The copy thread's records, on a real target database: what a job's direct copy leaves in the records, and when. */
@@ -55,8 +55,8 @@ describe('ThreadRecords and answerBatch', () => {
       db.close();
     }
   }
-  function run(batch: DirectCopyRequest[], answerEvery = 8): { answers: Map<number, DirectCopyResult>; groups: Array<{ ids: number[]; recorded: number }> } {
-    const answers = new Map<number, DirectCopyResult>();
+  function run(batch: DirectCopyRequest[], answerEvery = 8): { answers: Map<number, DirectCopyAnswer>; groups: Array<{ ids: number[]; recorded: number }> } {
+    const answers = new Map<number, DirectCopyAnswer>();
     const groups: Array<{ ids: number[]; recorded: number }> = [];
     answerBatch(
       batch.map((r, i) => [i, r]),

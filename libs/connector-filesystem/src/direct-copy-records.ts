@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
-import { FolderChecks, copyDocumentSync, type DirectCopyRequest, type DirectCopyResult, type FirstRecordRequest } from './direct-copy';
+import { FolderChecks, copyDocumentSync, type DirectCopyAnswer, type DirectCopyRequest, type DirectCopyResult, type FirstRecordRequest } from './direct-copy';
 import { errnoOf } from './fs-calls';
 import { firstRecord } from './record-format';
 import { GET_RECORD, NAMES_WITH_RECORDS, PUT_RECORD, openRecordFile } from './record-sql';
@@ -34,10 +34,9 @@ export class ThreadRecords {
     for (const request of requests) {
       const connection = this.connection(request);
       if (!connection) continue;
-      const folders = byFolder.get(connection) ?? new Map<string, string[]>();
-      byFolder.set(connection, folders);
-      // Stryker disable next-line StringLiteral,ArrayDeclaration: a name more in a look-up is one more name answered, never a wrong answer
-      folders.set(request.folder, [...(folders.get(request.folder) ?? []), request.name]);
+      const folders = groupOf(byFolder, connection, () => new Map<string, string[]>());
+      // Stryker disable next-line ArrayDeclaration: a name more in a look-up is one more name answered, never a wrong answer
+      groupOf(folders, request.folder, () => []).push(request.name);
     }
     for (const [connection, folders] of byFolder) {
       const found = new Map<string, Set<string>>();
@@ -87,7 +86,7 @@ export class ThreadRecords {
   commit(): Map<number, { message: string; code?: string }> {
     const failed = new Map<number, { message: string; code?: string }>();
     const byConnection = new Map<Connection, typeof this.pending>();
-    for (const p of this.pending) byConnection.set(p.connection, [...(byConnection.get(p.connection) ?? []), p]);
+    for (const p of this.pending) groupOf(byConnection, p.connection, () => []).push(p);
     this.pending = [];
     for (const [connection, rows] of byConnection) {
       try {
@@ -103,17 +102,16 @@ export class ThreadRecords {
 
   /** Closes the connection of a connector instance (its close()); a later request opens a new one. */
   close(key: string): void {
-    for (const [k, connection] of this.connections) {
-      if (!k.startsWith(`${key}\0`)) continue;
-      this.connections.delete(k);
-      connection.db.close();
-    }
+    this.connections.get(key)?.db.close();
+    this.connections.delete(key);
   }
 
-  /** The instance's connection, opened on first use; undefined when the database cannot be opened (the streaming path then reports why). */
+  /**
+   * The instance's connection, opened on first use; undefined when the database cannot be opened (the
+   * streaming path then reports why). Keyed by the instance alone: each one has a single database.
+   */
   private connection(request: FirstRecordRequest): Connection | undefined {
-    const k = `${request.key}\0${request.database}`;
-    let connection = this.connections.get(k);
+    let connection = this.connections.get(request.key);
     if (connection) return connection;
     let db: BetterSqlite3.Database;
     try {
@@ -131,9 +129,15 @@ export class ThreadRecords {
         for (const row of rows) put.run(row.folder, row.name, row.record);
       }),
     };
-    this.connections.set(k, connection);
+    this.connections.set(request.key, connection);
     return connection;
   }
+}
+
+function groupOf<K, V>(groups: Map<K, V>, key: K, make: () => V): V {
+  let group = groups.get(key);
+  if (group === undefined) groups.set(key, (group = make()));
+  return group;
 }
 
 interface Connection {
@@ -151,10 +155,10 @@ interface Connection {
 export function answerBatch(
   batch: ReadonlyArray<[number, DirectCopyRequest]>,
   records: ThreadRecords,
-  post: (answers: Array<[number, DirectCopyResult]>) => void,
+  post: (answers: Array<[number, DirectCopyAnswer]>) => void,
   answerEvery: number,
 ): void {
-  let answers: Array<[number, DirectCopyResult]> = [];
+  let answers: Array<[number, DirectCopyAnswer]> = [];
   const folders = new FolderChecks();
   // Stryker disable next-line ArrayDeclaration,ConditionalExpression: without the look-up each name is looked up alone (check()): the same answers, more queries
   records.lookUp(batch.flatMap(([, request]) => (request.record ? [request.record] : [])));
@@ -167,7 +171,8 @@ export function answerBatch(
     for (const [id, request] of batch) {
       const result = (request.record && records.check(request.record, request.target)) || copyDocumentSync(request, folders);
       if (result.step === 'copied' && request.record) records.add(id, request.record, result.stat);
-      answers.push([id, result]);
+      // The stat stays here: it went into the record, and the event loop has no use for it.
+      answers.push([id, result.step === 'copied' ? { step: 'copied' } : result]);
       if (answers.length === answerEvery) send();
     }
     if (answers.length > 0) send();

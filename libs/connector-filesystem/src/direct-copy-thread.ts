@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { TurnBatch } from '@gateway/concurrency';
-import type { DirectCopyRequest, DirectCopyResult } from './direct-copy';
+import type { DirectCopyRequest, DirectCopyAnswer } from './direct-copy';
 
 /**
  * The thread that makes direct copies' system calls (direct-copy.ts), one per process, shared by
@@ -20,14 +20,14 @@ import type { DirectCopyRequest, DirectCopyResult } from './direct-copy';
  */
 export class DirectCopyThread {
   private worker?: Worker;
-  private readonly waiting = new Map<number, (result: DirectCopyResult) => void>();
+  private readonly waiting = new Map<number, (result: DirectCopyAnswer) => void>();
   /** The requests of this turn go together (a job has up to GATEWAY_JOB_LOCAL_CONCURRENCY documents ready at once). */
   private readonly queued = new TurnBatch<[number, DirectCopyRequest]>((batch) => this.send(batch));
   private nextId = 0;
 
   constructor(private readonly script: WorkerScript) {}
 
-  copy(request: DirectCopyRequest): Promise<DirectCopyResult> {
+  copy(request: DirectCopyRequest): Promise<DirectCopyAnswer> {
     return new Promise((resolve) => {
       const id = this.nextId++;
       this.waiting.set(id, resolve);
@@ -56,7 +56,7 @@ export class DirectCopyThread {
     const worker = this.script.start();
     // Idle, the thread must not keep the process alive (it is ref'd while copies wait).
     worker.unref();
-    worker.on('message', (answers: Array<[number, DirectCopyResult]>) => {
+    worker.on('message', (answers: Array<[number, DirectCopyAnswer]>) => {
       for (const [id, result] of answers) this.answer(id, result);
     });
     const lost = () => {
@@ -73,7 +73,7 @@ export class DirectCopyThread {
     return worker;
   }
 
-  private answer(id: number, result: DirectCopyResult): void {
+  private answer(id: number, result: DirectCopyAnswer): void {
     const resolve = this.waiting.get(id);
     if (!resolve) return;
     this.waiting.delete(id);

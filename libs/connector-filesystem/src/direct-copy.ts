@@ -75,6 +75,9 @@ export interface DirectCopied {
 
 export type DirectCopyResult = DirectCopied | DirectCopyFailure;
 
+/** What the copy thread answers the event loop: a result, a copy without its stat (the thread recorded it). */
+export type DirectCopyAnswer = { step: 'copied' } | DirectCopyFailure;
+
 const OPEN_FOR_READING = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const CREATE_STAGED = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
@@ -116,8 +119,7 @@ export class FolderChecks {
 
   /** allRealFolders through this message's lstats. */
   allReal(folders: readonly string[]): boolean {
-    for (const folder of folders) if (!this.lstat(folder).isDirectory()) return false;
-    return true;
+    return allRealFolders(folders, (folder) => this.lstat(folder));
   }
 }
 
@@ -235,7 +237,7 @@ function readCopy(source: number, mode: number, stagedPath: string): Staged {
 }
 
 /** Every path is a real folder, not a link to one (lstat): what keeps a path from leaving a connector's root. */
-export function allRealFolders(folders: readonly string[]): boolean {
-  for (const folder of folders) if (!lstatSync(folder).isDirectory()) return false;
+export function allRealFolders(folders: readonly string[], lstat: (folder: string) => Stats = lstatSync): boolean {
+  for (const folder of folders) if (!lstat(folder).isDirectory()) return false;
   return true;
 }

@@ -51,7 +51,7 @@ import {
 import { eventLoopBudget } from '@gateway/concurrency';
 import { KeyedMutex } from './concurrency';
 import { DirectCopyThread, directCopyScript } from './direct-copy-thread';
-import { allRealFolders, type DirectCopyResult } from './direct-copy';
+import { allRealFolders, type DirectCopyAnswer } from './direct-copy';
 import { INLINE_READ_MAX_BYTES, InlineFileRead } from './inline-read';
 import { errnoCode, mapFsError } from './fs-errors';
 import { LINK_UNSUPPORTED } from './fs-calls';
@@ -876,7 +876,7 @@ function assertNotHeldByOther(meta: DocumentMeta, actor: Actor, rel: string): vo
 }
 
 /** The error createFile or openContent would have thrown where a direct copy stopped. */
-function directCopyError(result: Exclude<DirectCopyResult, { step: 'copied' | 'large' | 'fallback' }>, sourceId: string, folderId: string, rel: string): GatewayError {
+function directCopyError(result: Exclude<DirectCopyAnswer, { step: 'copied' | 'large' | 'fallback' }>, sourceId: string, folderId: string, rel: string): GatewayError {
   const errno = (code: string) => Object.assign(new Error(code), { code });
   switch (result.step) {
     case 'source':
