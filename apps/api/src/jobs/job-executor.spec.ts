@@ -2,7 +2,9 @@ import { PassThrough, type Readable } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import type { ContentConnector } from '@gateway/connector-api';
 import type { DocOutcome, JobRunRecord } from '@gateway/persistence';
+import { Limiter } from '@gateway/concurrency';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
+import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import { EmbeddedTaskQueue } from './embedded-task-queue';
 import { JobControlService } from './job-control.service';
 import { FLUSH_EVERY_DOCS, JobExecutor, OutcomeBatch } from './job-executor';
@@ -22,15 +24,17 @@ describe('JobExecutor', () => {
   let control: JobControlService;
   let registry: ConnectorRegistry;
 
-  async function setUp(options: { queue?: TaskQueue; concurrency?: number; source?: (src: ContentConnector) => ContentConnector } = {}) {
-    fx = await jobsFixture({ concurrency: options.concurrency ?? 4 });
+  async function setUp(
+    options: { queue?: TaskQueue; concurrency?: number; localConcurrency?: number; metrics?: GatewayMetrics; source?: (src: ContentConnector) => ContentConnector } = {},
+  ) {
+    fx = await jobsFixture({ concurrency: options.concurrency ?? 4, localConcurrency: options.localConcurrency ?? 4 });
     registry = fx.registry;
     if (options.source) {
       const wrapped = options.source(fx.src);
       registry = Object.assign(Object.create(fx.registry) as ConnectorRegistry, { get: (id: string) => (id === 'src' ? wrapped : fx.registry.get(id)) });
     }
     queue = options.queue ?? new EmbeddedTaskQueue(4);
-    executor = new JobExecutor(fx.store, registry, queue, fx.config);
+    executor = new JobExecutor(fx.store, registry, queue, fx.config, options.metrics);
     executor.onModuleInit();
     control = new JobControlService(fx.store, registry, executor, queue, fx.config);
   }
@@ -85,6 +89,50 @@ describe('JobExecutor', () => {
     // Every docs task (one per folder) was queued ahead, every enum task (the root's, then its two subfolders') behind.
     expect(found.filter((c) => c.ahead).flatMap((c) => c.kinds)).toEqual(['docs', 'docs', 'docs']);
     expect(found.filter((c) => !c.ahead).flatMap((c) => c.kinds)).toEqual(['enum', 'enum', 'enum']);
+  });
+
+  it('keeps one document per running task waiting for a slot, not the whole task', async () => {
+    // Queued all at once, a task's documents each held a waiting caller (and what it keeps alive) until its turn.
+    await setUp({ localConcurrency: 2 });
+    const n = 2 * DOCS_PER_TASK + 10;
+    await fx.writeSource(tree(n));
+    let mostWaiting = 0;
+    const original = Limiter.prototype.acquire;
+    const acquire = jest.spyOn(Limiter.prototype, 'acquire').mockImplementation(function (this: Limiter, ...args) {
+      // The local slots (2): what waits once this caller queues too, if no slot is free.
+      if (this.limit === 2 && this.active === this.limit) mostWaiting = Math.max(mostWaiting, this.pending + 1);
+      return original.apply(this, args);
+    });
+    try {
+      const jobId = fx.store.addJob(fx.definition()).id;
+      await control.start(jobId, 'alice');
+      expect(await fx.settled(jobId)).toMatchObject({ status: 'COMPLETED', read: n, written: n });
+    } finally {
+      acquire.mockRestore();
+    }
+    // The embedded queue runs 4 tasks at a time: at most one waiting document each.
+    expect(mostWaiting).toBeGreaterThan(0);
+    expect(mostWaiting).toBeLessThanOrEqual(4);
+  });
+
+  it('fails a task whose bookkeeping throws, and starts no document after it', async () => {
+    let counted = 0;
+    const metrics = {
+      jobDocument: () => {
+        if (++counted === 3) throw new Error('metrics registry broken');
+      },
+    } as unknown as GatewayMetrics;
+    await setUp({ localConcurrency: 1, metrics });
+    await fx.writeSource({ 'in/a.txt': 'a', 'in/b.txt': 'b', 'in/c.txt': 'c', 'in/d.txt': 'd', 'in/e.txt': 'e' });
+    const jobId = fx.store.addJob(fx.definition()).id;
+    await control.start(jobId, 'alice');
+    const run = await fx.settled(jobId);
+    expect(run).toMatchObject({ status: 'FAILED', message: 'Internal error: metrics registry broken' });
+    // One slot: a, b and c were copied (c's count threw), d and e never started.
+    expect(counted).toBe(3);
+    expect(await fx.readTarget('/out', 'c.txt')).toBe('c');
+    await expect(fx.dst.idByPath('/out', 'd.txt')).rejects.toThrow();
+    await expect(fx.dst.idByPath('/out', 'e.txt')).rejects.toThrow();
   });
 
   it('copies only the source folder itself when the job is not recursive', async () => {
