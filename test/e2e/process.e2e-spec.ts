@@ -57,6 +57,13 @@ describe('The gateway process', () => {
       expect(completed).toBeDefined();
       expect(completed!.res.statusCode).toBe(201);
       expect(completed!.req.headers.authorization).toBe('[redacted]');
+      // What Nest and the services log goes through the same JSON logger, with its context named.
+      const lines = gw
+        .stdout()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, any>);
+      expect(lines.find((e) => e.context === 'NestApplication')).toMatchObject({ level: 30, msg: expect.stringMatching(/started/) });
       const all = gw.stdout() + gw.stderr();
       expect(all).not.toContain(auth.slice(6));
       expect(all).not.toContain('admin-process-pw-1');

@@ -53,8 +53,9 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     const { status, body } = this.toResponse(exception, req);
 
     if (status >= 500 && !(exception instanceof GatewayError) && !isDatabaseUnavailable(exception)) {
-      // The path only: query strings can carry public download keys.
-      this.logger.error({ err: exception, path: req.path }, 'Unhandled error');
+      // The path only: query strings can carry public download keys. The request id is named here:
+      // no request context follows the code a request runs (logging/README.md).
+      this.logger.error({ err: exception, reqId: (req as { id?: unknown }).id, path: req.path }, 'Unhandled error');
     }
     if (res.headersSent) {
       // A stream failed after its headers went out: all we can do is cut the connection
