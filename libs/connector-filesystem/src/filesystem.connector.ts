@@ -55,7 +55,7 @@ import { allRealFolders, type DirectCopyAnswer } from './direct-copy';
 import { INLINE_READ_MAX_BYTES, InlineFileRead } from './inline-read';
 import { errnoCode, mapFsError } from './fs-errors';
 import { LINK_UNSUPPORTED } from './fs-calls';
-import { DOCUMENT_TYPE, documentItem, folderItem, versionList } from './item-info';
+import { DOCUMENT_TYPE, documentItem, folderItem, unrecordedDocumentItem, versionList } from './item-info';
 import {
   MetadataStore,
   firstRecord,
@@ -796,10 +796,10 @@ export class FilesystemConnector implements ContentConnector {
     if (!stat.isFile()) return undefined;
     const text = records.get(name);
     const stored = text === undefined ? undefined : this.store.parse(text, rel);
-    // A synthesized record describes the file as it is: nothing to reconcile.
-    const meta = stored ?? synthesizeMeta(rel, stat);
-    if (stored) reconcile(meta, stat);
-    return documentItem({ id: encodeId(rel), rel, stat, meta, record: latestVersion(meta) });
+    // A file without a record is described as it is: nothing to reconcile.
+    if (stored === undefined) return unrecordedDocumentItem(rel, stat);
+    reconcile(stored, stat);
+    return documentItem({ id: encodeId(rel), rel, stat, meta: stored, record: latestVersion(stored) });
   }
 
   /** The folder and every folder below it, without following links. */

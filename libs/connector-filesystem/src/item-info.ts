@@ -71,6 +71,38 @@ export function documentItem({ id, rel, stat, meta, record }: DocumentView): Ite
   };
 }
 
+/**
+ * A file without a record (dropped in by hand): documentItem of its synthesized record
+ * (synthesizeMeta), built directly. A listing shows thousands of these, and the record's
+ * ISO dates, parsed back, and its arrays were most of what describing one cost.
+ */
+export function unrecordedDocumentItem(rel: string, stat: BigIntStats): ItemInfo {
+  const name = nameOf(rel);
+  const id = encodeId(rel);
+  const modified = statDate(stat, 'mtime');
+  return {
+    id,
+    name,
+    path: repoPath(rel),
+    baseType: 'document',
+    typeId: DOCUMENT_TYPE,
+    mimeType: mimeTypeFor(name),
+    size: Number(stat.size),
+    created: stat.birthtimeNs > 0n ? statDate(stat, 'birthtime') : new Date(modified.getTime()),
+    modified,
+    createdBy: undefined,
+    modifiedBy: undefined,
+    checkedOut: false,
+    checkedOutBy: undefined,
+    checkinComment: undefined,
+    versionCount: 1,
+    versionLabel: versionLabel(1),
+    versionSeriesId: id,
+    etag: etagOf(stat),
+    properties: {},
+  };
+}
+
 /** Newest first, as CMIS getAllVersions answers. */
 export function versionList(rel: string, meta: DocumentMeta): VersionInfo[] {
   const name = nameOf(rel);
