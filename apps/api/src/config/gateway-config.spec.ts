@@ -62,7 +62,7 @@ describe('loadConfig', () => {
         exportConcurrency: 2,
         publicRateLimitPerMinute: 120,
       },
-      jobs: { definitions: [], redisUrl: undefined, concurrency: 8, localConcurrency: 128, auditRetentionDays: 30 },
+      jobs: { definitions: [], redisUrl: undefined, concurrency: 8, localConcurrency: 512, auditRetentionDays: 30 },
       extraction: { tikaUrl: undefined, tikaTimeoutMs: 60_000, caFile: undefined },
     });
   });

@@ -235,7 +235,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       definitions: jobDefinitions(file, env),
       redisUrl: parseRedisUrl(env.REDIS_URL),
       concurrency: parseInteger(env, 'GATEWAY_JOB_CONCURRENCY', 8, 1, 256),
-      localConcurrency: parseInteger(env, 'GATEWAY_JOB_LOCAL_CONCURRENCY', 128, 1, 1024),
+      localConcurrency: parseInteger(env, 'GATEWAY_JOB_LOCAL_CONCURRENCY', 512, 1, 1024),
       auditRetentionDays: parseInteger(env, 'GATEWAY_JOB_AUDIT_RETENTION_DAYS', 30, 0, 36500),
     },
     offload: parseOffload(env),
