@@ -262,6 +262,42 @@ describe('JobExecutor', () => {
     expect(audits('r')).toBe(2);
   });
 
+  it('gives up its task slot once every document is handed out, while they are still in flight', async () => {
+    const gate: { release?: () => void; opened: number } = { opened: 0 };
+    const held = new Promise<void>((r) => (gate.release = r));
+    const slow = (src: ContentConnector) =>
+      Object.assign(Object.create(src) as ContentConnector, {
+        openContent: async (id: string) => {
+          const real = await src.openContent(id);
+          gate.opened++;
+          const out = new PassThrough();
+          void held.then(() => real.pipe(out));
+          return out as Readable;
+        },
+      });
+    await setUp({ source: slow, queue: new RecordingQueue() });
+    await fx.writeSource({ 'in/a.txt': 'a', 'in/b.txt': 'b' });
+    const job = fx.store.addJob(fx.definition());
+    const ids = await Promise.all(['a', 'b'].map((n) => fx.src.idByPath('/in', `${n}.txt`)));
+    const run = fx.store.addRun(job.id);
+    fx.store.tasks.get(run.id)!.set('d.1', { ...docsTask('d.1', { items: ids.map((id, i) => ({ id, rel: `${'ab'[i]}.txt`, path: `/in/${'ab'[i]}.txt` })) }), runId: run.id, state: 'pending' });
+    // What had been written when the slot was given up.
+    const releasedWith: number[] = [];
+    let returned = false;
+    const task = executor
+      .runTask({ runId: run.id, key: 'd.1', attempt: 1 }, { release: () => releasedWith.push(fx.store.runs.get(run.id)!.written) })
+      .then(() => (returned = true));
+    while (gate.opened < 2) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setImmediate(r));
+    // Both documents are open and held: the slot was given up with nothing written, and the task has not returned.
+    expect(releasedWith).toEqual([0]);
+    expect(returned).toBe(false);
+    gate.release!();
+    await task;
+    expect(releasedWith).toEqual([0]);
+    expect(fx.store.runs.get(run.id)).toMatchObject({ status: 'COMPLETED', written: 2 });
+  });
+
   it('claims on its own when claiming in the starting transition fails, and still copies the batch', async () => {
     await setUp();
     await fx.writeSource({ 'in/a.txt': 'a', 'in/b.txt': 'b' });

@@ -14,7 +14,7 @@ import type { JobStore } from './job-store';
 import { failingReason, settle } from './run-lifecycle';
 import { Cancelled, RunWatcher, type RunWatch } from './run-watcher';
 import { DOCS_PER_TASK, LIST_PAGE, ROOT_TASK_KEY, folderPageTasks, parseTask, type DocsPayload, type EnumPayload } from './task-plan';
-import { TASK_QUEUE, TaskInterrupted, type TaskQueue, type TaskRef } from './task-queue';
+import { TASK_QUEUE, TaskInterrupted, type TaskQueue, type TaskRef, type TaskSlot } from './task-queue';
 
 /**
  * Outcomes are written in batches: when a batch reaches this many documents, every
@@ -71,7 +71,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   onModuleInit(): void {
-    this.queue.setHandler((ref) => this.runTask(ref));
+    this.queue.setHandler((ref, slot) => this.runTask(ref, slot));
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -90,7 +90,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
    * queued it: a task of an older attempt (queued before a resume) neither starts
    * nor writes its row, since the resume reset that row and queued it again.
    */
-  async runTask(ref: TaskRef): Promise<void> {
+  async runTask(ref: TaskRef, slot?: TaskSlot): Promise<void> {
     if (this.shuttingDown) throw new TaskInterrupted();
     const task = await this.repo.findTask(ref.runId, ref.key);
     if (!task || task.state === 'done') return;
@@ -122,7 +122,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         finished = await loaded.indexer!.sweep(() => !watch.takes(ref.attempt));
       } else {
         const claims = start.claims ?? (await this.repo.claimDocs(loaded.jobId, ref.runId, toClaim!.docs, Date.now()));
-        ({ finished, rest } = await this.copyDocs(ref, loaded, watch, planned.payload, claims));
+        ({ finished, rest } = await this.copyDocs(ref, loaded, watch, planned.payload, claims, slot));
       }
     } catch (e) {
       if (!(e instanceof Cancelled)) failure = this.describeFailure(e, ref);
@@ -240,6 +240,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     watch: RunWatch,
     p: DocsPayload,
     claims: Map<string, ClaimedDoc>,
+    slot: TaskSlot | undefined,
   ): Promise<{ finished: boolean; rest: DocOutcome[] }> {
     const { copier, jobId } = ctx;
     // An indexer writes the batch's index documents before the outcomes that say so are recorded.
@@ -304,6 +305,8 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
           });
         inFlight.add(copying);
       }
+      // Every document is handed out: the next task may start while these finish.
+      slot?.release();
       await Promise.all(inFlight);
     } finally {
       clearInterval(timer);

@@ -6,7 +6,17 @@ export interface TaskRef {
   attempt: number;
 }
 
-export type TaskHandler = (ref: TaskRef) => Promise<void>;
+/**
+ * A task's place in a queue that runs a few at a time (the embedded one). `release` says the task
+ * no longer needs it before it returns: a docs task that handed out its last document only waits
+ * for those in flight, and the next task can meanwhile claim its batch and start, so the copies do
+ * not pause between tasks. Releasing twice, or again when the task returns, releases once.
+ */
+export interface TaskSlot {
+  release(): void;
+}
+
+export type TaskHandler = (ref: TaskRef, slot?: TaskSlot) => Promise<void>;
 
 /**
  * Where tasks wait for a worker. Embedded: an in-process queue. Redis: BullMQ,
