@@ -46,29 +46,23 @@ export interface DocumentView {
 
 /** `meta` must already be reconciled with the file on disk. */
 export function documentItem({ id, rel, stat, meta, record }: DocumentView): ItemInfo {
-  const name = nameOf(rel);
   const current = record === latestVersion(meta);
-  return {
+  return describeDocument({
     id,
-    name,
-    path: repoPath(rel),
-    baseType: 'document',
-    typeId: DOCUMENT_TYPE,
-    mimeType: record.mimeType ?? mimeTypeFor(name),
-    size: Number(stat.size),
+    rel,
+    stat,
+    mimeType: record.mimeType,
     created: new Date(meta.created),
     modified: current ? statDate(stat, 'mtime') : new Date(record.modified),
     createdBy: meta.createdBy,
     modifiedBy: record.modifiedBy,
-    checkedOut: meta.checkedOutBy !== undefined,
     checkedOutBy: meta.checkedOutBy,
-    checkinComment: record.comment,
+    comment: record.comment,
     versionCount: meta.versions.length,
-    versionLabel: versionLabel(record.n),
+    versionNumber: record.n,
     versionSeriesId: encodeId(rel),
-    etag: etagOf(stat),
     properties: { ...meta.properties },
-  };
+  });
 }
 
 /**
@@ -77,29 +71,61 @@ export function documentItem({ id, rel, stat, meta, record }: DocumentView): Ite
  * ISO dates, parsed back, and its arrays were most of what describing one cost.
  */
 export function unrecordedDocumentItem(rel: string, stat: BigIntStats): ItemInfo {
-  const name = nameOf(rel);
   const id = encodeId(rel);
   const modified = statDate(stat, 'mtime');
-  return {
+  return describeDocument({
     id,
-    name,
-    path: repoPath(rel),
-    baseType: 'document',
-    typeId: DOCUMENT_TYPE,
-    mimeType: mimeTypeFor(name),
-    size: Number(stat.size),
+    rel,
+    stat,
     created: stat.birthtimeNs > 0n ? statDate(stat, 'birthtime') : new Date(modified.getTime()),
     modified,
-    createdBy: undefined,
-    modifiedBy: undefined,
-    checkedOut: false,
-    checkedOutBy: undefined,
-    checkinComment: undefined,
     versionCount: 1,
-    versionLabel: versionLabel(1),
+    versionNumber: 1,
     versionSeriesId: id,
-    etag: etagOf(stat),
     properties: {},
+  });
+}
+
+interface DocumentFacts {
+  id: string;
+  rel: string;
+  stat: BigIntStats;
+  /** Declared; else guessed from the name. */
+  mimeType?: string;
+  created: Date;
+  modified: Date;
+  createdBy?: string;
+  modifiedBy?: string;
+  checkedOutBy?: string;
+  comment?: string;
+  versionCount: number;
+  versionNumber: number;
+  versionSeriesId: string;
+  properties: Record<string, string>;
+}
+
+function describeDocument(f: DocumentFacts): ItemInfo {
+  const name = nameOf(f.rel);
+  return {
+    id: f.id,
+    name,
+    path: repoPath(f.rel),
+    baseType: 'document',
+    typeId: DOCUMENT_TYPE,
+    mimeType: f.mimeType ?? mimeTypeFor(name),
+    size: Number(f.stat.size),
+    created: f.created,
+    modified: f.modified,
+    createdBy: f.createdBy,
+    modifiedBy: f.modifiedBy,
+    checkedOut: f.checkedOutBy !== undefined,
+    checkedOutBy: f.checkedOutBy,
+    checkinComment: f.comment,
+    versionCount: f.versionCount,
+    versionLabel: versionLabel(f.versionNumber),
+    versionSeriesId: f.versionSeriesId,
+    etag: etagOf(f.stat),
+    properties: f.properties,
   };
 }
 

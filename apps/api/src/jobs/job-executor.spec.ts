@@ -233,18 +233,7 @@ describe('JobExecutor', () => {
   });
 
   it('kill cuts the documents in flight: nothing is written, they stay claimed, and resume copies them', async () => {
-    const gate: { release?: () => void; opened: number } = { opened: 0 };
-    const held = new Promise<void>((r) => (gate.release = r));
-    const slow = (src: ContentConnector) =>
-      Object.assign(Object.create(src) as ContentConnector, {
-        openContent: async (id: string) => {
-          const real = await src.openContent(id);
-          gate.opened++;
-          const out = new PassThrough();
-          void held.then(() => real.pipe(out));
-          return out as Readable;
-        },
-      });
+    const { gate, slow } = heldSource();
     await setUp({ source: slow });
     await fx.writeSource({ 'in/a.txt': 'a', 'in/b.txt': 'b' });
     const jobId = fx.store.addJob(fx.definition()).id;
@@ -263,18 +252,7 @@ describe('JobExecutor', () => {
   });
 
   it('gives up its task slot once every document is handed out, while they are still in flight', async () => {
-    const gate: { release?: () => void; opened: number } = { opened: 0 };
-    const held = new Promise<void>((r) => (gate.release = r));
-    const slow = (src: ContentConnector) =>
-      Object.assign(Object.create(src) as ContentConnector, {
-        openContent: async (id: string) => {
-          const real = await src.openContent(id);
-          gate.opened++;
-          const out = new PassThrough();
-          void held.then(() => real.pipe(out));
-          return out as Readable;
-        },
-      });
+    const { gate, slow } = heldSource();
     await setUp({ source: slow, queue: new RecordingQueue() });
     await fx.writeSource({ 'in/a.txt': 'a', 'in/b.txt': 'b' });
     const job = fx.store.addJob(fx.definition());
@@ -365,6 +343,26 @@ describe('JobExecutor', () => {
     expect(fx.store.runs.get(run.id)).toMatchObject({ status: 'FAILED', message: `Internal error: Job ${job.id} not found` });
   });
 });
+
+/**
+ * A source whose documents open at once but send nothing until `gate.release()`: copies stay in
+ * flight (a wrapped driver is read through openContent, not copied directly).
+ */
+function heldSource() {
+  const gate: { release?: () => void; opened: number } = { opened: 0 };
+  const held = new Promise<void>((r) => (gate.release = r));
+  const slow = (src: ContentConnector) =>
+    Object.assign(Object.create(src) as ContentConnector, {
+      openContent: async (id: string) => {
+        const real = await src.openContent(id);
+        gate.opened++;
+        const out = new PassThrough();
+        void held.then(() => real.pipe(out));
+        return out as Readable;
+      },
+    });
+  return { gate, slow };
+}
 
 describe('OutcomeBatch', () => {
   const outcome = (docId: string): DocOutcome => ({ docId, outcome: 'p', sourcePath: `/in/${docId}` });
