@@ -75,6 +75,32 @@ function withChildCpu(fn) {
   return [result, processCpuMs('self', true) - before];
 }
 
+// When this benchmark last deleted its outputs: the next run waits until ext4 reuses those inodes
+// again (see the comment at the top; ~60 s after a delete, 300 s while their inode table block is
+// dirty), so that it does not measure the previous run. BENCH_SETTLE_S=0 skips the wait.
+const SETTLE_MS = Number(process.env.BENCH_SETTLE_S ?? 360) * 1000;
+const deletedAtFile = () => path.join(workDir('job-vs-cp'), 'outputs-deleted-at');
+async function settleAfterLastDelete() {
+  let last;
+  try {
+    last = Number(fs.readFileSync(deletedAtFile(), 'utf8'));
+  } catch {
+    return;
+  }
+  const wait = last + SETTLE_MS - Date.now();
+  if (wait <= 0) return;
+  console.log(`[bench] job-vs-cp: the last run deleted its outputs ${Math.round((Date.now() - last) / 1000)} s ago; waiting ${Math.round(wait / 1000)} s for ext4 to reuse those inodes (BENCH_SETTLE_S)`);
+  await new Promise((resolve) => setTimeout(resolve, wait));
+}
+function removeOutputs(...dirs) {
+  let removed = false;
+  for (const dir of dirs) {
+    removed = removed || (fs.existsSync(dir) && fs.readdirSync(dir).length > 0);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  if (removed) fs.writeFileSync(deletedAtFile(), String(Date.now()));
+}
+
 const ratioOf = (reference, job) => Number((reference / job).toFixed(3));
 const perRound = (reference, job) => reference.map((r, i) => ratioOf(r, job[i])).join('/');
 
@@ -84,8 +110,8 @@ async function measure(name, shape) {
   makeTree(srcRoot, shape);
   const dstRoot = path.join(base, 'dst');
   const cpRoot = path.join(base, 'cp-out');
-  fs.rmSync(dstRoot, { recursive: true, force: true });
-  fs.rmSync(cpRoot, { recursive: true, force: true });
+  removeOutputs(dstRoot, cpRoot);
+  await settleAfterLastDelete();
   fs.mkdirSync(dstRoot, { recursive: true });
   fs.mkdirSync(cpRoot, { recursive: true });
   const rclone = ensureDebianPackage('rclone', 'rclone');
@@ -155,8 +181,7 @@ async function measure(name, shape) {
     }
   } finally {
     await gw.stop();
-    fs.rmSync(dstRoot, { recursive: true, force: true });
-    fs.rmSync(cpRoot, { recursive: true, force: true });
+    removeOutputs(dstRoot, cpRoot);
   }
   const job = median(jobMs);
   const ratios = {
