@@ -11,7 +11,14 @@ async function startJobsGateway(srcRoot, dstRoot, env = {}) {
     file,
     `connectors:\n  - {id: src, typeId: filesystem, params: {root: ${srcRoot}}}\n  - {id: dst, typeId: filesystem, params: {root: ${dstRoot}}}\n`,
   );
-  return startGateway({ GATEWAY_CONFIG: file, ...env });
+  const gw = await startGateway({ GATEWAY_CONFIG: file, ...env });
+  const stop = gw.stop;
+  // The config folder goes with the gateway (one was left per run before).
+  gw.stop = async () => {
+    await stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  return gw;
 }
 
 
