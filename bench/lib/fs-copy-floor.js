@@ -15,7 +15,7 @@ const BetterSqlite3 = require('better-sqlite3');
 const C = fs.constants;
 // The connector's copy thread takes the requests of one event-loop turn as one message, checks each
 // folder once per message, and answers (committing the answered documents' records first) sixteen at a
-// time (direct-copy.worker.ts ANSWER_EVERY): here a group of 16 documents shares its folder checks and
+// time (direct-copy.worker.ts ANSWER_EVERY): here a group of 16 documents shares its record look-up, folder checks and
 // its commit. The floor makes its calls inline in one thread; the job makes the same calls on its
 // copy thread (libs/connector-filesystem direct-copy.ts, direct-copy-records.ts) while the event loop
 // keeps its bookkeeping.
@@ -31,7 +31,8 @@ db.pragma('busy_timeout = 5000');
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = NORMAL');
 db.exec('CREATE TABLE IF NOT EXISTS documents (folder TEXT NOT NULL, name TEXT NOT NULL, record TEXT NOT NULL, PRIMARY KEY (folder, name)) WITHOUT ROWID');
-const get = db.prepare('SELECT record FROM documents WHERE folder = ? AND name = ?');
+// The copy thread looks up a message's names with one query per folder (direct-copy-records.ts lookUp).
+const namesWithRecords = db.prepare('SELECT name FROM documents WHERE folder = ? AND name IN (SELECT value FROM json_each(?))');
 const put = db.prepare('INSERT INTO documents (folder, name, record) VALUES (?, ?, ?) ON CONFLICT (folder, name) DO UPDATE SET record = excluded.record');
 const commit = db.transaction((rows) => {
   for (const row of rows) put.run(...row);
@@ -44,21 +45,33 @@ let n = 0;
 const made = new Set();
 let pending = [];
 let checked = new Set();
+const check = (folder) => {
+  if (!checked.has(folder)) {
+    fs.lstatSync(folder);
+    checked.add(folder);
+  }
+};
+// The records at the group's target names, looked up first, one query per folder (a name with a record is refused or streamed).
+const lookUp = (group) => {
+  const byFolder = new Map();
+  for (const [dir, name] of group) {
+    const folderRel = `tree/${dir}`;
+    if (!byFolder.has(folderRel)) byFolder.set(folderRel, []);
+    byFolder.get(folderRel).push(name);
+  }
+  for (const [folderRel, names] of byFolder) {
+    const taken = namesWithRecords.all(folderRel, JSON.stringify(names));
+    if (taken.length > 0) throw new Error(`${folderRel}/${taken[0].name} has a record`);
+  }
+};
 for (const [dir, name] of files) {
+  if (n % RECORDS_PER_COMMIT === 0) lookUp(files.slice(n, n + RECORDS_PER_COMMIT));
   n++;
-  // the record at the target's name, looked up first (a name with a record is refused or streamed)
   const folderRel = `tree/${dir}`;
-  if (get.get(folderRel, name)) throw new Error(`${folderRel}/${name} has a record`);
   // openContent: lstat, the folders between the root and the file are no links (source root: the
   // parent of <source tree>, as in job-vs-cp; once per group), open without following links, fstat
   const source = path.join(src, dir, name);
   fs.lstatSync(source);
-  const check = (folder) => {
-    if (!checked.has(folder)) {
-      fs.lstatSync(folder);
-      checked.add(folder);
-    }
-  };
   check(src);
   check(path.join(src, dir));
   const fd = fs.openSync(source, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);

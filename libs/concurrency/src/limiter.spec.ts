@@ -86,6 +86,36 @@ describe('Limiter', () => {
     expect(limiter.active).toBe(0);
   });
 
+  it('lets a task give up its slot before it returns, releasing it once', async () => {
+    const limiter = new Limiter(1);
+    const done = deferred();
+    const order: string[] = [];
+    const first = limiter.run(async (release) => {
+      release();
+      release();
+      await done.promise;
+      order.push('first returned');
+    });
+    const second = limiter.run(async () => void order.push('second ran'));
+    const third = limiter.run(async () => void order.push('third ran'));
+    await second;
+    await third;
+    // The early release let second take the slot; first's second release and its return freed nothing more.
+    expect(order).toEqual(['second ran', 'third ran']);
+    expect(limiter.active).toBe(0);
+    done.resolve();
+    await first;
+    expect(limiter.active).toBe(0);
+    const held = deferred();
+    const holding = limiter.run(() => held.promise);
+    let waited = false;
+    const after = limiter.run(() => void (waited = true));
+    await Promise.resolve();
+    expect(waited).toBe(false);
+    held.resolve();
+    await Promise.all([holding, after]);
+  });
+
   it('frees the slot of a task that throws, and passes the error on', async () => {
     const limiter = new Limiter(1);
     await expect(limiter.run(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');

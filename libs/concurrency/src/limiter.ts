@@ -72,11 +72,15 @@ export class Limiter {
     });
   }
 
-  /** Runs `fn` once a slot is free, releasing it when `fn` settles. */
-  async run<T>(fn: () => Promise<T> | T, signal?: AbortSignal, options?: AcquireOptions): Promise<T> {
+  /**
+   * Runs `fn` once a slot is free, releasing it when `fn` settles. `fn` gets the release function:
+   * a caller done with the slot before it returns (an embedded job task whose documents are all
+   * handed out) gives it up early; the release when `fn` settles then changes nothing.
+   */
+  async run<T>(fn: (release: () => void) => Promise<T> | T, signal?: AbortSignal, options?: AcquireOptions): Promise<T> {
     const release = await this.acquire(signal, options);
     try {
-      return await fn();
+      return await fn(release);
     } finally {
       release();
     }

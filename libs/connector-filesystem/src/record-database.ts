@@ -3,7 +3,7 @@ import * as fsp from 'node:fs/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { TurnBatch } from '@gateway/concurrency';
 import { errnoCode } from './fs-errors';
-import { GET_RECORD, PUT_RECORD, openRecordFile } from './record-sql';
+import { GET_RECORD, PUT_RECORD, RECORDS_OF_NAMES, openRecordFile } from './record-sql';
 
 /**
  * The documents' metadata records, one SQLite database per repository
@@ -77,7 +77,7 @@ export class RecordDatabase {
       throw e;
     }
     this.getStatement = this.db.prepare(GET_RECORD);
-    this.someStatement = this.db.prepare('SELECT name, record FROM documents WHERE folder = ? AND name IN (SELECT value FROM json_each(?))');
+    this.someStatement = this.db.prepare(RECORDS_OF_NAMES);
     this.folderStatement = this.db.prepare('SELECT name, record FROM documents WHERE folder = ?');
     this.putStatement = this.db.prepare(PUT_RECORD);
     this.deleteStatement = this.db.prepare('DELETE FROM documents WHERE folder = ? AND name = ?');

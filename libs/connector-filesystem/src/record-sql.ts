@@ -7,8 +7,12 @@ import BetterSqlite3 from 'better-sqlite3';
  */
 
 export const GET_RECORD = 'SELECT record FROM documents WHERE folder = ? AND name = ?';
-/** Which of some names of one folder (a JSON array) have a record. */
-export const NAMES_WITH_RECORDS = 'SELECT name FROM documents WHERE folder = ? AND name IN (SELECT value FROM json_each(?))';
+/** Of some names of one folder (a JSON array), those with a record. */
+const OF_NAMES = 'FROM documents WHERE folder = ? AND name IN (SELECT value FROM json_each(?))';
+/** Their records (a listing's page). */
+export const RECORDS_OF_NAMES = `SELECT name, record ${OF_NAMES}`;
+/** Only whether they have one (the copy thread's look-up before copying). */
+export const NAMES_WITH_RECORDS = `SELECT name ${OF_NAMES}`;
 export const PUT_RECORD =
   'INSERT INTO documents (folder, name, record) VALUES (?, ?, ?) ON CONFLICT (folder, name) DO UPDATE SET record = excluded.record';
 

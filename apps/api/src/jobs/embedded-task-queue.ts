@@ -34,14 +34,7 @@ export class EmbeddedTaskQueue implements TaskQueue {
   private schedule(ref: TaskRef, retries: number, ahead?: boolean): void {
     if (this.stopping.signal.aborted) return;
     const p: Promise<void> = this.slots
-      .acquire(this.stopping.signal, { ahead })
-      .then(async (release) => {
-        try {
-          await this.handler!(ref, { release });
-        } finally {
-          release();
-        }
-      })
+      .run((release) => this.handler!(ref, { release }), this.stopping.signal, { ahead })
       .catch((e: unknown) => {
         if (this.stopping.signal.aborted && e === this.stopping.signal.reason) return; // dropped by drain before it started
         if (e instanceof TaskInterrupted) return;
