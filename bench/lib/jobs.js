@@ -31,8 +31,13 @@ async function defineJob(gw, name, sourcePath, targetPath) {
   return res.results.jobId;
 }
 
-/** Starts the job and polls its status until the run ends; returns { ms, status }. */
-async function runJob(gw, jobId, pollMs = 20) {
+/**
+ * Starts the job and polls its status until the run ends; returns { ms, status }. `finishing`:
+ * once that many documents are finished (written, skipped or failed), it polls every
+ * `finishing.pollMs` instead: the end is seen within a few ms without a poll every few ms for
+ * the whole run.
+ */
+async function runJob(gw, jobId, pollMs = 20, finishing = undefined) {
   const t0 = process.hrtime.bigint();
   await api(gw, 'GET', `/job/service/${jobId}/start`);
   for (;;) {
@@ -40,7 +45,8 @@ async function runJob(gw, jobId, pollMs = 20) {
     if (!['RUNNING', 'PAUSING', 'ABORTING'].includes(s.status)) {
       return { ms: Number(process.hrtime.bigint() - t0) / 1e6, status: s };
     }
-    await new Promise((r) => setTimeout(r, pollMs));
+    const done = s.written + s.skipped + s.failed;
+    await new Promise((r) => setTimeout(r, finishing && done >= finishing.documents ? finishing.pollMs : pollMs));
   }
 }
 

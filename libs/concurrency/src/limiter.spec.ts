@@ -60,32 +60,6 @@ describe('Limiter', () => {
     expect(order).toEqual([1, 2, 3]);
   });
 
-  it('lets callers asking to wait ahead pass those that did not, in their own order of arrival', async () => {
-    const limiter = new Limiter(1);
-    const order: string[] = [];
-    const first = deferred();
-    const held = limiter.run(() => first.promise);
-    const queued = [
-      limiter.run(async () => void order.push('e1')),
-      limiter.run(async () => void order.push('d1'), undefined, { ahead: true }),
-      limiter.run(async () => void order.push('e2')),
-      limiter.run(async () => void order.push('d2'), undefined, { ahead: true }),
-      limiter.run(async () => void order.push('e3'), undefined, { ahead: false }),
-    ];
-    first.resolve();
-    await Promise.all([held, ...queued]);
-    expect(order).toEqual(['d1', 'd2', 'e1', 'e2', 'e3']);
-  });
-
-  it('grants a free slot at once to a caller asking to wait ahead, as to any other', async () => {
-    const limiter = new Limiter(2);
-    const release = await limiter.acquire(undefined, { ahead: true });
-    expect(limiter.active).toBe(1);
-    expect(limiter.pending).toBe(0);
-    release();
-    expect(limiter.active).toBe(0);
-  });
-
   it('lets a task give up its slot before it returns, releasing it once', async () => {
     const limiter = new Limiter(1);
     const done = deferred();

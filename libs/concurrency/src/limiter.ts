@@ -20,17 +20,11 @@ interface Waiter {
   grant: () => void;
   reject: (reason: unknown) => void;
   signal?: AbortSignal;
-  ahead?: boolean;
-}
-
-export interface AcquireOptions {
-  /** Wait ahead of the callers that did not ask for it (behind those that did, in their order). */
-  ahead?: boolean;
 }
 
 /**
  * A FIFO counting semaphore: at most `limit` holders at once; callers beyond wait in order
- * of arrival (those that asked to wait `ahead` before the others), and a waiter whose signal aborts leaves the queue (rejecting) without ever
+ * of arrival, and a waiter whose signal aborts leaves the queue (rejecting) without ever
  * taking a slot. Waiters sharing a signal (every task of a stopping queue, every document
  * of a killed run) share one abort listener: thousands of them raise no listener-leak warning.
  */
@@ -57,17 +51,15 @@ export class Limiter {
    * Waits for a slot; resolves with its release function (calling it twice releases once).
    * Rejects, taking no slot, when `signal` is or becomes aborted before the slot is granted.
    */
-  acquire(signal?: AbortSignal, options?: AcquireOptions): Promise<() => void> {
+  acquire(signal?: AbortSignal): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(reasonOf(signal));
     if (this.holders < this.limit && this.waiters.length === 0) {
       this.holders++;
       return Promise.resolve(this.releaser());
     }
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = { grant: () => resolve(this.releaser()), reject, signal, ahead: options?.ahead };
-      const behind = waiter.ahead ? this.waiters.findIndex((w) => !w.ahead) : -1;
-      if (behind >= 0) this.waiters.splice(behind, 0, waiter);
-      else this.waiters.push(waiter);
+      const waiter: Waiter = { grant: () => resolve(this.releaser()), reject, signal };
+      this.waiters.push(waiter);
       if (signal) this.watch(signal, waiter);
     });
   }
@@ -77,8 +69,8 @@ export class Limiter {
    * a caller done with the slot before it returns (an embedded job task whose documents are all
    * handed out) gives it up early; the release when `fn` settles then changes nothing.
    */
-  async run<T>(fn: (release: () => void) => Promise<T> | T, signal?: AbortSignal, options?: AcquireOptions): Promise<T> {
-    const release = await this.acquire(signal, options);
+  async run<T>(fn: (release: () => void) => Promise<T> | T, signal?: AbortSignal): Promise<T> {
+    const release = await this.acquire(signal);
     try {
       return await fn(release);
     } finally {

@@ -29,4 +29,22 @@ describe('TurnBatch', () => {
     batch.flush();
     expect(batches).toEqual([['a']]);
   });
+
+  it('hands over a batch at once when it reaches maxItems, and the rest of the turn after it', async () => {
+    const batches: number[][] = [];
+    const batch = new TurnBatch<number>((items) => batches.push(items), 2);
+    batch.add(1);
+    expect(batches).toEqual([]);
+    batch.add(2);
+    expect(batches).toEqual([[1, 2]]);
+    expect(batch.pending).toEqual([]);
+    batch.add(3);
+    batch.add(4);
+    batch.add(5);
+    expect(batches).toEqual([[1, 2], [3, 4]]);
+    await nextTurn();
+    expect(batches).toEqual([[1, 2], [3, 4], [5]]);
+    await nextTurn();
+    expect(batches).toEqual([[1, 2], [3, 4], [5]]);
+  });
 });

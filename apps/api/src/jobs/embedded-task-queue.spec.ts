@@ -23,7 +23,7 @@ describe('EmbeddedTaskQueue', () => {
   beforeAll(() => Logger.overrideLogger(false));
 
   it('runs as many tasks at once as it has slots, the next when one returns', async () => {
-    const queue = new EmbeddedTaskQueue(2);
+    const queue = new EmbeddedTaskQueue(2, 1);
     const tasks = heldTasks();
     queue.setHandler(tasks.handler);
     await queue.enqueue([ref('a'), ref('b'), ref('c')]);
@@ -38,7 +38,7 @@ describe('EmbeddedTaskQueue', () => {
   });
 
   it('starts the next task once a running one releases its slot, before it returns; releasing again changes nothing', async () => {
-    const queue = new EmbeddedTaskQueue(1);
+    const queue = new EmbeddedTaskQueue(1, 1);
     const tasks = heldTasks();
     queue.setHandler(tasks.handler);
     await queue.enqueue([ref('a'), ref('b'), ref('c')]);
@@ -59,22 +59,43 @@ describe('EmbeddedTaskQueue', () => {
     await queue.drain();
   });
 
-  it('takes tasks queued ahead before those queued earlier without it', async () => {
-    const queue = new EmbeddedTaskQueue(1);
+  it('runs listing tasks in a lane of their own: one lists while the copying slots are taken, and copies never wait behind listing', async () => {
+    const queue = new EmbeddedTaskQueue(1, 1);
     const tasks = heldTasks();
     queue.setHandler(tasks.handler);
-    await queue.enqueue([ref('first'), ref('e1'), ref('e2')]);
-    await queue.enqueue([ref('d1'), ref('d2')], { ahead: true });
-    for (const key of ['first', 'd1', 'd2', 'e1', 'e2']) {
-      await turn();
-      expect(tasks.started[tasks.started.length - 1]).toBe(key);
-      tasks.end(key);
-    }
+    await queue.enqueue([ref('d1'), ref('d2')]);
+    await queue.enqueue([ref('e1'), ref('e2')], { listing: true });
+    await turn();
+    expect(tasks.started).toEqual(['d1', 'e1']);
+    // The listing lane's next task waits for its own slot, not for the copying one.
+    tasks.end('e1');
+    await turn();
+    expect(tasks.started).toEqual(['d1', 'e1', 'e2']);
+    // And the copying lane's next task for its own, not for the listing one.
+    tasks.end('d1');
+    await turn();
+    expect(tasks.started).toEqual(['d1', 'e1', 'e2', 'd2']);
+    tasks.end('d2');
+    tasks.end('e2');
     await queue.drain();
   });
 
+  it('drops the tasks queued in either lane when drained', async () => {
+    const queue = new EmbeddedTaskQueue(1, 1);
+    const tasks = heldTasks();
+    queue.setHandler(tasks.handler);
+    await queue.enqueue([ref('d1'), ref('d2')]);
+    await queue.enqueue([ref('e1'), ref('e2')], { listing: true });
+    await turn();
+    const draining = queue.drain();
+    tasks.end('d1');
+    tasks.end('e1');
+    await draining;
+    expect(tasks.started).toEqual(['d1', 'e1']);
+  });
+
   it('drops the tasks still queued when drained, and waits for the running ones', async () => {
-    const queue = new EmbeddedTaskQueue(1);
+    const queue = new EmbeddedTaskQueue(1, 1);
     const tasks = heldTasks();
     queue.setHandler(tasks.handler);
     await queue.enqueue([ref('a'), ref('b')]);

@@ -4,8 +4,10 @@ import { isDatabaseUnavailable } from '@gateway/persistence';
 import { TaskInterrupted, type TaskHandler, type TaskQueue, type TaskRef } from './task-queue';
 
 /**
- * The in-process queue of the embedded mode: FIFO, a few tasks at a time (the
- * documents inside them share the executor's bounded concurrency).
+ * The in-process queue of the embedded mode: FIFO in two lanes, a few tasks at a time in each.
+ * Tasks that copy (docs, sweep) share `slots` (the documents inside them share the executor's
+ * bounded concurrency); tasks that list folders have `listingSlots` of their own, so that listing
+ * never waits behind copies, nor copies behind listing (jobs README, session 23).
  */
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5_000;
@@ -14,27 +16,30 @@ export class EmbeddedTaskQueue implements TaskQueue {
   readonly mode = 'embedded' as const;
   private readonly logger = new Logger('EmbeddedTaskQueue');
   private readonly slots: Limiter;
+  private readonly listingSlots: Limiter;
   /** Aborted by drain: queued tasks give up their place and never start. */
   private readonly stopping = new AbortController();
   private readonly running = new Set<Promise<void>>();
   private handler?: TaskHandler;
 
-  constructor(slots: number) {
+  constructor(slots: number, listingSlots: number) {
     this.slots = new Limiter(slots);
+    this.listingSlots = new Limiter(listingSlots);
   }
 
   setHandler(handler: TaskHandler): void {
     this.handler = handler;
   }
 
-  async enqueue(refs: TaskRef[], options?: { ahead?: boolean }): Promise<void> {
-    for (const ref of refs) this.schedule(ref, 0, options?.ahead);
+  async enqueue(refs: TaskRef[], options?: { listing?: boolean }): Promise<void> {
+    const lane = options?.listing === true ? this.listingSlots : this.slots;
+    for (const ref of refs) this.schedule(ref, lane, 0);
   }
 
-  private schedule(ref: TaskRef, retries: number, ahead?: boolean): void {
+  private schedule(ref: TaskRef, lane: Limiter, retries: number): void {
     if (this.stopping.signal.aborted) return;
-    const p: Promise<void> = this.slots
-      .run((release) => this.handler!(ref, { release }), this.stopping.signal, { ahead })
+    const p: Promise<void> = lane
+      .run((release) => this.handler!(ref, { release }), this.stopping.signal)
       .catch((e: unknown) => {
         if (this.stopping.signal.aborted && e === this.stopping.signal.reason) return; // dropped by drain before it started
         if (e instanceof TaskInterrupted) return;
@@ -52,7 +57,7 @@ export class EmbeddedTaskQueue implements TaskQueue {
             };
             const timer = setTimeout(() => {
               this.stopping.signal.removeEventListener('abort', onAbort);
-              this.schedule(ref, retries + 1);
+              this.schedule(ref, lane, retries + 1);
               resolve();
             }, delay);
             this.stopping.signal.addEventListener('abort', onAbort, { once: true });

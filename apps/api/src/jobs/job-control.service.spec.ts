@@ -67,6 +67,7 @@ describe('JobControlService', () => {
       expect(answer.message).toBe(`Job ${jobId} started: run ${jobId}_1`);
       expect(answer.results).toMatchObject({ status: 'RUNNING', jobRunId: `${jobId}_1`, canPauseJob: true });
       expect(queue.queued).toEqual([{ runId: `${jobId}_1`, key: 'e.root', attempt: 1 }]);
+      expect(queue.listing).toEqual(['e.root']);
       expect(parseTask((await fx.store.findTask(`${jobId}_1`, 'e.root'))!)).toEqual({ kind: 'enum', payload: { folderPath: '/in', rel: '' } });
       expect((await fx.store.findRun(`${jobId}_1`))?.startedBy).toBe('alice');
     });
@@ -106,6 +107,7 @@ describe('JobControlService', () => {
       const answer = await service.runErrors(jobId, 'bob');
       expect(answer.message).toBe(`Job ${jobId} started over the failed documents of the previous run: run ${jobId}_2`);
       expect(queue.queued).toEqual([{ runId: `${jobId}_2`, key: 'r.0', attempt: 1 }]);
+      expect(queue.listing).toEqual([]);
       const task = parseTask((await fx.store.findTask(`${jobId}_2`, 'r.0'))!);
       expect(task.payload as DocsPayload).toEqual({ items: [{ id: 'a', rel: 'a' }, { id: 'b', rel: 'sub/b' }], fetch: true });
       expect((await fx.store.findRun(`${jobId}_2`))?.kind).toBe('runerrors');
@@ -173,16 +175,18 @@ describe('JobControlService', () => {
   });
 
   describe('resume', () => {
-    it('continues the same run in a new attempt: unfinished tasks queued again, rows left active reset, failure budget from now', async () => {
-      const run = runIn('FAILED', { a: 'done', b: 'active', c: 'pending' }, { failed: 4, message: 'limit', cancel: true, endTime: 50, attempt: 2, segmentStart: null });
+    it('continues the same run in a new attempt: unfinished tasks queued again (listings in their lane), rows left active reset, failure budget from now', async () => {
+      const run = runIn('FAILED', { a: 'done', b: 'active', 'e.next': 'pending', c: 'pending' }, { failed: 4, message: 'limit', cancel: true, endTime: 50, attempt: 2, segmentStart: null });
       const answer = await service.resume(jobId);
       expect(answer.message).toBe(`Job ${jobId} resumed: run ${run.id}`);
       expect(fx.store.runs.get(run.id)).toMatchObject({ status: 'RUNNING', attempt: 3, failedBase: 4, cancel: false, message: null, endTime: null, segmentStart: expect.any(Number) });
-      expect(fx.store.taskStates(run.id)).toEqual({ a: 'done', b: 'pending', c: 'pending' });
+      expect(fx.store.taskStates(run.id)).toEqual({ a: 'done', b: 'pending', 'e.next': 'pending', c: 'pending' });
       expect(queue.queued).toEqual([
         { runId: run.id, key: 'b', attempt: 3 },
         { runId: run.id, key: 'c', attempt: 3 },
+        { runId: run.id, key: 'e.next', attempt: 3 },
       ]);
+      expect(queue.listing).toEqual(['e.next']);
       expect(notified).toEqual([run.id]);
     });
 

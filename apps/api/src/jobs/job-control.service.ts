@@ -11,7 +11,7 @@ import { JOB_STATES, allows, type JobAction, type JobStatus } from './job-states
 import type { JobStatusDto } from './job-status.dto';
 import { closeSegment, settle } from './run-lifecycle';
 import type { JobStore } from './job-store';
-import { ROOT_TASK_KEY, failedDocsTasks, rootTask } from './task-plan';
+import { ROOT_TASK_KEY, failedDocsTasks, isListingKey, rootTask } from './task-plan';
 import { TASK_QUEUE, type TaskQueue } from './task-queue';
 
 export const RECORD_TYPES = { p: 'PROCESSED', r: 'READ', e: 'ERROR', d: 'DUPLICATE', s: 'SKIPPED' } as const satisfies Record<AuditRecordType, string>;
@@ -97,7 +97,7 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
       this.assertAllowed(jobId, previous, previous ? 'restart' : 'start');
       return [rootTask(def)];
     });
-    await this.queue.enqueue([{ runId: run.id, key: ROOT_TASK_KEY, attempt: run.attempt }]);
+    await this.queue.enqueue([{ runId: run.id, key: ROOT_TASK_KEY, attempt: run.attempt }], { listing: true });
     return this.answer(job, `Job ${jobId} started: run ${run.id}`);
   }
 
@@ -145,7 +145,9 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
       return run.attempt + 1;
     });
     const keys = await this.repo.unfinishedTaskKeys(latest!.id);
-    await this.queue.enqueue(keys.map((key) => ({ runId: latest!.id, key, attempt })));
+    const refs = (listing: boolean) => keys.filter((key) => isListingKey(key) === listing).map((key) => ({ runId: latest!.id, key, attempt }));
+    await this.queue.enqueue(refs(false));
+    await this.queue.enqueue(refs(true), { listing: true });
     if (keys.length === 0) {
       await this.repo.transition(latest!.id, (locked) => settle(locked));
     }

@@ -33,7 +33,7 @@ describe('JobExecutor', () => {
       const wrapped = options.source(fx.src);
       registry = Object.assign(Object.create(fx.registry) as ConnectorRegistry, { get: (id: string) => (id === 'src' ? wrapped : fx.registry.get(id)) });
     }
-    queue = options.queue ?? new EmbeddedTaskQueue(4);
+    queue = options.queue ?? new EmbeddedTaskQueue(4, 1);
     executor = new JobExecutor(fx.store, registry, queue, fx.config, options.metrics);
     executor.onModuleInit();
     control = new JobControlService(fx.store, registry, executor, queue, fx.config);
@@ -67,16 +67,16 @@ describe('JobExecutor', () => {
     expect(Object.values(fx.store.taskStates(run.id)).every((s) => s === 'done')).toBe(true);
   });
 
-  it('queues a listed page\'s documents ahead of more listing, so copies start with the first page', async () => {
-    const calls: Array<{ kinds: string[]; ahead: boolean }> = [];
-    const inner = new EmbeddedTaskQueue(1);
+  it('queues listing tasks in the listing lane and copying tasks in the other, a page\'s documents first', async () => {
+    const calls: Array<{ kinds: string[]; listing: boolean }> = [];
+    const inner = new EmbeddedTaskQueue(1, 1);
     const recording: TaskQueue = {
       mode: 'embedded',
       setHandler: (h) => inner.setHandler(h),
       drain: () => inner.drain(),
       enqueue: async (refs, options) => {
         const kinds = await Promise.all(refs.map(async (r) => (await fx.store.findTask(r.runId, r.key))?.kind ?? r.key));
-        calls.push({ kinds, ahead: options?.ahead === true });
+        calls.push({ kinds, listing: options?.listing === true });
         return inner.enqueue(refs, options);
       },
     };
@@ -86,9 +86,12 @@ describe('JobExecutor', () => {
     await control.start(jobId, 'alice');
     expect(await fx.settled(jobId)).toMatchObject({ status: 'COMPLETED', written: 4 });
     const found = calls.filter((c) => c.kinds.length > 0);
-    // Every docs task (one per folder) was queued ahead, every enum task (the root's, then its two subfolders') behind.
-    expect(found.filter((c) => c.ahead).flatMap((c) => c.kinds)).toEqual(['docs', 'docs', 'docs']);
-    expect(found.filter((c) => !c.ahead).flatMap((c) => c.kinds)).toEqual(['enum', 'enum', 'enum']);
+    // The root's enum task (queued by start), then its two subfolders' (queued by the root's listing) in the listing lane; every docs task (one per folder) in the other.
+    expect(found.filter((c) => c.listing).flatMap((c) => c.kinds)).toEqual(['enum', 'enum', 'enum']);
+    expect(found.filter((c) => !c.listing).flatMap((c) => c.kinds)).toEqual(['docs', 'docs', 'docs']);
+    // The root's page: its documents queued before its subfolders.
+    const rootPage = found.findIndex((c) => c.kinds.includes('docs'));
+    expect(found[rootPage + 1]).toEqual({ kinds: ['enum', 'enum'], listing: true });
   });
 
   it('keeps one document per running task waiting for a slot, not the whole task', async () => {

@@ -13,7 +13,7 @@ import { isIndexingJob } from './job-definition.dto';
 import type { JobStore } from './job-store';
 import { failingReason, settle } from './run-lifecycle';
 import { Cancelled, RunWatcher, type RunWatch } from './run-watcher';
-import { DOCS_PER_TASK, LIST_PAGE, ROOT_TASK_KEY, folderPageTasks, parseTask, type DocsPayload, type EnumPayload } from './task-plan';
+import { DOCS_PER_TASK, LIST_PAGE, ROOT_TASK_KEY, folderPageTasks, isListingKey, parseTask, type DocsPayload, type EnumPayload } from './task-plan';
 import { TASK_QUEUE, TaskInterrupted, type TaskQueue, type TaskRef, type TaskSlot } from './task-queue';
 
 /**
@@ -222,10 +222,10 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     const page = await source.listFolder(folderId, { limit: LIST_PAGE, cursor: p.cursor });
     const tasks = folderPageTasks(ref.key, p, folderId, page, ctx.copier.def.source.recursive);
     await this.repo.transition(ref.runId, (locked) => locked.insertTasks(tasks));
-    const refs = (docs: boolean) => tasks.filter((t) => (t.kind === 'docs') === docs).map((t) => ({ runId: ref.runId, key: t.key, attempt: ref.attempt }));
-    // The page's documents before more listing: the copies start with the first page listed.
-    await this.queue.enqueue(refs(true), { ahead: true });
+    const refs = (listing: boolean) => tasks.filter((t) => isListingKey(t.key) === listing).map((t) => ({ runId: ref.runId, key: t.key, attempt: ref.attempt }));
+    // The page's documents first: the copies start with the first page listed, while listing goes on in its own lane.
     await this.queue.enqueue(refs(false));
+    await this.queue.enqueue(refs(true), { listing: true });
   }
 
   /**

@@ -86,11 +86,14 @@ export async function jobsFixture(jobs: Partial<GatewayConfig['jobs']> = {}): Pr
 /** A task queue that records what is queued and runs nothing (for the control service alone). */
 export class RecordingQueue implements TaskQueue {
   readonly queued: TaskRef[] = [];
+  /** The keys of those queued in the listing lane. */
+  readonly listing: string[] = [];
   drained = false;
   constructor(readonly mode: 'embedded' | 'redis' = 'embedded') {}
   setHandler(_handler: TaskHandler): void {}
-  async enqueue(refs: TaskRef[]): Promise<void> {
+  async enqueue(refs: TaskRef[], options?: { listing?: boolean }): Promise<void> {
     this.queued.push(...refs);
+    if (options?.listing === true) this.listing.push(...refs.map((r) => r.key));
   }
   async drain(): Promise<void> {
     this.drained = true;

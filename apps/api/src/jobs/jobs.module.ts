@@ -8,7 +8,7 @@ import { JobDefinitionsController, JobServiceController } from './jobs.controlle
 import { TASK_QUEUE } from './task-queue';
 
 /**
- * Tasks run at once per process in embedded mode (their documents share GATEWAY_JOB_CONCURRENCY or
+ * Copying tasks run at once per process in embedded mode (their documents share GATEWAY_JOB_CONCURRENCY or
  * GATEWAY_JOB_LOCAL_CONCURRENCY). Two docs tasks already offer 2 x DOCS_PER_TASK documents, more
  * than either setting lets run. More tasks only spread the documents in flight over more
  * tasks and folders: each task ends later, the start-up listings interleave, and the copy
@@ -16,6 +16,11 @@ import { TASK_QUEUE } from './task-queue';
  * 2 slots ~1.0 s, 3 ~1.2 s, 4 ~1.1 s, 8 ~1.15 s, 1 ~1.5 s (jobs README, session 22).
  */
 export const TASK_SLOTS = 2;
+/**
+ * Listing tasks run at once per process in embedded mode, in a lane of their own (embedded-task-queue.ts).
+ * One keeps the listing ahead of the copies: a page of 1,000 names is listed in some 20 ms, copied in some 90.
+ */
+export const LISTING_SLOTS = 1;
 
 /** The job service: in-process runner by default, BullMQ across processes when REDIS_URL is set. */
 @Module({})
@@ -27,7 +32,7 @@ export class JobsModule {
       return {
         module: JobsModule,
         controllers,
-        providers: [...common, { provide: TASK_QUEUE, useFactory: () => new EmbeddedTaskQueue(TASK_SLOTS) }],
+        providers: [...common, { provide: TASK_QUEUE, useFactory: () => new EmbeddedTaskQueue(TASK_SLOTS, LISTING_SLOTS) }],
       };
     }
     // Required here, not at the top: BullMQ/ioredis cost several MB of idle RSS (issue 16)

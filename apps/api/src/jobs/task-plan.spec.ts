@@ -1,7 +1,7 @@
 import type { ItemInfo } from '@gateway/connector-api';
 import type { FailedDoc } from '@gateway/persistence';
 import type { JobDefinition } from './job-definition.dto';
-import { DOCS_PER_TASK, ROOT_TASK_KEY, docsTask, failedDocsTasks, folderPageTasks, parseTask, rootTask, type DocsPayload, type EnumPayload } from './task-plan';
+import { DOCS_PER_TASK, ROOT_TASK_KEY, docsTask, failedDocsTasks, folderPageTasks, isListingKey, parseTask, rootTask, type DocsPayload, type EnumPayload } from './task-plan';
 
 const DEF: JobDefinition = {
   jobName: 'j',
@@ -60,6 +60,23 @@ describe('task plan', () => {
     ]);
     const flat = folderPageTasks('e.k', listed, 'fa', { items }, false);
     expect(flat.map((t) => t.kind)).toEqual(['docs']);
+  });
+
+  it('tells listing tasks from the others by their key alone, as a resume sees them', async () => {
+    const listed: EnumPayload = { folderPath: '/in', rel: '' };
+    const tasks = [rootTask(DEF), ...folderPageTasks('e.root', listed, 'root', { items: [doc('d1', 'a.txt'), folder('f1', 'sub')], nextCursor: 'c2' }, true)];
+    tasks.push(...(await failedDocsTasks('1_1', { failedDocs: async (_run: string, after: string | undefined) => (after ? [] : [{ docId: 'x', relPath: 'x' }]) })));
+    expect(tasks.map((t) => [t.kind, isListingKey(t.key)])).toEqual([
+      ['enum', true],
+      ['enum', true],
+      ['docs', false],
+      ['enum', true],
+      ['docs', false],
+    ]);
+    // Keys a store might hold that no listing has: the sweep's, and one merely containing the prefix.
+    expect(isListingKey('x.sweep')).toBe(false);
+    expect(isListingKey('d.e.1')).toBe(false);
+    expect(isListingKey('e')).toBe(false);
   });
 
   it('plans the next page of the same folder, by id and cursor, when the page says more follow', () => {

@@ -21,7 +21,14 @@ export const LIST_PAGE = 1000;
  * redone after a crash re-checks at most this many documents at the target.
  */
 export const DOCS_PER_TASK = 500;
-export const ROOT_TASK_KEY = 'e.root';
+/** The first part of every listing (enum) task's key, and of no other's: the lanes of a queue are told apart by the key alone (a resume has only keys). */
+const LISTING = 'e';
+export const ROOT_TASK_KEY = `${LISTING}.root`;
+
+/** Whether the task of this key lists a folder page (an enum task), for the embedded queue's listing lane. */
+export function isListingKey(key: string): boolean {
+  return key.startsWith(`${LISTING}.`);
+}
 
 export interface EnumPayload {
   /** Resolved from folderPath when absent (the root task). */
@@ -75,14 +82,14 @@ export function folderPageTasks(taskKey: string, listed: EnumPayload, folderId: 
     if (item.baseType === 'document') {
       docs.push({ id: item.id, rel, path: item.path, mimeType: item.mimeType, size: item.size });
     } else if (recursive) {
-      tasks.push(enumTask(hashKey('e', item.id), { folderId: item.id, folderPath: item.path, rel }));
+      tasks.push(enumTask(hashKey(LISTING, item.id), { folderId: item.id, folderPath: item.path, rel }));
     }
   }
   for (let i = 0, k = 0; i < docs.length; i += DOCS_PER_TASK, k++) {
     tasks.push(docsTask(hashKey('d', taskKey, String(k)), { items: docs.slice(i, i + DOCS_PER_TASK) }));
   }
   if (page.nextCursor) {
-    tasks.push(enumTask(hashKey('e', folderId, page.nextCursor), { ...listed, folderId, cursor: page.nextCursor }));
+    tasks.push(enumTask(hashKey(LISTING, folderId, page.nextCursor), { ...listed, folderId, cursor: page.nextCursor }));
   }
   return tasks;
 }

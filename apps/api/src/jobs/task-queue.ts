@@ -26,11 +26,12 @@ export interface TaskQueue {
   readonly mode: 'embedded' | 'redis';
   setHandler(handler: TaskHandler): void;
   /**
-   * `ahead`: these wait before the tasks already queued that were not queued ahead (the embedded
-   * queue; BullMQ keeps its order). A listed page's docs tasks go ahead of more listing, so a run
-   * copies from its first page on instead of after listing every folder.
+   * `listing`: these tasks list folders (enum tasks). The embedded queue runs them in a lane of their
+   * own beside the tasks that copy, so the listing keeps ahead of the copies: a run's copies never
+   * wait for its next folder to be listed, and its first page's documents are copied while the rest
+   * is listed. BullMQ runs every task alike.
    */
-  enqueue(refs: TaskRef[], options?: { ahead?: boolean }): Promise<void>;
+  enqueue(refs: TaskRef[], options?: { listing?: boolean }): Promise<void>;
   /** Stop taking tasks; resolves once the running ones returned. */
   drain(): Promise<void>;
 }
