@@ -4,8 +4,9 @@
 // the next tool (median of each, and
 // every round printed: the machines are shared and one slow round says little). Two shapes:
 //   small: 10,000 files of 1 KiB in 10 folders   targets: job >= 0.7 x rclone, job >= 0.8 x floor
-//          floor: the filesystem connector's own per-document system calls made inline with
-//          nothing else (lib/fs-copy-floor.js), what a job can approach.
+//          floor: the filesystem connector's own per-document system calls and records made inline
+//          in one thread with nothing else (lib/fs-copy-floor.js): the design's cost done serially.
+//          A job spreads the same work over the copy thread and the records thread.
 //   large: 10 files of 100 MiB                    target: job >= 0.8 x cp
 // Ratios are throughputs (reference time / job time; job time: from the start call until the
 // status says COMPLETED): vs_cp = cp/job, vs_rclone = rclone/job, vs_floor = floor/job,

@@ -13,12 +13,14 @@ const { execFileSync } = require('node:child_process');
 const BetterSqlite3 = require('better-sqlite3');
 
 const C = fs.constants;
-// The connector's copy thread takes the requests of one event-loop turn as one message, checks each
-// folder once per message, and answers (committing the answered documents' records first) sixteen at a
-// time (direct-copy.worker.ts ANSWER_EVERY): here a group of 16 documents shares its record look-up, folder checks and
-// its commit. The floor makes its calls inline in one thread; the job makes the same calls on its
-// copy thread (libs/connector-filesystem direct-copy.ts, direct-copy-records.ts) while the event loop
-// keeps its bookkeeping.
+// The connector's copy thread takes the requests of one event-loop turn (64 at most) as one message,
+// checks each folder once per message, and hands the placed documents sixteen at a time
+// (direct-copy.worker.ts FORWARD_EVERY) to its records thread, which commits each group's records
+// together and answers it: here a group of 16 documents shares its record look-up, folder checks and
+// its commit. The floor makes all its calls inline in one thread; a job makes the same calls on two
+// (the copy thread: look-ups and files; the records thread: records, libs/connector-filesystem
+// direct-copy.ts, direct-copy-records.ts) while the event loop keeps its bookkeeping, so a job can
+// be faster than the floor.
 const RECORDS_PER_COMMIT = 16;
 const READ_COPY_MAX_BYTES = 64 * 1024;
 const buffer = Buffer.allocUnsafe(READ_COPY_MAX_BYTES + 1);

@@ -2,7 +2,7 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSyn
 import * as os from 'node:os';
 import * as path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { ThreadRecords, answerBatch } from './direct-copy-records';
+import { ThreadRecords, answerBatch, copyBatch, recordBatch, type CopiedItem } from './direct-copy-records';
 import type { DirectCopyRequest, DirectCopyAnswer } from './direct-copy';
 import { RecordDatabase } from './record-database';
 
@@ -105,6 +105,43 @@ describe('ThreadRecords and answerBatch', () => {
     ]);
     expect([...answers.values()].every((a) => a.step === 'copied')).toBe(true);
     expect(run([5, 6].map((i) => request(`f${i}`)), 2).groups).toEqual([{ ids: [0, 1], recorded: 7 }]);
+  });
+
+  it('split over two threads, as the workers run it: the copy side writes no record, the records side writes each group\'s and answers it', () => {
+    for (let i = 0; i < 3; i++) writeFileSync(path.join(src, `g${i}`), `${i}`);
+    const writer = new ThreadRecords();
+    try {
+      const forwarded: CopiedItem[][] = [];
+      const batch: Array<[number, DirectCopyRequest]> = [
+        [0, request('g0')],
+        [1, request('g1')],
+        [2, { ...request('g2'), record: undefined }],
+        [3, request('missing')],
+      ];
+      copyBatch(batch, records, (items) => forwarded.push(items), 2);
+      // Placed, not yet recorded: the copy side leaves the records to the other thread.
+      expect(readdirSync(path.join(dst, 'out')).sort()).toEqual(['g0', 'g1', 'g2']);
+      expect(stored().size).toBe(0);
+      expect(forwarded.map((group) => group.map(([id]) => id))).toEqual([
+        [0, 1],
+        [2, 3],
+      ]);
+      // A record goes on only with a copy that asked for one; a failed copy goes on as it ended.
+      expect(forwarded[0].map(([, , record]) => record?.name)).toEqual(['g0', 'g1']);
+      expect(forwarded[1][0]).toEqual([2, { step: 'copied', stat: expect.anything() }]);
+      expect(forwarded[1][1]).toEqual([3, { step: 'source', code: 'ENOENT' }]);
+      const answered: Array<{ group: Array<[number, DirectCopyAnswer]>; recorded: number }> = [];
+      for (const items of forwarded) recordBatch(items, writer, (group) => answered.push({ group, recorded: stored().size }));
+      expect(answered).toEqual([
+        { group: [[0, { step: 'copied' }], [1, { step: 'copied' }]], recorded: 2 },
+        { group: [[2, { step: 'copied' }], [3, { step: 'source', code: 'ENOENT' }]], recorded: 2 },
+      ]);
+      const placed = lstatSync(path.join(dst, 'out', 'g1'), { bigint: true });
+      expect(stored().get('out/g1')).toMatchObject({ createdBy: 'alice', current: { ino: placed.ino.toString(), size: 1 } });
+      expect(stored().has('out/g2')).toBe(false);
+    } finally {
+      writer.close('k');
+    }
   });
 
   it('answers a message\'s names from its look-up: a record written meanwhile by another connection is not looked for again', () => {

@@ -147,10 +147,56 @@ interface Connection {
   putAll: (rows: ReadonlyArray<{ folder: string; name: string; record: string }>) => void;
 }
 
+/** A document copied by the copy thread, on its way to the records thread: the record to write when it was placed. */
+export type CopiedItem = [id: number, result: DirectCopyResult, record?: FirstRecordRequest];
+
 /**
- * One message of requests: each copied (records checked first, copyDocumentSync with the
- * message's folder checks, its record queued), the answers posted `answerEvery` at a time, each
- * group once its records are committed.
+ * The copy thread's part of one message of requests: each copied (records checked first,
+ * copyDocumentSync with the message's folder checks), handed on `every` at a time to the records
+ * thread (`forward`), which writes the placed documents' records and answers (recordBatch).
+ */
+export function copyBatch(
+  batch: ReadonlyArray<[number, DirectCopyRequest]>,
+  records: ThreadRecords,
+  forward: (items: CopiedItem[]) => void,
+  every: number,
+): void {
+  let items: CopiedItem[] = [];
+  const folders = new FolderChecks();
+  // Stryker disable next-line ArrayDeclaration,ConditionalExpression: without the look-up each name is looked up alone (check()): the same answers, more queries
+  records.lookUp(batch.flatMap(([, request]) => (request.record ? [request.record] : [])));
+  try {
+    for (const [id, request] of batch) {
+      const result = (request.record && records.check(request.record, request.target)) || copyDocumentSync(request, folders);
+      // The stat goes on only with a record to write: the event loop has no use for it.
+      items.push(result.step !== 'copied' ? [id, result] : request.record ? [id, result, request.record] : [id, { step: 'copied', stat: NO_STAT }]);
+      if (items.length === every) {
+        forward(items);
+        items = [];
+      }
+    }
+    if (items.length > 0) forward(items);
+  } finally {
+    records.endMessage();
+  }
+}
+
+const NO_STAT = { ino: 0n, size: 0n, mtimeNs: 0n, birthtimeNs: 0n };
+
+/**
+ * The records thread's part: the first records of one group of copied documents committed
+ * together, then the group answered (a document whose record could not be committed: `record`,
+ * with SQLite's error).
+ */
+export function recordBatch(items: readonly CopiedItem[], records: ThreadRecords, post: (answers: Array<[number, DirectCopyAnswer]>) => void): void {
+  for (const [id, result, record] of items) if (record && result.step === 'copied') records.add(id, record, result.stat);
+  const failed = records.commit();
+  post(items.map(([id, result]): [number, DirectCopyAnswer] => [id, failed.has(id) ? { step: 'record', ...failed.get(id)! } : result.step === 'copied' ? { step: 'copied' } : result]));
+}
+
+/**
+ * Both parts in one thread (copyBatch handing each group straight to recordBatch): what the
+ * two threads do together, one group after the other.
  */
 export function answerBatch(
   batch: ReadonlyArray<[number, DirectCopyRequest]>,
@@ -158,25 +204,5 @@ export function answerBatch(
   post: (answers: Array<[number, DirectCopyAnswer]>) => void,
   answerEvery: number,
 ): void {
-  let answers: Array<[number, DirectCopyAnswer]> = [];
-  const folders = new FolderChecks();
-  // Stryker disable next-line ArrayDeclaration,ConditionalExpression: without the look-up each name is looked up alone (check()): the same answers, more queries
-  records.lookUp(batch.flatMap(([, request]) => (request.record ? [request.record] : [])));
-  const send = () => {
-    const failed = records.commit();
-    post(answers.map(([id, result]) => [id, failed.has(id) ? { step: 'record', ...failed.get(id)! } : result]));
-    answers = [];
-  };
-  try {
-    for (const [id, request] of batch) {
-      const result = (request.record && records.check(request.record, request.target)) || copyDocumentSync(request, folders);
-      if (result.step === 'copied' && request.record) records.add(id, request.record, result.stat);
-      // The stat stays here: it went into the record, and the event loop has no use for it.
-      answers.push([id, result.step === 'copied' ? { step: 'copied' } : result]);
-      if (answers.length === answerEvery) send();
-    }
-    if (answers.length > 0) send();
-  } finally {
-    records.endMessage();
-  }
+  copyBatch(batch, records, (items) => recordBatch(items, records, post), answerEvery);
 }

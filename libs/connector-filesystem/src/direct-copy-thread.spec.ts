@@ -1,4 +1,9 @@
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import BetterSqlite3 from 'better-sqlite3';
+import { RecordDatabase } from './record-database';
 import { DirectCopyThread, directCopyScript, type WorkerScript } from './direct-copy-thread';
 import type { DirectCopyRequest } from './direct-copy';
 
@@ -18,7 +23,7 @@ const batchSizes: WorkerScript = {
   start: () =>
     new Worker(
       `const { parentPort } = require('node:worker_threads');
-       parentPort.on('message', (batch) => parentPort.postMessage(batch.map(([id]) => [id, { step: 'target', code: String(batch.length) }])));`,
+       parentPort.on('message', (batch) => Array.isArray(batch) && parentPort.postMessage(batch.map(([id]) => [id, { step: 'target', code: String(batch.length) }])));`,
       { eval: true },
     ),
 };
@@ -48,5 +53,52 @@ describe('DirectCopyThread', () => {
   it('copies through the real thread script (a source that is not there: the errno of its lstat)', async () => {
     const thread = new DirectCopyThread(directCopyScript);
     expect(await thread.copy(request(1))).toEqual({ step: 'source', code: 'ENOENT' });
+  });
+
+  it('answers a real copy once the records thread committed its record, and writes again after forget()', async () => {
+    const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'copy-thread-')));
+    try {
+      mkdirSync(path.join(dir, 'src'));
+      mkdirSync(path.join(dir, 'dst', '.gateway', 'tmp'), { recursive: true });
+      const database = path.join(dir, 'dst', '.gateway', 'metadata.db');
+      new RecordDatabase(database).close();
+      const copy = (name: string) => {
+        writeFileSync(path.join(dir, 'src', name), name);
+        return {
+          source: path.join(dir, 'src', name),
+          sourceFolders: [],
+          targetFolder: path.join(dir, 'dst'),
+          targetFolderParents: [],
+          target: path.join(dir, 'dst', name),
+          staged: path.join(dir, 'dst', '.gateway', 'tmp', name),
+          cloneMode: 0,
+          maxBytes: 1024,
+          record: { database, key: 'k1', folder: '', name, rel: name, createdBy: 'bob' },
+        };
+      };
+      const recorded = () => {
+        const db = new BetterSqlite3(database, { readonly: true });
+        try {
+          return db.prepare<[], { name: string; record: string }>('SELECT name, record FROM documents ORDER BY name').all().map((r) => [r.name, JSON.parse(r.record).createdBy]);
+        } finally {
+          db.close();
+        }
+      };
+      const thread = new DirectCopyThread(directCopyScript);
+      expect(await Promise.all([thread.copy(copy('a')), thread.copy(copy('b'))])).toEqual([{ step: 'copied' }, { step: 'copied' }]);
+      expect(recorded()).toEqual([
+        ['a', 'bob'],
+        ['b', 'bob'],
+      ]);
+      expect(readFileSync(path.join(dir, 'dst', 'b'), 'utf8')).toBe('b');
+      // Both threads close their connection (in order after the copies sent before); the next copy opens them again.
+      thread.forget('k1');
+      expect(await thread.copy(copy('c'))).toEqual({ step: 'copied' });
+      expect(recorded().map(([name]) => name)).toEqual(['a', 'b', 'c']);
+      // A name with a record and a file is refused by the look-up before any copy.
+      expect(await thread.copy(copy('a'))).toEqual({ step: 'exists' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

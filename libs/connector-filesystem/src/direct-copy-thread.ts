@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs';
-import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type Worker } from 'node:worker_threads';
 import { TurnBatch } from '@gateway/concurrency';
 import type { DirectCopyRequest, DirectCopyAnswer } from './direct-copy';
+import { startWorkerScript } from './worker-script';
 
 /**
  * The thread that makes direct copies' system calls (direct-copy.ts), one per process, shared by
@@ -13,10 +12,11 @@ import type { DirectCopyRequest, DirectCopyAnswer } from './direct-copy';
  * pool round trip alone ~50 µs of it (waking a pool thread on a busy 2-core machine preempts the
  * loop). Here the requests made in one turn of the event loop go over as one message, and the
  * answers come back a few at a time (direct-copy.worker.ts): the main thread keeps the job's
- * bookkeeping, this thread the calls and the new documents' records (direct-copy-records.ts),
- * both cores work. It holds no state but its connections to the targets' record databases: a
- * crash of the thread fails the copies in flight (answered `lost`) and the next copy starts a
- * new thread.
+ * bookkeeping, this thread the calls. The new documents' records (direct-copy-records.ts) are
+ * written by a second thread, which the copy thread starts and hands each group of placed
+ * documents; it answers here, on a port of its own, once their records are committed. The threads
+ * hold no state but their connections to the targets' record databases: a crash of either fails
+ * the copies in flight (answered `lost`) and the next copy starts new threads.
  */
 /** Requests per message at most (see `queued`): some 5 ms of the thread's work, a few dozen µs of the event loop's. */
 const SEND_EVERY = 64;
@@ -61,14 +61,22 @@ export class DirectCopyThread {
   private thread(): Worker {
     if (this.worker) return this.worker;
     const worker = this.script.start();
-    // Idle, the thread must not keep the process alive (it is ref'd while copies wait).
+    const { port1: answers, port2 } = new MessageChannel();
+    worker.postMessage({ answers: port2 }, [port2]);
+    const take = (group: Array<[number, DirectCopyAnswer]>) => {
+      for (const [id, result] of group) this.answer(id, result);
+    };
+    answers.on('message', take);
+    // Idle, the thread must not keep the process alive (it is ref'd while copies wait); the port never
+    // does (unref'd after on('message'), which refs it).
     worker.unref();
-    worker.on('message', (answers: Array<[number, DirectCopyAnswer]>) => {
-      for (const [id, result] of answers) this.answer(id, result);
-    });
+    answers.unref();
+    // The tests' stand-ins for the copy thread answer on the worker itself.
+    worker.on('message', take);
     const lost = () => {
       if (this.worker !== worker) return;
       this.worker = undefined;
+      answers.close();
       // What the thread had is answered `lost` (the documents fail, a job's run-errors redoes them);
       // what is still queued goes to the next thread.
       const queued = new Set(this.queued.pending.map(([id]) => id));
@@ -89,16 +97,11 @@ export class DirectCopyThread {
   }
 }
 
-/** How the thread is started: the compiled script, or under ts-jest the TypeScript source through ts-node. */
+/** How the copy thread is started (the tests give stand-ins); its first message is the port the answers come back on. */
 export interface WorkerScript {
   start(): Worker;
 }
 
 export const directCopyScript: WorkerScript = {
-  start() {
-    const compiled = path.join(__dirname, 'direct-copy.worker.js');
-    if (existsSync(compiled)) return new Worker(compiled);
-    const source = path.join(__dirname, 'direct-copy.worker.ts');
-    return new Worker(`require('ts-node').register({ transpileOnly: true }); require(${JSON.stringify(source)});`, { eval: true });
-  },
+  start: () => startWorkerScript('direct-copy.worker'),
 };
