@@ -19,13 +19,19 @@ function heldTasks() {
   return { started, slots, end: (key: string) => ends.get(key)!(), handler };
 }
 
+/** A queue of `slots` copying and `listingSlots` listing slots over held tasks. */
+function heldQueue(slots: number, listingSlots = 1) {
+  const queue = new EmbeddedTaskQueue(slots, listingSlots);
+  const tasks = heldTasks();
+  queue.setHandler(tasks.handler);
+  return { queue, tasks };
+}
+
 describe('EmbeddedTaskQueue', () => {
   beforeAll(() => Logger.overrideLogger(false));
 
   it('runs as many tasks at once as it has slots, the next when one returns', async () => {
-    const queue = new EmbeddedTaskQueue(2, 1);
-    const tasks = heldTasks();
-    queue.setHandler(tasks.handler);
+    const { queue, tasks } = heldQueue(2);
     await queue.enqueue([ref('a'), ref('b'), ref('c')]);
     await turn();
     expect(tasks.started).toEqual(['a', 'b']);
@@ -38,9 +44,7 @@ describe('EmbeddedTaskQueue', () => {
   });
 
   it('starts the next task once a running one releases its slot, before it returns; releasing again changes nothing', async () => {
-    const queue = new EmbeddedTaskQueue(1, 1);
-    const tasks = heldTasks();
-    queue.setHandler(tasks.handler);
+    const { queue, tasks } = heldQueue(1);
     await queue.enqueue([ref('a'), ref('b'), ref('c')]);
     await turn();
     expect(tasks.started).toEqual(['a']);
@@ -60,9 +64,7 @@ describe('EmbeddedTaskQueue', () => {
   });
 
   it('runs listing tasks in a lane of their own: one lists while the copying slots are taken, and copies never wait behind listing', async () => {
-    const queue = new EmbeddedTaskQueue(1, 1);
-    const tasks = heldTasks();
-    queue.setHandler(tasks.handler);
+    const { queue, tasks } = heldQueue(1);
     await queue.enqueue([ref('d1'), ref('d2')]);
     await queue.enqueue([ref('e1'), ref('e2')], { listing: true });
     await turn();
@@ -80,32 +82,20 @@ describe('EmbeddedTaskQueue', () => {
     await queue.drain();
   });
 
-  it('drops the tasks queued in either lane when drained', async () => {
-    const queue = new EmbeddedTaskQueue(1, 1);
-    const tasks = heldTasks();
-    queue.setHandler(tasks.handler);
-    await queue.enqueue([ref('d1'), ref('d2')]);
-    await queue.enqueue([ref('e1'), ref('e2')], { listing: true });
-    await turn();
-    const draining = queue.drain();
-    tasks.end('d1');
-    tasks.end('e1');
-    await draining;
-    expect(tasks.started).toEqual(['d1', 'e1']);
-  });
-
-  it('drops the tasks still queued when drained, and waits for the running ones', async () => {
-    const queue = new EmbeddedTaskQueue(1, 1);
-    const tasks = heldTasks();
-    queue.setHandler(tasks.handler);
+  it('drops the tasks still queued in either lane when drained, and waits for the running ones', async () => {
+    const { queue, tasks } = heldQueue(1);
     await queue.enqueue([ref('a'), ref('b')]);
+    await queue.enqueue([ref('e1'), ref('e2')], { listing: true });
     await turn();
     let drained = false;
     const draining = queue.drain().then(() => (drained = true));
     await turn();
     expect(drained).toBe(false);
     tasks.end('a');
+    await turn();
+    expect(drained).toBe(false);
+    tasks.end('e1');
     await draining;
-    expect(tasks.started).toEqual(['a']);
+    expect(tasks.started).toEqual(['a', 'e1']);
   });
 });
