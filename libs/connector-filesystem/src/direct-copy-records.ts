@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
-import { FolderChecks, copyDocumentSync, type DirectCopyAnswer, type DirectCopyRequest, type DirectCopyResult, type FirstRecordRequest } from './direct-copy';
+import { FolderChecks, copyDocumentSync, type DirectCopied, type DirectCopyAnswer, type DirectCopyRequest, type DirectCopyResult, type FirstRecordRequest } from './direct-copy';
 import { errnoOf } from './fs-calls';
 import { firstRecord } from './record-format';
 import { GET_RECORD, NAMES_WITH_RECORDS, PUT_RECORD, openRecordFile } from './record-sql';
@@ -148,7 +148,7 @@ interface Connection {
 }
 
 /** A document copied by the copy thread, on its way to the records thread: the record to write when it was placed. */
-export type CopiedItem = [id: number, result: DirectCopyResult, record?: FirstRecordRequest];
+export type CopiedItem = [id: number, result: DirectCopyAnswer] | [id: number, result: DirectCopied, record: FirstRecordRequest];
 
 /**
  * The copy thread's part of one message of requests: each copied (records checked first,
@@ -169,7 +169,7 @@ export function copyBatch(
     for (const [id, request] of batch) {
       const result = (request.record && records.check(request.record, request.target)) || copyDocumentSync(request, folders);
       // The stat goes on only with a record to write: the event loop has no use for it.
-      items.push(result.step !== 'copied' ? [id, result] : request.record ? [id, result, request.record] : [id, { step: 'copied', stat: NO_STAT }]);
+      items.push(result.step === 'copied' && request.record ? [id, result, request.record] : [id, result.step === 'copied' ? { step: 'copied' } : result]);
       if (items.length === every) {
         forward(items);
         items = [];
@@ -181,15 +181,13 @@ export function copyBatch(
   }
 }
 
-const NO_STAT = { ino: 0n, size: 0n, mtimeNs: 0n, birthtimeNs: 0n };
-
 /**
  * The records thread's part: the first records of one group of copied documents committed
  * together, then the group answered (a document whose record could not be committed: `record`,
  * with SQLite's error).
  */
 export function recordBatch(items: readonly CopiedItem[], records: ThreadRecords, post: (answers: Array<[number, DirectCopyAnswer]>) => void): void {
-  for (const [id, result, record] of items) if (record && result.step === 'copied') records.add(id, record, result.stat);
+  for (const item of items) if (item.length === 3) records.add(item[0], item[2], item[1].stat);
   const failed = records.commit();
   post(items.map(([id, result]): [number, DirectCopyAnswer] => [id, failed.has(id) ? { step: 'record', ...failed.get(id)! } : result.step === 'copied' ? { step: 'copied' } : result]));
 }

@@ -23,7 +23,8 @@ const batchSizes: WorkerScript = {
   start: () =>
     new Worker(
       `const { parentPort } = require('node:worker_threads');
-       parentPort.on('message', (batch) => Array.isArray(batch) && parentPort.postMessage(batch.map(([id]) => [id, { step: 'target', code: String(batch.length) }])));`,
+       let answers;
+       parentPort.on('message', (batch) => Array.isArray(batch) ? answers.postMessage(batch.map(([id]) => [id, { step: 'target', code: String(batch.length) }])) : (answers = batch.answers));`,
       { eval: true },
     ),
 };

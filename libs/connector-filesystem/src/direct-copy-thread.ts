@@ -71,8 +71,6 @@ export class DirectCopyThread {
     // does (unref'd after on('message'), which refs it).
     worker.unref();
     answers.unref();
-    // The tests' stand-ins for the copy thread answer on the worker itself.
-    worker.on('message', take);
     const lost = () => {
       if (this.worker !== worker) return;
       this.worker = undefined;
