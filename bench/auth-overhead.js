@@ -3,7 +3,7 @@
 // with authentication switched off (GATEWAY_AUTH_DISABLED=true), both measured
 // in this run, alternating rounds so drift hits both sides. Target ratio >= 0.8.
 const autocannon = require('autocannon');
-const { startGateway, median, printResult } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict } = require('./lib/harness');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const SECONDS = Number(process.env.BENCH_SECONDS || 5);
@@ -38,10 +38,8 @@ async function main() {
       authenticated_rps: median(withAuth),
       unauthenticated_rps: median(withoutAuth),
       ratio,
-      target: '>=0.8',
-      verdict: ratio >= 0.8 ? 'PASS' : 'FAIL',
     });
-    return ratio >= 0.8;
+    return printVerdict('auth-overhead', ratio >= 0.8, 'authenticated/unauthenticated throughput >= 0.8');
   } finally {
     await secured.stop();
     await open.stop();

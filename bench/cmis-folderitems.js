@@ -5,7 +5,7 @@
 // succinct JSON), alternating rounds. Prints the time ratio gateway/direct.
 // Target: <= 1.3.
 const { performance } = require('node:perf_hooks');
-const { startGateway, median, printResult, workDir } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
 const { startCmis, authOf, rootUrl, rootFolderId, createFolder, createSmallDocument, writeGatewayConfig } = require('./lib/cmis-engine');
 
 const DOCS = Number(process.env.BENCH_DOCS || 1000);
@@ -78,10 +78,8 @@ async function main() {
       gateway_ms: median(g),
       direct_ms: median(d),
       ratio,
-      target: `<=${TARGET}`,
-      verdict: ratio <= TARGET ? 'PASS' : 'FAIL',
     });
-    return ratio <= TARGET;
+    return printVerdict('cmis-folderitems', ratio <= TARGET, `gateway/direct time <= ${TARGET}`);
   } finally {
     await gateway?.stop();
     await cmis.stop();

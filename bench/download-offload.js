@@ -9,7 +9,7 @@
 // download-vs-nginx reports as of_bare): target <= 1.15.
 const fs = require('node:fs');
 const path = require('node:path');
-const { ROOT, startGateway, median, printResult, workDir } = require('./lib/harness');
+const { ROOT, startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
 const { startBareNode, startNginx: startStaticNginx } = require('./lib/references');
 const { makeFile, curlGet } = require('./lib/files');
 
@@ -70,14 +70,11 @@ async function main() {
       offload_MBps: SIZE / 1e6 / m.offload,
       nginx_MBps: SIZE / 1e6 / m.nginx,
       offload_ratio: offloadRatio,
-      offload_target: `<=${OFFLOAD_TARGET}`,
       gateway_s: m.gateway,
       bare_node_s: m.bare,
       of_bare: ofBare,
-      of_bare_target: `<=${BARE_TARGET}`,
-      verdict: ok ? 'PASS' : 'FAIL',
     });
-    return ok;
+    return printVerdict('download-offload', ok, `offload/nginx time <= ${OFFLOAD_TARGET} and gateway/bare Node time <= ${BARE_TARGET}`);
   } finally {
     await shipped.stop();
     await staticNginx.stop();

@@ -9,7 +9,7 @@
 // any Node process can reach on this machine, and `of_bare` how close the gateway gets.
 const fs = require('node:fs');
 const path = require('node:path');
-const { startGateway, median, printResult, workDir } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
 const { startBareNode, startNginx } = require('./lib/references');
 const { makeFile, curlGet } = require('./lib/files');
 
@@ -61,10 +61,8 @@ async function main() {
       bare_ratio: median(b) / median(n),
       of_bare: median(g) / median(b),
       ratio,
-      target: '<=1.25',
-      verdict: ratio <= 1.25 ? 'PASS' : 'FAIL',
     });
-    return ratio <= 1.25;
+    return printVerdict('download-vs-nginx', ratio <= 1.25, 'gateway/nginx time <= 1.25');
   } finally {
     await gateway.stop();
     await nginx.stop();

@@ -4,7 +4,7 @@
 // rounds. Target: the gateway takes at most 1.0 times as long.
 const fs = require('node:fs');
 const path = require('node:path');
-const { startGateway, median, printResult, workDir } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
 const { startRclone } = require('./lib/references');
 const { timeGatewayListing, timeRcloneListing } = require('./lib/listing');
 
@@ -44,10 +44,8 @@ async function main() {
       gateway_s: median(g),
       rclone_s: median(r),
       ratio,
-      target: '<=1.0',
-      verdict: ratio <= 1.0 ? 'PASS' : 'FAIL',
     });
-    return ratio <= 1.0;
+    return printVerdict('folderitems-vs-rclone', ratio <= 1.0, 'gateway/rclone time <= 1.0');
   } finally {
     await gateway.stop();
     await rclone.stop();

@@ -10,7 +10,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
-const { ROOT, startGateway, median, printResult, workDir } = require('./lib/harness');
+const { ROOT, startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
 const { makeFile, curlGet } = require('./lib/files');
 
 const SIZE = Number(process.env.BENCH_FILE_BYTES || 100 * 1000 * 1000);
@@ -90,13 +90,11 @@ async function main() {
       relay_s: median(r),
       gateway_MBps: gatewayMBps,
       relay_MBps: relayMBps,
-      ratio,
-      target: `>=${TARGET}`,
-      verdict: ratio >= TARGET ? 'PASS' : 'FAIL',
+      of_relay: ratio,
     });
     const list = (xs) => xs.map((x) => x.toFixed(3)).join(',');
     console.log(`[bench] graph-download rounds (s): gateway=${list(g)} relay=${list(r)}`);
-    return ratio >= TARGET;
+    return printVerdict('graph-download', ratio >= TARGET, `gateway/relay throughput >= ${TARGET}`);
   } finally {
     relay?.stop();
     await gateway?.stop();

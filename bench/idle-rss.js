@@ -1,22 +1,20 @@
 'use strict';
 // Idle RSS of the built gateway on its embedded default (temporary data dir, one
 // filesystem connector, no external services) against an empty Nest 11 application
-// started the same way in the same run. Issue 16 target: gateway idle <= 110 MB.
+// started the same way in the same run. Target (issue 37): gateway idle <= 120 MiB, and again after traffic.
 //
-// The gateway is measured three times: BENCH_SETTLE_MS (3 s) after it answers (as this bench did
-// before the idle trim, apps/api/src/common/idle-heap-trim.ts), after BENCH_IDLE_MS (20 s) of quiet
-// (the trim looks every 5 s; the target applies here), and again BENCH_IDLE_MS after some traffic
-// (listings of a 200-file folder, downloads of a 64 MiB file, the OpenAPI document and UI), to show
-// that the memory given back at idle is given back again after use.
+// The gateway is measured BENCH_SETTLE_MS (3 s) after it answers, after BENCH_IDLE_MS (20 s) of quiet
+// (the target applies here), at the end of some traffic (listings of a 200-file folder, downloads of a
+// 64 MiB file, the OpenAPI document and UI) and BENCH_IDLE_MS after it (the target applies here too).
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startGateway, freePort, waitFor, rssBytes, printResult } = require('./lib/harness');
+const { startGateway, freePort, waitFor, rssBytes, printResult, printVerdict } = require('./lib/harness');
 const { makeFile, timedGet } = require('./lib/files');
 
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS || 3000);
 const IDLE_MS = Number(process.env.BENCH_IDLE_MS || 20000);
-const TARGET = 110 * 1024 * 1024;
+const TARGET = 120 * 1024 * 1024;
 const MB = (b) => (b / 1024 / 1024).toFixed(1);
 
 const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
@@ -94,10 +92,8 @@ module.exports = async function main() {
     gateway_end_of_traffic_mb: MB(gateway.busy),
     empty_nest_mb: MB(empty),
     ratio: (gateway.idle / empty).toFixed(2),
-    target_mb: MB(TARGET),
-    within_target: gateway.idle <= TARGET && gateway.afterTraffic <= TARGET,
   });
-  return gateway.idle <= TARGET && gateway.afterTraffic <= TARGET;
+  return printVerdict('idle-rss', gateway.idle <= TARGET && gateway.afterTraffic <= TARGET, `idle and after-traffic RSS <= ${MB(TARGET)} MiB`);
 };
 
 if (require.main === module) module.exports().then((ok) => process.exit(ok ? 0 : 1));

@@ -11,7 +11,7 @@
 // mapping. Rounds alternate which side goes first. Target per engine: gateway docs/s >= 0.5 x direct.
 const fs = require('node:fs');
 const path = require('node:path');
-const { ROOT, median, printResult, workDir, startGateway } = require('./lib/harness');
+const { ROOT, median, printResult, printVerdict, workDir, startGateway } = require('./lib/harness');
 const { api, runJob } = require('./lib/jobs');
 
 const DOCS = Number(process.env.BENCH_INDEX_DOCS || 10_000);
@@ -227,7 +227,7 @@ async function main() {
       const m = median(ratios);
       const pass = m >= TARGET;
       ok &&= pass;
-      printResult(`index-vs-direct ${engine}`, { docs: DOCS, rounds: ROUNDS, ratios: ratios.map((r) => r.toFixed(3)).join('/'), median_ratio: m, target: `>=${TARGET}`, pass });
+      printResult(`index-vs-direct ${engine}`, { docs: DOCS, rounds: ROUNDS, ratios: ratios.map((r) => r.toFixed(3)).join('/'), median_ratio: m, meets_target: pass });
     }
   } finally {
     await gateway.stop();
@@ -235,7 +235,7 @@ async function main() {
     for (const connector of Object.values(setup)) await connector.close?.();
     await used.release();
   }
-  return ok;
+  return printVerdict('index-vs-direct', ok, `gateway/direct docs per s >= ${TARGET} (median, each engine)`);
 }
 
 module.exports = main;

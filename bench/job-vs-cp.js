@@ -20,7 +20,7 @@ const { execFileSync } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
-const { workDir, median, printResult, processCpuMs } = require('./lib/harness');
+const { workDir, median, printResult, printVerdict, processCpuMs } = require('./lib/harness');
 const { startJobsGateway, defineJob, runJob } = require('./lib/jobs');
 const { ensureDebianPackage } = require('./lib/references');
 
@@ -216,8 +216,6 @@ async function measure(name, shape) {
     job_files_per_s: Math.round(shape.files / (job / 1000)),
     job_mb_per_s: Math.round(mb / (job / 1000)),
     ...ratios,
-    targets: Object.entries(shape.targets).map(([k, t]) => `${k}>=${t}`).join(','),
-    verdict: pass ? 'PASS' : 'FAIL',
   });
   return pass;
 }
@@ -226,7 +224,8 @@ async function main() {
   const wanted = (process.env.BENCH_JOB_SHAPES || 'small,large').split(',');
   let ok = true;
   for (const name of wanted) ok = (await measure(name, SHAPES[name])) && ok;
-  return ok;
+  const targets = wanted.map((name) => `${name}: ` + Object.entries(SHAPES[name].targets).map(([k, t]) => `job/${k.slice(3)} >= ${t}`).join(', '));
+  return printVerdict('job-vs-cp', ok, targets.join('; '));
 }
 
 module.exports = main;

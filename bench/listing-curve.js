@@ -11,7 +11,7 @@
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startGateway, freePort, waitFor, rssBytes, processCpuMs, median, printResult, workDir } = require('./lib/harness');
+const { startGateway, freePort, waitFor, rssBytes, processCpuMs, median, printResult, printVerdict, workDir } = require('./lib/harness');
 const { ensureDebianPackage } = require('./lib/references');
 const { timeGatewayListing, timeRcloneListing } = require('./lib/listing');
 
@@ -142,20 +142,19 @@ module.exports = async function main() {
         load: require('node:os').loadavg()[0].toFixed(1),
         gateway_peak_over_idle_mb: overIdle.map(MB).join('/'),
         rclone_peak_over_idle_mb: rcloneOverIdle.map(MB).join('/'),
-        target: 'ratio<=1.0 and rss<=50MB',
-        verdict: pass ? 'PASS' : 'FAIL',
+        meets_target: pass,
       });
     }
   } finally {
     await gateway.stop();
     await rclone.stop();
   }
-  console.log('\n| items | gateway s (median) | rclone s (median) | ratio | gateway peak RSS over idle, MB (every round) | verdict |');
+  console.log('\n| items | gateway s (median) | rclone s (median) | ratio | gateway peak RSS over idle, MB (every round) | meets target |');
   console.log('|---:|---:|---:|---:|---|---|');
   for (const row of rows) {
     console.log(`| ${row.size} | ${median(row.g).toFixed(3)} | ${median(row.r).toFixed(3)} | ${row.ratio.toFixed(2)} | ${row.overIdle.map(MB).join(' / ')} | ${row.pass ? 'PASS' : 'FAIL'} |`);
   }
-  return ok;
+  return printVerdict('listing-curve', ok, `at every size gateway/rclone time <= 1.0 and gateway peak RSS over idle <= ${MB(RSS_TARGET)} MB`);
 };
 
 if (require.main === module) module.exports().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));

@@ -12,7 +12,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { startGateway, median, printResult, sampleRss, workDir } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict, sampleRss, workDir } = require('./lib/harness');
 const { startBareNode, startNginx } = require('./lib/references');
 const { makeFile, curlGetAsync } = require('./lib/files');
 
@@ -109,12 +109,10 @@ async function main() {
         bare_ratio: median(b) / median(n),
         of_bare: median(g) / median(b),
         ratio,
-        target: `<=${TARGET}`,
-        verdict: ratio <= TARGET ? 'PASS' : 'FAIL',
       });
     }
     printResult('public-download-vs-nginx (context)', { bare_node_rounds_s: list(b), gateway_peak_rss_MB: peak / 1e6 });
-    return ok;
+    return printVerdict('public-download-vs-nginx', ok, `gateway/nginx time <= ${TARGET}, document and export links`);
   } finally {
     if (exportId) await api('DELETE', `/files/user/delete?id=${exportId}`).catch(() => undefined);
     await gateway.stop();

@@ -1,16 +1,16 @@
 'use strict';
 // Gateway memory under load: peak RSS while 8 parallel 1 GiB downloads and one
 // 1 GiB multipart upload run at once. Reference: the RSS of the same gateway
-// idle, measured in this run. Target: peak under 200 MB.
+// idle, measured in this run. Target: peak under 256 MB (issue 37; it was 200 MB).
 const { execFile } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startGateway, printResult, rssBytes, sampleRss, workDir } = require('./lib/harness');
+const { startGateway, printResult, printVerdict, rssBytes, sampleRss, workDir } = require('./lib/harness');
 const { makeFile, curlGetAsync } = require('./lib/files');
 
 const SIZE = Number(process.env.BENCH_FILE_BYTES || 1024 ** 3);
 const PARALLEL = Number(process.env.BENCH_PARALLEL || 8);
-const LIMIT = 200 * 1024 * 1024;
+const LIMIT = 256 * 1024 * 1024;
 
 function curlUpload(url, file, auth) {
   const args = ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', `Authorization: ${auth}`, '-F', `file=@${file};type=application/octet-stream`, url];
@@ -58,10 +58,8 @@ async function main() {
       idle_rss_MB: idle / 1e6,
       peak_rss_MB: peak / 1e6,
       peak_over_idle: peak / idle,
-      target: '<200MB',
-      verdict: peak < LIMIT ? 'PASS' : 'FAIL',
     });
-    return peak < LIMIT;
+    return printVerdict('rss-parallel-transfers', peak < LIMIT, `peak RSS < ${LIMIT / 1024 / 1024} MiB`);
   } finally {
     await gateway.stop();
   }

@@ -16,7 +16,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
-const { ROOT, startGateway, median, printResult, workDir } = require('./lib/harness');
+const { ROOT, startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
 const { startBareRelay } = require('./lib/references');
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S || 8);
@@ -205,12 +205,11 @@ async function main() {
                 gateway_rps_of_relay: through.rps / relayed.rps,
               }
             : {}),
-          target: `p50<=${LATENCY_TARGET} rps>=${THROUGHPUT_TARGET}`,
-          verdict: pass ? 'PASS' : 'FAIL',
+          meets_target: pass,
         });
       }
     }
-    return ok;
+    return printVerdict('search-vs-direct', ok, `gateway/direct p50 <= ${LATENCY_TARGET} and throughput >= ${THROUGHPUT_TARGET}, each engine and concurrency`);
   } finally {
     await gateway?.stop();
     for (const relay of Object.values(relays)) relay.stop();

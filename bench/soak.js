@@ -6,15 +6,15 @@
 // the first minute (or the first fifth of a shorter run) and at the end (ratio; target ≤ 1.15), the event-loop
 // delay p99 measured inside the gateway (prom-client's monitorEventLoopDelay figures on GATEWAY_METRICS_PORT,
 // read every 10 s: each read covers the 10 s since the previous one; target: the worst window < 100 ms), and
-// verifies every acknowledged upload's bytes afterwards. Its success (the exit code, what `npm test` asserts
-// on the 30 s form) is only: 0 5xx, 0 connection errors, every upload verified. The speed and memory targets
-// are printed, never asserted (shared machines).
+// verifies every acknowledged upload's bytes afterwards. The verdict line judges all of it against the
+// targets; the exit code (what `npm test` asserts on the 30 s form) only the correctness: 0 5xx, 0 connection
+// errors, every upload verified. The speed and memory targets are never asserted (shared machines).
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const autocannon = require('autocannon');
-const { gatewayApi, startGateway, freePort, rssBytes, printResult, median } = require('./lib/harness');
+const { gatewayApi, startGateway, rssBytes, printResult, printVerdict, median } = require('./lib/harness');
 
 const SECONDS = Number(process.env.SOAK_SECONDS || 300);
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS || 200);
@@ -66,9 +66,7 @@ async function eventLoop(metricsPort) {
 }
 
 module.exports = async function soak() {
-  const metricsPort = await freePort();
   const gw = await startGateway({
-    GATEWAY_METRICS_PORT: String(metricsPort),
     // The public-download limit (120 a minute per address) is for key guessing; here 200 clients share one
     // address, so it is lifted for this run.
     GATEWAY_PUBLIC_RATE_LIMIT: '0',
@@ -159,10 +157,10 @@ module.exports = async function soak() {
     const firstWindow = Math.min(60, SECONDS / 5) * 1000;
     const loopWindows = [];
     let rssFirst = 0;
-    await eventLoop(metricsPort); // resets the histogram: the windows below cover the load alone
+    await eventLoop(gw.metricsPort); // resets the histogram: the windows below cover the load alone
     const started = Date.now();
     const rssTimer = setTimeout(() => (rssFirst = rssBytes(gw.pid)), firstWindow);
-    const loopTimer = setInterval(() => eventLoop(metricsPort).then((w) => loopWindows.push(w), () => undefined), 10_000);
+    const loopTimer = setInterval(() => eventLoop(gw.metricsPort).then((w) => loopWindows.push(w), () => undefined), 10_000);
     const uploadErrors = [];
     const uploadFailures = {};
     const uploadOne = (n) =>
@@ -211,7 +209,7 @@ module.exports = async function soak() {
     clearTimeout(rssTimer);
     clearInterval(loopTimer);
     const rssEnd = rssBytes(gw.pid);
-    loopWindows.push(await eventLoop(metricsPort));
+    loopWindows.push(await eventLoop(gw.metricsPort));
     const elapsed = (Date.now() - started) / 1000;
 
     // Every document in the upload folder read back: each acknowledged upload must be there with its bytes,
@@ -260,12 +258,10 @@ module.exports = async function soak() {
       rss_first_mb: rssFirst / 1048576,
       rss_end_mb: rssEnd / 1048576,
       rss_ratio: rssFirst ? rssEnd / rssFirst : NaN,
-      rss_target: '<=1.15',
       eventloop_p50_median_ms: median(p50s),
       eventloop_p99_worst_ms: Math.max(...p99s),
       eventloop_p99_median_ms: median(p99s),
       eventloop_max_ms: Math.max(...loopWindows.map((w) => w.max)),
-      eventloop_target: '<100',
       eventloop_p99_windows_ms: p99s.map((v) => Math.round(v)).join('/'),
       elapsed_s: elapsed,
     });
@@ -274,6 +270,8 @@ module.exports = async function soak() {
     // At least one upload must have been acknowledged, or "every upload verified" would say nothing.
     ok = fivexx === 0 && connectionErrors === 0 && result.timeouts === 0 && bad.length === 0 && uploads.length > 0 && uploads.length === uploadCount && verified === uploads.length;
     if (!ok) console.error('[soak] FAILED: 5xx, connection errors, time-outs, no upload acknowledged, or uploads not verified (see the figures above)');
+    const withinTargets = rssFirst > 0 && rssEnd / rssFirst <= 1.15 && p99s.length > 0 && Math.max(...p99s) < 100;
+    printVerdict('soak', ok && withinTargets, 'no 5xx, connection error or time-out, every upload read back intact, RSS end/first minute <= 1.15, worst event-loop p99 window < 100 ms');
   } finally {
     await gw.stop();
     fs.rmSync(gw.dataDir, { recursive: true, force: true });

@@ -1,7 +1,6 @@
 'use strict';
-// Shared benchmark plumbing: start the built gateway, sample its memory, run load.
-// Benchmarks print ratios against a reference measured in the same run, never
-// absolute thresholds: the machines are shared and noisy.
+// Shared benchmark plumbing: start the built gateway, sample its memory, run load, print the verdict.
+// Benchmarks print ratios against a reference measured in the same run: the machines are shared and noisy.
 const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
@@ -9,7 +8,21 @@ const os = require('node:os');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '../..');
-const MAIN_JS = path.join(ROOT, 'dist/apps/api/src/main.js');
+
+/**
+ * The shipped start command, package.json's `start` script (`[NAME=value ...] node [flags] <script>`):
+ * benchmarks run the gateway exactly as production starts it, process flags included.
+ */
+function startCommand() {
+  const words = require(path.join(ROOT, 'package.json')).scripts.start.trim().split(/\s+/);
+  const env = {};
+  while (/^[A-Z_][A-Z0-9_]*=/.test(words[0])) {
+    const [name, ...value] = words.shift().split('=');
+    env[name] = value.join('=');
+  }
+  if (words.shift() !== 'node') throw new Error(`package.json's start script does not run node: ${words.join(' ')}`);
+  return { env, args: words };
+}
 
 function ensureBuilt() {
   execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-if-needed.js')], { cwd: ROOT, stdio: 'inherit' });
@@ -46,27 +59,35 @@ async function waitFor(url, timeoutMs = 30_000, init) {
   }
 }
 
-/** Starts the built gateway with the given environment; resolves once /api/health answers. */
+/**
+ * Starts the built gateway in production's configuration: the start command of package.json, the default
+ * log level, metrics on (GATEWAY_METRICS_PORT on a free port); `env` adds to it or overrides it (a benchmark
+ * that measures a setting says so). Resolves once /api/health answers.
+ */
 async function startGateway(env = {}) {
   ensureBuilt();
   const port = await freePort();
+  const metricsPort = await freePort();
+  const command = startCommand();
   const dataDir = env.GATEWAY_DATA_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-bench-'));
   // BENCH_GATEWAY_NODE_ARGS, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof': to profile the gateway under a benchmark.
   const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS || '').split(' ').filter(Boolean);
   // BENCH_GATEWAY_ENV, e.g. 'GATEWAY_JOB_CONCURRENCY=32 UV_THREADPOOL_SIZE=2': settings to weigh under a benchmark.
   const extraEnv = Object.fromEntries((process.env.BENCH_GATEWAY_ENV || '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
-  const child = spawn(process.execPath, [...nodeArgs, MAIN_JS], {
+  const gatewayEnv = {
+    PATH: process.env.PATH,
+    ...command.env,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    GATEWAY_METRICS_PORT: String(metricsPort),
+    GATEWAY_DATA_DIR: dataDir,
+    GATEWAY_ADMIN_PASSWORD: 'bench-admin-password',
+    ...extraEnv,
+    ...env,
+  };
+  const child = spawn(process.execPath, [...nodeArgs, ...command.args], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      GATEWAY_DATA_DIR: dataDir,
-      GATEWAY_ADMIN_PASSWORD: 'bench-admin-password',
-      LOG_LEVEL: 'warn',
-      ...extraEnv,
-      ...env,
-    },
+    env: gatewayEnv,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -74,6 +95,7 @@ async function startGateway(env = {}) {
   return {
     pid: child.pid,
     port,
+    metricsPort: gatewayEnv.GATEWAY_METRICS_PORT ? Number(gatewayEnv.GATEWAY_METRICS_PORT) : undefined,
     baseUrl,
     dataDir,
     auth: 'Basic ' + Buffer.from('admin:bench-admin-password').toString('base64'),
@@ -129,6 +151,15 @@ function printResult(name, fields) {
   console.log(`[bench] ${name}: ${parts.join(' ')}`);
 }
 
+/**
+ * The line every benchmark ends with: `verdict=PASS` or `verdict=FAIL` against its current target, printed
+ * beside it (`target: gateway/relay >= 0.9`). Returns whether it passed, which `run.js` sums up.
+ */
+function printVerdict(name, pass, target) {
+  console.log(`[bench] ${name}: verdict=${pass ? 'PASS' : 'FAIL'} target: ${target}`);
+  return pass;
+}
+
 /** A JSON call to the gateway's API as its admin (`p` below /api); the whole envelope, or an error naming the status. */
 async function gatewayApi(gw, method, p, body) {
   const res = await fetch(`${gw.baseUrl}/api${p}`, {
@@ -141,4 +172,4 @@ async function gatewayApi(gw, method, p, body) {
   return json;
 }
 
-module.exports = { ROOT, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, rssBytes, processCpuMs, sampleRss, median, printResult };
+module.exports = { ROOT, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, rssBytes, processCpuMs, sampleRss, median, printResult, printVerdict };
