@@ -154,3 +154,14 @@ export function toVersionInfo(props: CmisProperties): VersionInfo {
     ...(comment !== undefined ? { comment } : {}),
   };
 }
+
+export function isCheckedOut(props: CmisProperties): boolean {
+  return props['cmis:isVersionSeriesCheckedOut'] === true;
+}
+
+/** `<series>;<label>` → its parts; undefined for plain ids. */
+export function splitVersion(id: string): { series: string; label: string } | undefined {
+  const at = id.lastIndexOf(VERSION_SEPARATOR);
+  if (at <= 0 || at === id.length - 1) return undefined;
+  return { series: id.slice(0, at), label: id.slice(at + 1) };
+}

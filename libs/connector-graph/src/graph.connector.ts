@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { once } from 'node:events';
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   ConflictError,
@@ -22,113 +22,50 @@ import {
   type FolderPage,
   type ItemInfo,
   type ListFolderOptions,
-  type NewContent,
   type NewFile,
   type PropertyUpdateCapability,
   type RepositoryDescription,
   type SiteCapability,
-  type VersionInfo,
   type VersioningCapability,
   sliceBytes,
-  group,
 } from '@gateway/connector-api';
-import { ATTRIBUTION_FIELDS, MicrosoftHttpClient, MsalTokenProvider, createAgents, drain, type MicrosoftRequest } from '@gateway/microsoft-client';
+import { MicrosoftHttpClient, MsalTokenProvider, createAgents, drain, type MicrosoftRequest } from '@gateway/microsoft-client';
+import {
+  checkId,
+  checkName,
+  decodeFieldName,
+  encodePath,
+  GATEWAY_FIELD_NAMES,
+  GATEWAY_FIELDS,
+  identityName,
+  splitVersion,
+  str,
+  SYSTEM_FIELDS,
+  type DriveItem,
+  type DriveItemVersion,
+} from './drive-items';
+import { GraphAcls } from './graph-acls';
+import { GraphCheckInOut } from './graph-check-in-out';
+import { GraphContentUpdate } from './graph-content-update';
+import { GraphFolders } from './graph-folders';
+import { GraphPropertyUpdate } from './graph-properties';
+import { GraphSites } from './graph-sites';
+import { GraphVersioning } from './graph-versioning';
 import type { GraphParams } from './params';
 
-/** The acting gateway user's fields (shared with the SharePoint connector). */
-export const GATEWAY_FIELDS = ATTRIBUTION_FIELDS;
-const GATEWAY_FIELD_NAMES = new Set<string>(Object.values(GATEWAY_FIELDS));
-/** SharePoint's own columns of a document library item: never shown as custom properties. */
-const SYSTEM_FIELDS = new Set([
-  'id', 'ID', 'Title', 'FileLeafRef', 'ContentType', 'Created', 'Modified', 'Author', 'Editor', 'AuthorLookupId', 'EditorLookupId',
-  'LinkFilename', 'LinkFilenameNoMenu', 'DocIcon', 'ItemChildCount', 'FolderChildCount', 'FileSizeDisplay', 'Edit', 'Attachments',
-  'AppAuthorLookupId', 'AppEditorLookupId', 'ComplianceAssetId', 'ContentTypeId', 'CheckoutUserLookupId', 'ParentVersionStringLookupId', 'ParentLeafNameLookupId',
-]);
+export { decodeFieldName, encodeFieldName, GATEWAY_FIELDS } from './drive-items';
+
 const ITEM_SELECT = 'id,name,size,file,folder,root,parentReference,createdDateTime,lastModifiedDateTime,createdBy,lastModifiedBy,eTag,cTag,publication';
 const ITEM_EXPAND = 'listItem($expand=fields)';
 const CURSOR = /^[A-Za-z0-9_-]{1,4000}$/;
-const ILLEGAL_NAME = /[\\/*<>?:|#%"\u0000-\u001f]/;
-const MAX_COMMENT_LENGTH = 1023;
-
-interface GraphIdentitySet {
-  user?: { displayName?: string; email?: string } | null;
-  application?: { displayName?: string; id?: string } | null;
-}
-
-interface DriveItem {
-  id: string;
-  name: string;
-  size?: number;
-  eTag?: string;
-  cTag?: string;
-  file?: { mimeType?: string };
-  folder?: { childCount?: number };
-  root?: object;
-  parentReference?: { path?: string; id?: string; driveId?: string };
-  createdDateTime?: string;
-  lastModifiedDateTime?: string;
-  createdBy?: GraphIdentitySet;
-  lastModifiedBy?: GraphIdentitySet;
-  publication?: { level?: string; versionId?: string | null };
-  listItem?: { fields?: Record<string, unknown> };
-}
-
-interface DriveItemVersion {
-  id: string;
-  size?: number;
-  lastModifiedDateTime?: string;
-}
-
-interface Permission {
-  id: string;
-  roles?: string[];
-  grantedToV2?: { user?: { email?: string; displayName?: string } | null; siteUser?: { email?: string; loginName?: string } | null; group?: { displayName?: string; email?: string } | null };
-  grantedTo?: { user?: { email?: string; displayName?: string } | null };
-  inheritedFrom?: object | null;
-}
-
-const VALID_ROLES = ['read', 'write', 'owner'];
-
-/** SharePoint internal field names: `.`, `:`, `-` (and any other non-word character) as `_xHHHH_`. */
-export function encodeFieldName(name: string): string {
-  return name.replace(/[^A-Za-z0-9_]/g, (c) => `_x${c.charCodeAt(0).toString(16).padStart(4, '0')}_`);
-}
-
-export function decodeFieldName(name: string): string {
-  return name.replace(/_x([0-9a-fA-F]{4})_/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-}
-
-function identityName(set: GraphIdentitySet | undefined): string | undefined {
-  return set?.user?.displayName ?? set?.user?.email ?? set?.application?.displayName ?? undefined;
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-function checkName(name: string, parameter: string): string {
-  if (typeof name !== 'string' || name.trim() === '' || name !== name.trim() || ILLEGAL_NAME.test(name) || name.startsWith('~') || name.length > 400 || name === '.' || name === '..') {
-    throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': a SharePoint name cannot contain \\ / * < > ? : | # % " or start with ~`);
-  }
-  return name;
-}
-
-function checkId(id: string, parameter: string): void {
-  if (typeof id !== 'string' || !/^[A-Za-z0-9!_.-]{1,200}(;[0-9]{1,6}\.[0-9]{1,6})?$/.test(id)) throw new NotFoundError('item', String(id));
-}
-
-function splitVersion(id: string): { item: string; version?: string } {
-  const at = id.indexOf(';');
-  return at < 0 ? { item: id } : { item: id.slice(0, at), version: id.slice(at + 1) };
-}
-
-function encodePath(segments: string[]): string {
-  return segments.map((s) => encodeURIComponent(s)).join('/');
-}
 
 /**
  * A document library through Microsoft Graph v1.0 (`/drives/{drive-id}/...`), on @gateway/microsoft-client.
  * Decisions in ../README.md.
+ *
+ * This class keeps the core operations and the plumbing the groups share (calls, items, uploads,
+ * the gateway user's fields); each capability group is a class of its own file (graph-<group>.ts)
+ * given this one.
  */
 export class GraphConnector implements ContentConnector {
   readonly id: string;
@@ -140,13 +77,13 @@ export class GraphConnector implements ContentConnector {
   private driveId?: string;
   private rootId?: string;
 
-  readonly contentUpdate: ContentUpdateCapability = group(this, 'updateContent');
-  readonly versioning: VersioningCapability = group(this, 'listVersions');
-  readonly checkInOut: CheckInOutCapability = group(this, 'checkOut', 'checkIn');
-  readonly folders: FolderCapability = group(this, 'createFolder', 'deleteFolder');
-  readonly propertyUpdate: PropertyUpdateCapability = group(this, 'updateProperties');
-  readonly acls: AclCapability = group(this, 'getAcl', 'applyAcl', 'removeAcl');
-  readonly sites: SiteCapability = group(this, 'getAllSites', 'getSubSites', 'getLibrariesForSite');
+  readonly contentUpdate: ContentUpdateCapability = new GraphContentUpdate(this);
+  readonly versioning: VersioningCapability = new GraphVersioning(this);
+  readonly checkInOut: CheckInOutCapability = new GraphCheckInOut(this);
+  readonly folders: FolderCapability = new GraphFolders(this);
+  readonly propertyUpdate: PropertyUpdateCapability = new GraphPropertyUpdate(this);
+  readonly acls: AclCapability = new GraphAcls(this);
+  readonly sites: SiteCapability = new GraphSites(this);
 
   constructor(
     definition: ConnectorDefinition,
@@ -186,7 +123,7 @@ export class GraphConnector implements ContentConnector {
 
   // ---- plumbing ---------------------------------------------------------------------------------
 
-  private call<T>(req: Omit<MicrosoftRequest, 'url'> & { path: string }): Promise<{ status: number; data: T }> {
+  call<T>(req: Omit<MicrosoftRequest, 'url'> & { path: string }): Promise<{ status: number; data: T }> {
     return this.http.json<T>({ ...req, url: `${this.params.graphUrl}${req.path}` });
   }
 
@@ -211,25 +148,25 @@ export class GraphConnector implements ContentConnector {
     return `${prefix}/drives/${encodeURIComponent(driveId)}`;
   }
 
-  private async itemPath(id: string): Promise<string> {
+  async itemPath(id: string): Promise<string> {
     await this.connect();
     return `${this.drivePath()}/items/${encodeURIComponent(id)}`;
   }
 
-  private async fetchItem(id: string, parameter = 'id'): Promise<DriveItem> {
+  async fetchItem(id: string, parameter = 'id'): Promise<DriveItem> {
     checkId(id, parameter);
     const { item } = splitVersion(id);
     return (await this.call<DriveItem>({ method: 'GET', path: `${await this.itemPath(item)}?$select=${ITEM_SELECT}&$expand=${ITEM_EXPAND}`, errorContext: { id, parameter } })).data;
   }
 
-  private async fetchByPath(segments: string[], parameter: string): Promise<DriveItem | undefined> {
+  async fetchByPath(segments: string[], parameter: string): Promise<DriveItem | undefined> {
     await this.connect();
     const target = segments.length === 0 ? `${this.drivePath()}/root` : `${this.drivePath()}/root:/${encodePath(segments)}:`;
     const res = await this.http.json<DriveItem>({ method: 'GET', url: `${this.params.graphUrl}${target}?$select=${ITEM_SELECT}&$expand=${ITEM_EXPAND}`, accept: [404], errorContext: { parameter } });
     return res.status === 404 ? undefined : res.data;
   }
 
-  private toItemInfo(item: DriveItem): ItemInfo {
+  toItemInfo(item: DriveItem): ItemInfo {
     const fields = item.listItem?.fields ?? {};
     const isFolder = item.folder !== undefined || item.root !== undefined;
     const parentPath = item.parentReference?.path ? decodeURIComponent(item.parentReference.path.replace(/^[^:]*:?/, '')) : undefined;
@@ -383,7 +320,7 @@ export class GraphConnector implements ContentConnector {
    * every fragment), and fragments read from a file can be sent again after a throttled answer.
    * Memory stays at one threshold whatever the size.
    */
-  private async stage(content: Readable): Promise<{ buffer: Buffer } | { file: string; size: number }> {
+  async stage(content: Readable): Promise<{ buffer: Buffer } | { file: string; size: number }> {
     const threshold = this.params.chunkThresholdBytes;
     const head: Buffer[] = [];
     let size = 0;
@@ -418,7 +355,7 @@ export class GraphConnector implements ContentConnector {
   }
 
   /** Uploads staged content: one PUT below the threshold, an upload session above it. */
-  private async upload(
+  async upload(
     staged: { buffer: Buffer } | { file: string; size: number },
     target: { putPath: string; sessionPath: string; conflict: 'fail' | 'replace' },
     mimeType: string | undefined,
@@ -467,12 +404,12 @@ export class GraphConnector implements ContentConnector {
     }
   }
 
-  private async setGatewayFields(id: string, fields: Record<string, string | null>, context: { id?: string; parameter?: string } = {}): Promise<void> {
+  async setGatewayFields(id: string, fields: Record<string, string | null>, context: { id?: string; parameter?: string } = {}): Promise<void> {
     await this.call({ method: 'PATCH', path: `${await this.itemPath(id)}/listItem/fields`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(fields), errorContext: { id, ...context } });
   }
 
   /** The document, refusing folders and a check-out held by another gateway user. */
-  private async writableDocument(id: string, actor: Actor, parameter: string): Promise<{ item: DriveItem; info: ItemInfo }> {
+  async writableDocument(id: string, actor: Actor, parameter: string): Promise<{ item: DriveItem; info: ItemInfo }> {
     const item = await this.fetchItem(id, parameter);
     const info = this.toItemInfo(item);
     if (info.baseType !== 'document') throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': '${info.path}' is a folder`);
@@ -502,51 +439,7 @@ export class GraphConnector implements ContentConnector {
     return created.id;
   }
 
-  async updateContent(id: string, input: NewContent, actor: Actor): Promise<string> {
-    checkId(id, 'fileId');
-    if (splitVersion(id).version) throw new InvalidArgumentError('fileId', "Invalid parameter 'fileId': a version cannot be changed");
-    await this.writableDocument(id, actor, 'fileId');
-    const staged = await this.stage(input.content);
-    const itemPath = await this.itemPath(id);
-    await this.upload(staged, { putPath: `${itemPath}/content`, sessionPath: `${itemPath}/createUploadSession`, conflict: 'replace' }, input.mimeType, { id, parameter: 'fileId' });
-    await this.setGatewayFields(id, { [GATEWAY_FIELDS.modifiedBy]: actor.username });
-    return id;
-  }
-
-  async updateProperties(id: string, properties: Record<string, string>, actor: Actor): Promise<string> {
-    if (properties === null || typeof properties !== 'object' || Object.keys(properties).length === 0) {
-      throw new InvalidArgumentError('properties', "Invalid parameter 'properties': give at least one property");
-    }
-    checkId(id, 'fileId');
-    await this.writableDocument(id, actor, 'fileId');
-    const fields: Record<string, string | null> = { [GATEWAY_FIELDS.modifiedBy]: actor.username };
-    for (const [name, value] of Object.entries(properties)) {
-      const field = encodeFieldName(name);
-      if (SYSTEM_FIELDS.has(field) || GATEWAY_FIELD_NAMES.has(field) || field.startsWith('_')) {
-        throw new InvalidArgumentError(name, `Invalid parameter '${name}': a SharePoint column the service maintains`, 'INVALID_PROPERTY');
-      }
-      fields[field] = value;
-    }
-    await this.setGatewayFields(id, fields, { parameter: 'properties' });
-    return id;
-  }
-
-  async listVersions(id: string): Promise<VersionInfo[]> {
-    checkId(id, 'id');
-    const { item } = splitVersion(id);
-    const info = this.toItemInfo(await this.fetchItem(item));
-    if (info.baseType !== 'document') throw new InvalidArgumentError('id', `Invalid parameter 'id': '${info.path}' is a folder`);
-    return (await this.versionsOf(item, id)).map((v) => ({
-      id: `${item};${v.id}`,
-      name: info.name,
-      label: v.id,
-      size: v.size ?? 0,
-      modified: new Date(v.lastModifiedDateTime ?? Date.now()),
-      versionSeriesId: item,
-    }));
-  }
-
-  private async versionsOf(item: string, id: string): Promise<DriveItemVersion[]> {
+  async versionsOf(item: string, id: string): Promise<DriveItemVersion[]> {
     const versions: DriveItemVersion[] = [];
     let url = `${this.params.graphUrl}${await this.itemPath(item)}/versions`;
     for (;;) {
@@ -555,27 +448,6 @@ export class GraphConnector implements ContentConnector {
       if (!page.data['@odata.nextLink']) return versions;
       url = page.data['@odata.nextLink'];
     }
-  }
-
-  async checkOut(id: string, actor: Actor): Promise<string> {
-    checkId(id, 'id');
-    const { info } = await this.writableDocument(id, actor, 'id');
-    if (info.checkedOut) return id; // already the actor's: a retried request does not fail
-    await this.call({ method: 'POST', path: `${await this.itemPath(id)}/checkout`, errorContext: { id } });
-    await this.setGatewayFields(id, { [GATEWAY_FIELDS.checkedOutBy]: actor.username });
-    return id;
-  }
-
-  async checkIn(id: string, actor: Actor, comment?: string): Promise<string> {
-    if (comment !== undefined && (typeof comment !== 'string' || comment.length > MAX_COMMENT_LENGTH)) {
-      throw new InvalidArgumentError('comment', `Invalid parameter 'comment': at most ${MAX_COMMENT_LENGTH} characters`);
-    }
-    checkId(id, 'id');
-    const { info } = await this.writableDocument(id, actor, 'id');
-    if (!info.checkedOut) throw new ConflictError(`Document '${info.name}' is not checked out`, 'NOT_CHECKED_OUT', { id });
-    await this.call({ method: 'POST', path: `${await this.itemPath(id)}/checkin`, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ comment: comment ?? '', checkInAs: 'published' }), errorContext: { id, parameter: 'comment' } });
-    await this.setGatewayFields(id, { [GATEWAY_FIELDS.checkedOutBy]: null, [GATEWAY_FIELDS.modifiedBy]: actor.username });
-    return id;
   }
 
   async deleteItem(id: string, allVersions: boolean, actor: Actor): Promise<string> {
@@ -603,142 +475,4 @@ export class GraphConnector implements ContentConnector {
     return itemId;
   }
 
-  private parsePath(p: string, parameter: string): string[] {
-    if (typeof p !== 'string' || !p.startsWith('/')) throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': must be an absolute path`);
-    const segments = p.split('/').filter((s) => s !== '');
-    for (const s of segments) {
-      if (s === '.' || s === '..') throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': no . or .. segments`);
-      checkName(s, parameter);
-    }
-    return segments;
-  }
-
-  async createFolder(folderPath: string, _actor: Actor): Promise<string> {
-    const segments = this.parsePath(folderPath, 'path');
-    if (segments.length === 0) return (await this.connect()).rootId;
-    let parent = (await this.connect()).rootId;
-    for (let i = 0; i < segments.length; i++) {
-      const existing = await this.fetchByPath(segments.slice(0, i + 1), 'path');
-      if (existing) {
-        if (existing.folder === undefined) throw new ConflictError(`'/${segments.slice(0, i + 1).join('/')}' is a document, not a folder`, 'NOT_A_FOLDER');
-        parent = existing.id;
-        continue;
-      }
-      const res = await this.http.json<DriveItem>({
-        method: 'POST',
-        url: `${this.params.graphUrl}${await this.itemPath(parent)}/children`,
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name: segments[i], folder: {}, '@microsoft.graph.conflictBehavior': 'fail' }),
-        accept: [409],
-        errorContext: { parameter: 'path' },
-      });
-      if (res.status === 409) {
-        // Created meanwhile by someone else: use theirs.
-        const raced = await this.fetchByPath(segments.slice(0, i + 1), 'path');
-        if (!raced?.folder) throw new ConflictError(`'/${segments.slice(0, i + 1).join('/')}' exists and is not a folder`, 'NOT_A_FOLDER');
-        parent = raced.id;
-      } else {
-        parent = res.data.id;
-      }
-    }
-    return parent;
-  }
-
-  async deleteFolder(folderPath: string, _actor: Actor): Promise<string> {
-    const segments = this.parsePath(folderPath, 'path');
-    if (segments.length === 0) throw new InvalidArgumentError('path', "Invalid parameter 'path': the root folder cannot be deleted");
-    const folder = await this.fetchByPath(segments, 'path');
-    if (!folder) throw new NotFoundError('item', folderPath);
-    if (folder.folder === undefined) throw new InvalidArgumentError('path', `Invalid parameter 'path': '${folderPath}' is a document`);
-    await this.call({ method: 'DELETE', path: await this.itemPath(folder.id), errorContext: { id: folderPath } });
-    return folder.id;
-  }
-
-  // ---- permissions ------------------------------------------------------------------------------
-
-  private principalOf(p: Permission): string | undefined {
-    return p.grantedToV2?.user?.email ?? p.grantedToV2?.siteUser?.email ?? p.grantedTo?.user?.email ?? p.grantedToV2?.group?.email ?? p.grantedToV2?.group?.displayName ?? undefined;
-  }
-
-  private async permissionsOf(id: string): Promise<Permission[]> {
-    checkId(id, 'id');
-    return (await this.call<{ value: Permission[] }>({ method: 'GET', path: `${await this.itemPath(splitVersion(id).item)}/permissions`, errorContext: { id, parameter: 'id' } })).data.value;
-  }
-
-  private format(perms: Permission[]): string[] {
-    const byPrincipal = new Map<string, Set<string>>();
-    for (const p of perms) {
-      const principal = this.principalOf(p);
-      if (!principal) continue;
-      const roles = byPrincipal.get(principal) ?? new Set<string>();
-      for (const r of p.roles ?? []) roles.add(r);
-      byPrincipal.set(principal, roles);
-    }
-    return [...byPrincipal].map(([principal, roles]) => `${principal}:${[...roles].sort().join(',')}`).sort();
-  }
-
-  async getAcl(id: string): Promise<string[]> {
-    return this.format(await this.permissionsOf(id));
-  }
-
-  async applyAcl(id: string, entries: Record<string, string[]>, _actor: Actor): Promise<string[]> {
-    for (const [principal, roles] of Object.entries(entries)) {
-      if (!/^[^@\s]+@[^@\s]+$/.test(principal)) throw new InvalidArgumentError(principal, `Invalid principal '${principal}': Microsoft Graph grants to e-mail addresses`);
-      const bad = roles.filter((r) => !VALID_ROLES.includes(r));
-      if (bad.length > 0 || roles.length === 0) throw new InvalidArgumentError(principal, `Invalid permissions for '${principal}': use ${VALID_ROLES.join(', ')}`);
-    }
-    const itemPath = await this.itemPath(splitVersion(id).item);
-    const current = await this.permissionsOf(id);
-    for (const [principal, roles] of Object.entries(entries)) {
-      // Replace: the principal's own grants go, then one invitation with exactly the asked roles.
-      for (const p of current.filter((x) => this.principalOf(x)?.toLowerCase() === principal.toLowerCase() && !x.inheritedFrom)) {
-        await this.call({ method: 'DELETE', path: `${itemPath}/permissions/${encodeURIComponent(p.id)}`, accept: [403], errorContext: { id } });
-      }
-      await this.call({
-        method: 'POST',
-        path: `${itemPath}/invite`,
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ recipients: [{ email: principal }], roles, requireSignIn: true, sendInvitation: false }),
-        errorContext: { id, parameter: principal },
-      });
-    }
-    return this.getAcl(id);
-  }
-
-  async removeAcl(id: string, principals: string[], _actor: Actor): Promise<string[]> {
-    const itemPath = await this.itemPath(splitVersion(id).item);
-    const current = await this.permissionsOf(id);
-    const removed: string[] = [];
-    for (const principal of principals) {
-      const own = current.filter((x) => this.principalOf(x)?.toLowerCase() === principal.toLowerCase());
-      let any = false;
-      for (const p of own) {
-        const res = await this.call({ method: 'DELETE', path: `${itemPath}/permissions/${encodeURIComponent(p.id)}`, accept: [403], errorContext: { id } });
-        if (res.status !== 403) any = true;
-      }
-      if (any) removed.push(principal);
-    }
-    return removed;
-  }
-
-  // ---- sites ------------------------------------------------------------------------------------
-
-  private static site(s: Record<string, unknown>): Record<string, unknown> {
-    return { id: s.id, name: s.name, displayName: s.displayName, webUrl: s.webUrl };
-  }
-
-  async getAllSites(): Promise<unknown[]> {
-    const res = await this.call<{ value: Array<Record<string, unknown>> }>({ method: 'GET', path: '/sites?search=*' });
-    return res.data.value.map(GraphConnector.site);
-  }
-
-  async getSubSites(siteId: string): Promise<unknown[]> {
-    const res = await this.call<{ value: Array<Record<string, unknown>> }>({ method: 'GET', path: `/sites/${encodeURIComponent(siteId)}/sites`, errorContext: { id: siteId, parameter: 'siteId' } });
-    return res.data.value.map(GraphConnector.site);
-  }
-
-  async getLibrariesForSite(siteId: string): Promise<unknown[]> {
-    const res = await this.call<{ value: Array<Record<string, unknown>> }>({ method: 'GET', path: `/sites/${encodeURIComponent(siteId)}/drives`, errorContext: { id: siteId, parameter: 'siteId' } });
-    return res.data.value.map((d) => ({ id: d.id, name: d.name, webUrl: d.webUrl }));
-  }
 }

@@ -1,7 +1,6 @@
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
-  CopyObjectCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetBucketVersioningCommand,
@@ -9,7 +8,6 @@ import {
   HeadObjectCommand,
   ListObjectsV2Command,
   ListObjectVersionsCommand,
-  PutObjectCommand,
   S3Client,
   S3ServiceException,
   type HeadObjectCommandOutput,
@@ -19,10 +17,8 @@ import {
 import { mapBounded } from '@gateway/concurrency';
 import {
   ConflictError,
-  GatewayError,
   NotFoundError,
   UpstreamError,
-  UpstreamTimeoutError,
   UpstreamUnavailableError,
   type Actor,
   type ByteRange,
@@ -34,18 +30,14 @@ import {
   type FolderPage,
   type ItemInfo,
   type ListFolderOptions,
-  type NewContent,
   type NewFile,
   type PropertyUpdateCapability,
   type RepositoryDescription,
-  type VersionInfo,
   type VersioningCapability,
-  group,
 } from '@gateway/connector-api';
 import type { S3ConnectorParams } from './client';
 import { MultipartWriter } from './multipart-writer';
 import {
-  ancestors,
   checkSegment,
   decodeCursor,
   decodeId,
@@ -59,7 +51,14 @@ import {
   repoPath,
 } from './keys';
 import { ObjectReader } from './object-reader';
-import { applyChanges, CREATED_BY, encodeValue, gatewayField, MODIFIED_BY, parsePropertyChanges, propertiesOf } from './metadata';
+import { CREATED_BY, encodeValue, gatewayField, MODIFIED_BY, propertiesOf } from './metadata';
+import { S3ContentUpdate } from './s3-content-update';
+import { mapS3Error } from './s3-errors';
+import { S3Folders } from './s3-folders';
+import { S3PropertyUpdate } from './s3-properties';
+import { S3Versioning } from './s3-versioning';
+
+export { mapS3Error } from './s3-errors';
 
 const MAX_LIMIT = 10_000;
 /** ListObjectsV2 and DeleteObjects take at most this many keys per call. */
@@ -72,6 +71,9 @@ const LISTING_HEADS = 16;
  * A bucket (or a prefix of one) as a repository: keys are documents, key prefixes are folders
  * (with the conventional zero-byte `folder/` marker when made through the gateway). Nothing is kept
  * outside the bucket, so several gateway nodes can share it. Decisions in the lib's README.
+ *
+ * This class keeps the core operations and the key, HEAD, upload and delete helpers the groups
+ * share; each capability group is a class of its own file (s3-<group>.ts) given this one.
  */
 export class S3Connector implements ContentConnector {
   readonly id: string;
@@ -82,15 +84,15 @@ export class S3Connector implements ContentConnector {
   /** Only on a bucket with versioning on: there an update is a new version, as the spec means it. */
   readonly contentUpdate?: ContentUpdateCapability;
   readonly versioning?: VersioningCapability;
-  readonly folders: Required<FolderCapability> = group(this, 'createFolder', 'deleteFolder');
-  readonly propertyUpdate: PropertyUpdateCapability = group(this, 'updateProperties');
+  readonly folders: Required<FolderCapability> = new S3Folders(this);
+  readonly propertyUpdate: PropertyUpdateCapability = new S3PropertyUpdate(this);
   /** Content GETs without the SDK, on plain-HTTP endpoints (raw-get-object.ts says why). */
   private readonly reads: ObjectReader;
 
   constructor(
     definition: ConnectorDefinition,
-    private readonly client: S3Client,
-    private readonly params: S3ConnectorParams,
+    readonly client: S3Client,
+    readonly params: S3ConnectorParams,
     readonly versioned: boolean,
   ) {
     this.id = definition.id;
@@ -104,8 +106,8 @@ export class S3Connector implements ContentConnector {
     };
     this.reads = new ObjectReader(client, params);
     if (versioned) {
-      this.contentUpdate = group(this, 'updateContent');
-      this.versioning = group(this, 'listVersions');
+      this.contentUpdate = new S3ContentUpdate(this);
+      this.versioning = new S3Versioning(this);
     }
   }
 
@@ -242,23 +244,6 @@ export class S3Connector implements ContentConnector {
     return { items, ...(token !== undefined && items.length > 0 ? { nextCursor: encodeCursor(token) } : {}) };
   }
 
-  async listVersions(id: string): Promise<VersionInfo[]> {
-    const { rel, versionId } = decodeId(id, 'id');
-    if (isFolderRel(rel)) throw invalid('id', `'${id}' names a folder; a document is expected`);
-    await this.head(rel, id, versionId);
-    const versions = await this.allVersions(rel);
-    return versions
-      .filter((v) => !v.deleteMarker)
-      .map((v, i, all) => ({
-        id: encodeId(rel, v.versionId),
-        name: nameOf(rel),
-        label: `${all.length - i}.0`,
-        size: v.size,
-        modified: v.modified,
-        versionSeriesId: encodeId(rel),
-      }));
-  }
-
   // ---- writing ------------------------------------------------------------
 
   async createFile(input: NewFile, actor: Actor): Promise<string> {
@@ -277,51 +262,6 @@ export class S3Connector implements ContentConnector {
       storageClass: input.type,
       metadata: { [CREATED_BY]: user, [MODIFIED_BY]: user },
     });
-    return encodeId(rel);
-  }
-
-  async updateContent(id: string, input: NewContent, actor: Actor): Promise<string> {
-    const { rel, versionId } = decodeId(id, 'fileId');
-    if (isFolderRel(rel) || versionId !== undefined) throw invalid('fileId', 'must name a document (not a folder or an old version)');
-    const head = await this.head(rel, id);
-    await this.upload(rel, input.content, {
-      contentType: input.mimeType ?? head.ContentType,
-      storageClass: head.StorageClass,
-      // Properties belong to the document, not to one version of its content.
-      metadata: { ...(head.Metadata ?? {}), [MODIFIED_BY]: encodeValue(actor.username) },
-    });
-    return encodeId(rel);
-  }
-
-  async updateProperties(id: string, properties: Record<string, string>, actor: Actor): Promise<string> {
-    const changes = parsePropertyChanges(properties);
-    const { rel, versionId } = decodeId(id, 'fileId');
-    if (isFolderRel(rel) || versionId !== undefined) throw invalid('fileId', 'must name a document (not a folder or an old version)');
-    const head = await this.head(rel, id);
-    const metadata = applyChanges(head.Metadata, [...changes, [MODIFIED_BY, actor.username]]);
-    const key = this.key(rel);
-    try {
-      // S3 metadata is immutable: a copy of the object onto itself with new metadata replaces it
-      // (server-side, no bytes through the gateway). IfMatch-style CopySourceIfMatch keeps a
-      // concurrent content update from being overwritten with the old bytes.
-      await this.client.send(
-        new CopyObjectCommand({
-          Bucket: this.params.bucket,
-          Key: key,
-          CopySource: `${this.params.bucket}/${encodeURIComponent(key).replace(/%2F/g, '/')}`,
-          CopySourceIfMatch: head.ETag,
-          MetadataDirective: 'REPLACE',
-          Metadata: metadata,
-          ContentType: head.ContentType,
-          ...(head.StorageClass && head.StorageClass !== 'STANDARD' ? { StorageClass: head.StorageClass } : {}),
-        }),
-      );
-    } catch (e) {
-      if (e instanceof S3ServiceException && e.$metadata.httpStatusCode === 412) {
-        throw new ConflictError(`'${repoPath(rel)}' changed while its properties were updated; try again`, 'CONFLICT', { path: repoPath(rel) });
-      }
-      throw mapS3Error(e, id);
-    }
     return encodeId(rel);
   }
 
@@ -346,69 +286,13 @@ export class S3Connector implements ContentConnector {
     return encodeId(rel);
   }
 
-  async createFolder(folderPath: string, _actor: Actor): Promise<string> {
-    if (folderPath === '') throw invalid('path', 'must be the absolute path of a folder');
-    const rel = parseFolderPath(folderPath, 'path');
-    if (rel === '') return encodeId('');
-    this.checkKeyLength(rel, 'path');
-    for (const level of [...ancestors(rel), rel]) {
-      const asDocument = level.slice(0, -1);
-      if (await this.exists(asDocument)) {
-        throw new ConflictError(`'${repoPath(asDocument)}' exists and is not a folder`, 'ALREADY_EXISTS', { path: repoPath(asDocument) });
-      }
-      if (await this.exists(level)) continue;
-      try {
-        await this.client.send(new PutObjectCommand({ Bucket: this.params.bucket, Key: this.key(level), Body: new Uint8Array(0), ContentLength: 0, ContentType: 'application/x-directory' }));
-      } catch (e) {
-        throw mapS3Error(e, repoPath(level));
-      }
-    }
-    return encodeId(rel);
-  }
+  // ---- shared with the group classes -------------------------------------
 
-  async deleteFolder(folderPath: string): Promise<string> {
-    const rel = parseFolderPath(folderPath, 'path');
-    if (rel === '') throw invalid('path', 'the root folder cannot be deleted');
-    if (await this.exists(rel.slice(0, -1))) throw invalid('path', `'${repoPath(rel)}' is a document; documents are deleted by id`);
-    await this.assertFolder(rel, repoPath(rel));
-    const prefix = this.key(rel);
-    try {
-      if (this.versioned) {
-        let keyMarker: string | undefined;
-        let versionMarker: string | undefined;
-        do {
-          const page = await this.client.send(
-            new ListObjectVersionsCommand({ Bucket: this.params.bucket, Prefix: prefix, KeyMarker: keyMarker, VersionIdMarker: versionMarker }),
-          );
-          const doomed = [...(page.Versions ?? []), ...(page.DeleteMarkers ?? [])].map((v) => ({ Key: v.Key!, VersionId: v.VersionId }));
-          await this.deleteKeys(doomed);
-          keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
-          versionMarker = page.IsTruncated ? page.NextVersionIdMarker : undefined;
-        } while (keyMarker !== undefined);
-      } else {
-        let token: string | undefined;
-        do {
-          const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.params.bucket, Prefix: prefix, ContinuationToken: token }));
-          await this.deleteKeys((page.Contents ?? []).map((o) => ({ Key: o.Key! })));
-          token = page.IsTruncated ? page.NextContinuationToken : undefined;
-        } while (token !== undefined);
-        // Deepest markers last: S3Proxy's filesystem backend keeps markers as directories, and lists neither a
-        // folder's own marker under its prefix nor removes a directory that still has entries.
-        await this.deleteKeys([{ Key: prefix }]);
-      }
-    } catch (e) {
-      throw mapS3Error(e, repoPath(rel));
-    }
-    return encodeId(rel);
-  }
-
-  // ---- helpers ------------------------------------------------------------
-
-  private key(rel: string): string {
+  key(rel: string): string {
     return this.params.prefix + rel;
   }
 
-  private checkKeyLength(rel: string, parameter: string): void {
+  checkKeyLength(rel: string, parameter: string): void {
     if (Buffer.byteLength(this.key(rel), 'utf8') + 1 > MAX_KEY_BYTES) throw invalid(parameter, `makes a key longer than S3's ${MAX_KEY_BYTES} bytes`);
   }
 
@@ -418,7 +302,7 @@ export class S3Connector implements ContentConnector {
    * size × (concurrency + 1) whatever the object's size. On any failure (the client's stream broke, S3
    * refused a part) the multipart upload is aborted before this returns, so no parts are left behind.
    */
-  private async upload(rel: string, content: Readable, options: { contentType?: string; storageClass?: string; metadata: Record<string, string> }): Promise<void> {
+  async upload(rel: string, content: Readable, options: { contentType?: string; storageClass?: string; metadata: Record<string, string> }): Promise<void> {
     const storageClass = options.storageClass && options.storageClass !== 'STANDARD' ? (options.storageClass as StorageClass) : undefined;
     const writer = new MultipartWriter(
       this.client,
@@ -442,7 +326,7 @@ export class S3Connector implements ContentConnector {
     }
   }
 
-  private async head(rel: string, identifier: string, versionId?: string): Promise<HeadObjectCommandOutput> {
+  async head(rel: string, identifier: string, versionId?: string): Promise<HeadObjectCommandOutput> {
     try {
       return await this.client.send(new HeadObjectCommand({ Bucket: this.params.bucket, Key: this.key(rel), VersionId: versionId }));
     } catch (e) {
@@ -450,7 +334,7 @@ export class S3Connector implements ContentConnector {
     }
   }
 
-  private async exists(rel: string): Promise<boolean> {
+  async exists(rel: string): Promise<boolean> {
     try {
       await this.client.send(new HeadObjectCommand({ Bucket: this.params.bucket, Key: this.key(rel) }));
       return true;
@@ -473,7 +357,7 @@ export class S3Connector implements ContentConnector {
     }
   }
 
-  private async assertFolder(rel: string, identifier: string): Promise<void> {
+  async assertFolder(rel: string, identifier: string): Promise<void> {
     if (!(await this.folderExists(rel))) throw new NotFoundError('item', identifier);
   }
 
@@ -523,7 +407,7 @@ export class S3Connector implements ContentConnector {
   }
 
   /** Every version and delete marker of one key, newest first. */
-  private async allVersions(rel: string): Promise<Array<{ versionId: string; size: number; modified: Date; deleteMarker: boolean }>> {
+  async allVersions(rel: string): Promise<Array<{ versionId: string; size: number; modified: Date; deleteMarker: boolean }>> {
     const key = this.key(rel);
     const out: Array<{ versionId: string; size: number; modified: Date; deleteMarker: boolean }> = [];
     let keyMarker: string | undefined;
@@ -546,7 +430,7 @@ export class S3Connector implements ContentConnector {
     return out.sort((a, b) => b.modified.getTime() - a.modified.getTime());
   }
 
-  private async deleteKeys(objects: ObjectIdentifier[]): Promise<void> {
+  async deleteKeys(objects: ObjectIdentifier[]): Promise<void> {
     for (let i = 0; i < objects.length; i += S3_PAGE) {
       const batch = objects.slice(i, i + S3_PAGE);
       const answer = await this.client.send(new DeleteObjectsCommand({ Bucket: this.params.bucket, Delete: { Objects: batch, Quiet: true } }));
@@ -562,21 +446,4 @@ function stripQuotes(etag: string): string {
 
 function alreadyExists(rel: string): ConflictError {
   return new ConflictError(`'${repoPath(rel)}' already exists`, 'ALREADY_EXISTS', { path: repoPath(rel) });
-}
-
-/** S3 and network failures as the gateway's typed errors. */
-export function mapS3Error(e: unknown, identifier: string): unknown {
-  if (e instanceof GatewayError) return e;
-  if (e instanceof S3ServiceException) {
-    const status = e.$metadata?.httpStatusCode;
-    if (status === 404 || e.name === 'NoSuchKey' || e.name === 'NotFound' || e.name === 'NoSuchVersion') return new NotFoundError('item', identifier);
-    if (status === 503 || e.name === 'SlowDown') return new UpstreamUnavailableError(`S3 is unavailable (${e.name})`, { status }, e);
-    return new UpstreamError(`S3 answered ${status ?? '?'} ${e.name}: ${e.message}`.slice(0, 500), { status }, e);
-  }
-  const code = (e as { code?: string; name?: string })?.code ?? (e as { name?: string })?.name;
-  if (code === 'TimeoutError' || code === 'ETIMEDOUT') return new UpstreamTimeoutError('S3 did not answer in time', {}, e);
-  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EPIPE') {
-    return new UpstreamUnavailableError(`S3 is unreachable (${code})`, {}, e);
-  }
-  return e;
 }

@@ -60,3 +60,12 @@ export function str(entity: Json, name: string): string | undefined {
   const v = entity[name];
   return typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined;
 }
+
+/** The Accept header of every call: JSON without OData metadata. */
+export const ACCEPT = 'application/json;odata=nometadata';
+
+export function date(value: unknown): Date | undefined {
+  if (typeof value !== 'string') return undefined;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : new Date(ms);
+}

@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import {
   ConflictError,
   GatewayError,
@@ -18,37 +17,33 @@ import {
   type FolderPage,
   type ItemInfo,
   type ListFolderOptions,
-  type NewContent,
   type NewFile,
   type PropertyUpdateCapability,
   type RepositoryDescription,
   type SiteCapability,
   type VersioningCapability,
-  type VersionInfo,
   sliceBytes,
-  group,
 } from '@gateway/connector-api';
-import { ATTRIBUTION_FIELDS, drain, MicrosoftHttpClient, MsalTokenProvider, type MicrosoftRequest } from '@gateway/microsoft-client';
-import { ChunkReader, type Chunk } from './chunks';
-import { decodeCursor, encodeCursor, fileId, folderId, parseId, skiptokenOf, versionId, type SpId } from './ids';
-import { expanded, literal, query, readCollection, readEntity, readPrimitive, str, type Json } from './odata';
+import { ATTRIBUTION_FIELDS, MicrosoftHttpClient, MsalTokenProvider, type MicrosoftRequest } from '@gateway/microsoft-client';
+import { decodeCursor, encodeCursor, fileId, folderId, parseId, skiptokenOf, type SpId } from './ids';
+import { checkName, joinPath, parseAbsolutePath } from './names';
+import { ACCEPT, date, expanded, literal, query, readCollection, readEntity, str, type Json } from './odata';
 import type { SharePointParams } from './params';
+import { SharePointAcls } from './sharepoint-acls';
+import { SharePointCheckInOut } from './sharepoint-check-in-out';
+import { SharePointContentUpdate } from './sharepoint-content-update';
+import { SharePointFolders } from './sharepoint-folders';
+import { ATTRIBUTION, SharePointPropertyUpdate } from './sharepoint-properties';
+import { SharePointSites } from './sharepoint-sites';
+import { SharePointUpload } from './sharepoint-upload';
+import { SharePointVersioning } from './sharepoint-versioning';
 
-const ATTRIBUTION = new Set<string>(Object.values(ATTRIBUTION_FIELDS));
+export { PERMISSION_TO_ROLE, principalName } from './sharepoint-acls';
 
-/** Gateway permission names ↔ SharePoint role definitions (README: permission mapping). */
-export const PERMISSION_TO_ROLE: Record<string, string> = { read: 'Read', write: 'Contribute', all: 'Full Control' };
-const ROLE_TO_PERMISSION: Record<string, string> = { read: 'read', contribute: 'write', 'full control': 'all' };
-
-const ACCEPT = 'application/json;odata=nometadata';
-const MAX_NAME_LENGTH = 400;
-const MAX_COMMENT_LENGTH = 1023;
-/** SharePoint's reserved characters in file and folder names. */
-const ILLEGAL_NAME = /["*:<>?\\/|#%]|^~|^\s|\s$|^\.+$/;
 /** The built-in fields that are not "properties" of an item. */
 const FILE_SELECT = 'ListItemAllFields,Author,ModifiedBy,CheckedOutByUser';
 
-interface ListState {
+export interface ListState {
   title: string;
   rootPath: string;
   rootUid: string;
@@ -59,36 +54,13 @@ interface ListState {
   titles: Map<string, string>;
 }
 
-function joinPath(folder: string, name: string): string {
-  return folder === '/' ? `/${name}` : `${folder}/${name}`;
-}
-
-function checkName(name: unknown, parameter: string): string {
-  if (typeof name !== 'string' || name.trim() === '') throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': must be a non-empty name`);
-  if (name.length > MAX_NAME_LENGTH) throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': at most ${MAX_NAME_LENGTH} characters`);
-  if (ILLEGAL_NAME.test(name) || name === '..' || name === '.') {
-    throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': SharePoint names cannot contain " * : < > ? / \\ | # % nor start with ~ or end with a space`);
-  }
-  return name;
-}
-
-/** An absolute gateway path ('/' is the library root) as its segments; '..' and the like are refused. */
-function parseAbsolutePath(path: unknown, parameter: string): string[] {
-  if (typeof path !== 'string' || !path.startsWith('/')) throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': must be an absolute path starting with /`);
-  const segments = path.split('/').filter((s) => s !== '');
-  for (const s of segments) checkName(s, parameter);
-  return segments;
-}
-
-function date(value: unknown): Date | undefined {
-  if (typeof value !== 'string') return undefined;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : new Date(ms);
-}
-
 /**
  * typeId `sharepoint`: one document library of a SharePoint site through the SharePoint REST API
  * (`/_api/web/...`), app-only with an Entra certificate. Decisions in the lib's README.
+ *
+ * This class keeps the core operations and the plumbing the groups share (calls, the library's
+ * state, file entities, attribution); each capability group is a class of its own file
+ * (sharepoint-<group>.ts) given this one.
  */
 export class SharePointConnector implements ContentConnector {
   readonly id: string;
@@ -97,16 +69,17 @@ export class SharePointConnector implements ContentConnector {
   readonly publicParams: Record<string, unknown>;
   readonly http: MicrosoftHttpClient;
   readonly tokens: MsalTokenProvider;
-  private readonly api: string;
+  readonly api: string;
   private listState?: Promise<ListState>;
 
-  readonly contentUpdate: ContentUpdateCapability = group(this, 'updateContent');
-  readonly versioning: VersioningCapability = group(this, 'listVersions');
-  readonly checkInOut: CheckInOutCapability = group(this, 'checkOut', 'checkIn');
-  readonly folders: FolderCapability = group(this, 'createFolder', 'deleteFolder');
-  readonly propertyUpdate: PropertyUpdateCapability = group(this, 'updateProperties');
-  readonly acls: AclCapability = group(this, 'getAcl', 'applyAcl', 'removeAcl');
-  readonly sites: SiteCapability = group(this, 'getAllSites', 'getSubSites', 'getLibrariesForSite');
+  readonly contentUpdate: ContentUpdateCapability = new SharePointContentUpdate(this);
+  readonly versioning: VersioningCapability = new SharePointVersioning(this);
+  readonly checkInOut: CheckInOutCapability = new SharePointCheckInOut(this);
+  readonly folders: FolderCapability = new SharePointFolders(this);
+  readonly propertyUpdate: PropertyUpdateCapability = new SharePointPropertyUpdate(this);
+  readonly acls: AclCapability = new SharePointAcls(this);
+  readonly sites: SiteCapability = new SharePointSites(this);
+  readonly upload = new SharePointUpload(this);
 
   constructor(
     definition: ConnectorDefinition,
@@ -144,11 +117,11 @@ export class SharePointConnector implements ContentConnector {
 
   // ---- plumbing -----------------------------------------------------------------------------------
 
-  private async getJson(path: string, errorContext?: MicrosoftRequest['errorContext']): Promise<unknown> {
+  async getJson(path: string, errorContext?: MicrosoftRequest['errorContext']): Promise<unknown> {
     return (await this.http.json({ method: 'GET', url: `${this.api}/${path}`, headers: { accept: ACCEPT }, errorContext })).data;
   }
 
-  private async post(path: string, options: { body?: MicrosoftRequest['body']; headers?: Record<string, string>; errorContext?: MicrosoftRequest['errorContext'] } = {}): Promise<unknown> {
+  async post(path: string, options: { body?: MicrosoftRequest['body']; headers?: Record<string, string>; errorContext?: MicrosoftRequest['errorContext'] } = {}): Promise<unknown> {
     return (
       await this.http.json({
         method: 'POST',
@@ -160,7 +133,7 @@ export class SharePointConnector implements ContentConnector {
     ).data;
   }
 
-  private list(): Promise<ListState> {
+  list(): Promise<ListState> {
     this.listState ??= this.loadList().catch((e) => {
       this.listState = undefined;
       throw e;
@@ -205,7 +178,7 @@ export class SharePointConnector implements ContentConnector {
     return state;
   }
 
-  private async loadFields(state: ListState): Promise<void> {
+  async loadFields(state: ListState): Promise<void> {
     const { items } = readCollection(await this.getJson(`${this.listPath()}/fields${this.listQuery({ $select: 'InternalName,Title,FromBaseType,Hidden,ReadOnlyField' })}`));
     state.fields.clear();
     state.titles.clear();
@@ -227,11 +200,11 @@ export class SharePointConnector implements ContentConnector {
     return serverRelative.slice(state.rootPath.length);
   }
 
-  private serverPath(state: ListState, segments: string[]): string {
+  serverPath(state: ListState, segments: string[]): string {
     return segments.length ? `${state.rootPath}/${segments.join('/')}` : state.rootPath;
   }
 
-  private async fileEntity(uid: string, id: string, parameter = 'id'): Promise<Json> {
+  async fileEntity(uid: string, id: string, parameter = 'id'): Promise<Json> {
     return readEntity(await this.getJson(`web/GetFileById(${literal(uid)})${query({ $expand: FILE_SELECT })}`, { id, parameter }));
   }
 
@@ -239,13 +212,13 @@ export class SharePointConnector implements ContentConnector {
     return readEntity(await this.getJson(`web/GetFolderById(${literal(uid)})${query({ $expand: 'ListItemAllFields' })}`, { id, parameter }));
   }
 
-  private async fileOf(id: string, parameter: string): Promise<{ spId: SpId; file: Json }> {
+  async fileOf(id: string, parameter: string): Promise<{ spId: SpId; file: Json }> {
     const spId = parseId(id, parameter);
     if (spId.kind !== 'file') throw new InvalidArgumentError(parameter, `Invalid parameter '${parameter}': '${id}' is not a document (a current version is expected)`);
     return { spId, file: await this.fileEntity(spId.uid, id, parameter) };
   }
 
-  private toFileInfo(state: ListState, file: Json, id?: string): ItemInfo {
+  toFileInfo(state: ListState, file: Json, id?: string): ItemInfo {
     const fields = (expanded(file, 'ListItemAllFields') as Json | undefined) ?? {};
     const name = str(file, 'Name') ?? '';
     const uid = (str(file, 'UniqueId') ?? '').toLowerCase();
@@ -296,7 +269,7 @@ export class SharePointConnector implements ContentConnector {
   }
 
   /** Sets fields of the file's list item (MERGE; If-Match when given, so a concurrent change is a 412 → 409). */
-  private async merge(uid: string, changes: Record<string, string | null>, id: string, ifMatch = '*'): Promise<void> {
+  async merge(uid: string, changes: Record<string, string | null>, id: string, ifMatch = '*'): Promise<void> {
     await this.post(`web/GetFileById(${literal(uid)})/ListItemAllFields`, {
       body: JSON.stringify(changes),
       headers: { 'content-type': 'application/json;odata=nometadata', 'x-http-method': 'MERGE', 'if-match': ifMatch },
@@ -310,7 +283,7 @@ export class SharePointConnector implements ContentConnector {
   }
 
   /** A document checked out by another gateway user refuses changes (409 naming the holder). */
-  private assertWritable(file: Json, actor: Actor, id: string): void {
+  assertWritable(file: Json, actor: Actor, id: string): void {
     if (Number(file.CheckOutType ?? 2) === 2) return;
     const holder = this.holderOf(file);
     if (holder !== actor.username) {
@@ -440,30 +413,8 @@ export class SharePointConnector implements ContentConnector {
     }
   }
 
-  private async versionsOf(uid: string, id: string): Promise<Json[]> {
+  async versionsOf(uid: string, id: string): Promise<Json[]> {
     return readCollection(await this.getJson(`web/GetFileById(${literal(uid)})/Versions`, { id })).items;
-  }
-
-  /** Earlier versions (SharePoint's Versions collection) then the current one, oldest first. */
-  async listVersions(id: string): Promise<VersionInfo[]> {
-    const spId = parseId(id, 'id');
-    if (spId.kind === 'folder') throw new InvalidArgumentError('id', `Invalid parameter 'id': '${id}' is a folder`);
-    const state = await this.list();
-    const [file, versions] = await Promise.all([this.fileEntity(spId.uid, id), this.versionsOf(spId.uid, id)]);
-    if (spId.kind === 'version' && !versions.some((v) => Number(v.ID) === spId.versionId)) throw new NotFoundError('item', id);
-    const current = this.toFileInfo(state, file);
-    const series = fileId(spId.uid);
-    const list: VersionInfo[] = versions.map((v) => ({
-      id: versionId(spId.uid, Number(v.ID)),
-      name: current.name,
-      label: str(v, 'VersionLabel') ?? '',
-      size: Number(v.Size ?? str(v, 'Length') ?? 0),
-      modified: date(v.Created) ?? new Date(0),
-      versionSeriesId: series,
-      comment: str(v, 'CheckInComment') || undefined,
-    }));
-    list.push({ id: series, name: current.name, label: current.versionLabel ?? '', size: current.size ?? 0, modified: current.modified ?? new Date(0), versionSeriesId: series, comment: current.checkinComment });
-    return list;
   }
 
   // ---- writing ---------------------------------------------------------------------------------------
@@ -476,141 +427,15 @@ export class SharePointConnector implements ContentConnector {
     return str(await this.folderEntity(spId.uid, id, parameter), 'ServerRelativeUrl') ?? '';
   }
 
-  /**
-   * Sends content to a file: small (≤ chunkThresholdBytes) in one request, bigger through
-   * StartUpload/ContinueUpload/FinishUpload in chunkSizeBytes chunks, one held at a time in the one
-   * buffer the reader allocates for the whole upload (README: memory). `create` makes
-   * the file for a small upload; for a big one the file must exist before StartUpload, so it makes an
-   * empty one first and removes it again if the upload fails.
-   */
-  private async sendContent(
-    content: Readable,
-    target: { create?: { folder: string; name: string }; uid?: string },
-    id: string,
-  ): Promise<string> {
-    const reader = new ChunkReader(content, Math.max(this.params.chunkThresholdBytes + 1, this.params.chunkSizeBytes));
-    try {
-      const first = await reader.next(this.params.chunkThresholdBytes + 1);
-      if (first.last && first.chunk.length <= this.params.chunkThresholdBytes) {
-        if (target.create) {
-          const q = query({ '@f': literal(target.create.folder), '@n': literal(target.create.name) });
-          const created = readEntity(await this.post(`web/GetFolderByServerRelativePath(decodedurl=@f)/Files/AddUsingPath(decodedurl=@n,overwrite=false)${q}`, { body: first.chunk, errorContext: { id, parameter: 'folderId' } }));
-          return (str(created, 'UniqueId') ?? '').toLowerCase();
-        }
-        await this.post(`web/GetFileById(${literal(target.uid!)})/$value`, { body: first.chunk, headers: { 'x-http-method': 'PUT' }, errorContext: { id } });
-        return target.uid!;
-      }
-      let uid = target.uid;
-      let stub = false;
-      if (target.create) {
-        const q = query({ '@f': literal(target.create.folder), '@n': literal(target.create.name) });
-        const created = readEntity(await this.post(`web/GetFolderByServerRelativePath(decodedurl=@f)/Files/AddUsingPath(decodedurl=@n,overwrite=false)${q}`, { body: Buffer.alloc(0), errorContext: { id, parameter: 'folderId' } }));
-        uid = (str(created, 'UniqueId') ?? '').toLowerCase();
-        stub = true;
-      }
-      const file = `web/GetFileById(${literal(uid!)})`;
-      const uploadId = randomUUID();
-      let started = false;
-      try {
-        // The first read took threshold+1 bytes; the rest goes in chunkSizeBytes pieces.
-        let pending: Chunk = first;
-        let offset = 0;
-        for (;;) {
-          const op = !started ? (pending.last ? null : 'StartUpload') : pending.last ? 'FinishUpload' : 'ContinueUpload';
-          if (op === null) {
-            // Everything fit in the first read after all (only when threshold < chunk): one FinishUpload after an empty start.
-            await this.post(`${file}/StartUpload(uploadId=guid'${uploadId}')`, { body: Buffer.alloc(0), errorContext: { id } });
-            started = true;
-            continue;
-          }
-          const path = op === 'StartUpload' ? `${file}/StartUpload(uploadId=guid'${uploadId}')` : `${file}/${op}(uploadId=guid'${uploadId}',fileOffset=${offset})`;
-          const answer = await this.post(path, { body: pending.chunk, errorContext: { id } });
-          started = true;
-          if (op === 'FinishUpload') break;
-          offset = Number(readPrimitive(answer, op) ?? offset + pending.chunk.length);
-          pending = await reader.next(this.params.chunkSizeBytes);
-        }
-      } catch (e) {
-        if (started) await this.post(`${file}/CancelUpload(uploadId=guid'${uploadId}')`).catch(() => undefined);
-        if (stub) await this.post(`${file}`, { headers: { 'x-http-method': 'DELETE', 'if-match': '*' } }).catch(() => undefined);
-        throw e;
-      }
-      return uid!;
-    } finally {
-      await reader.close().catch(() => undefined);
-    }
-  }
-
   async createFile(input: NewFile, actor: Actor): Promise<string> {
     const name = checkName(input.fileName, 'fileName');
     if (input.type !== undefined && input.type !== 'SP.File') {
       throw new InvalidArgumentError('type', `Invalid parameter 'type': '${input.type}' is not a document type of this repository (the types call lists them)`);
     }
     const folder = await this.folderPathOf(input.folderId, 'folderId');
-    const uid = await this.sendContent(input.content, { create: { folder, name } }, input.folderId);
+    const uid = await this.upload.sendContent(input.content, { create: { folder, name } }, input.folderId);
     await this.merge(uid, { [ATTRIBUTION_FIELDS.createdBy]: actor.username, [ATTRIBUTION_FIELDS.modifiedBy]: actor.username }, fileId(uid));
     return fileId(uid);
-  }
-
-  async updateContent(id: string, input: NewContent, actor: Actor): Promise<string> {
-    const { spId, file } = await this.fileOf(id, 'fileId');
-    this.assertWritable(file, actor, id);
-    await this.sendContent(input.content, { uid: spId.uid }, id);
-    await this.merge(spId.uid, { [ATTRIBUTION_FIELDS.modifiedBy]: actor.username }, id);
-    return fileId(spId.uid);
-  }
-
-  async updateProperties(id: string, properties: Record<string, string>, actor: Actor): Promise<string> {
-    if (properties === null || typeof properties !== 'object' || Object.keys(properties).length === 0) {
-      throw new InvalidArgumentError('properties', "Invalid parameter 'properties': give at least one property");
-    }
-    const { spId, file } = await this.fileOf(id, 'fileId');
-    this.assertWritable(file, actor, id);
-    let state = await this.list();
-    const changes: Record<string, string | null> = {};
-    for (const [name, value] of Object.entries(properties)) {
-      if (typeof value !== 'string') throw new InvalidArgumentError(name, `Invalid parameter '${name}': a property value must be a string`, 'INVALID_PROPERTY');
-      let internal = state.fields.get(name.toLowerCase());
-      if (!internal) {
-        // A field added to the library since the connector started.
-        await this.loadFields(state);
-        internal = state.fields.get(name.toLowerCase());
-      }
-      if (!internal || ATTRIBUTION.has(internal)) {
-        throw new InvalidArgumentError(name, `Invalid parameter '${name}': not a column of the library '${state.title}'`, 'INVALID_PROPERTY');
-      }
-      changes[internal] = value === '' ? null : value;
-    }
-    state = await this.list();
-    const fields = (expanded(file, 'ListItemAllFields') as Json | undefined) ?? {};
-    const etag = str(fields, 'odata.etag') ?? (typeof (fields.__metadata as Json | undefined)?.etag === 'string' ? ((fields.__metadata as Json).etag as string) : '*');
-    await this.merge(spId.uid, { ...changes, [ATTRIBUTION_FIELDS.modifiedBy]: actor.username }, id, etag);
-    return fileId(spId.uid);
-  }
-
-  async checkOut(id: string, actor: Actor): Promise<string> {
-    const { spId, file } = await this.fileOf(id, 'id');
-    if (Number(file.CheckOutType ?? 2) !== 2) {
-      // Checking out again as the holder is a no-op, so a retried request does not fail.
-      this.assertWritable(file, actor, id);
-      return fileId(spId.uid);
-    }
-    await this.post(`web/GetFileById(${literal(spId.uid)})/CheckOut()`, { errorContext: { id } });
-    await this.merge(spId.uid, { [ATTRIBUTION_FIELDS.checkedOutBy]: actor.username }, id);
-    return fileId(spId.uid);
-  }
-
-  async checkIn(id: string, actor: Actor, comment?: string): Promise<string> {
-    if (comment !== undefined && (typeof comment !== 'string' || comment.length > MAX_COMMENT_LENGTH)) {
-      throw new InvalidArgumentError('comment', `Invalid parameter 'comment': at most ${MAX_COMMENT_LENGTH} characters`);
-    }
-    const { spId, file } = await this.fileOf(id, 'id');
-    if (Number(file.CheckOutType ?? 2) === 2) throw new ConflictError(`Document '${str(file, 'Name') ?? id}' is not checked out`, 'NOT_CHECKED_OUT', { id });
-    this.assertWritable(file, actor, id);
-    await this.merge(spId.uid, { [ATTRIBUTION_FIELDS.checkedOutBy]: null, [ATTRIBUTION_FIELDS.modifiedBy]: actor.username }, id);
-    // checkintype 1 = MajorCheckIn: the gateway's versions are major versions.
-    await this.post(`web/GetFileById(${literal(spId.uid)})/CheckIn(comment=@c,checkintype=1)${query({ '@c': literal(comment ?? '') })}`, { errorContext: { id } });
-    return fileId(spId.uid);
   }
 
   async deleteItem(id: string, allVersions: boolean, actor: Actor): Promise<string> {
@@ -646,169 +471,5 @@ export class SharePointConnector implements ContentConnector {
     return fileId(spId.uid);
   }
 
-  private async folderAt(serverPath: string): Promise<{ uid: string } | 'file' | undefined> {
-    const q = query({ '@p': literal(serverPath), $select: 'UniqueId' });
-    const res = await this.http.json({ method: 'GET', url: `${this.api}/web/GetFolderByServerRelativePath(decodedurl=@p)${q}`, headers: { accept: ACCEPT }, accept: [404] });
-    if (res.status === 200) return { uid: (str(readEntity(res.data), 'UniqueId') ?? '').toLowerCase() };
-    const file = await this.http.request({ method: 'GET', url: `${this.api}/web/GetFileByServerRelativePath(decodedurl=@p)${q}`, headers: { accept: ACCEPT }, accept: [404] });
-    await drain(file.body);
-    return file.status === 200 ? 'file' : undefined;
-  }
-
-  async createFolder(path: string, actor: Actor): Promise<string> {
-    const segments = parseAbsolutePath(path, 'path');
-    if (segments.length === 0) throw new InvalidArgumentError('path', "Invalid parameter 'path': must name a folder below the library's root");
-    const state = await this.list();
-    let uid = state.rootUid;
-    for (let i = 0; i < segments.length; i++) {
-      const here = this.serverPath(state, segments.slice(0, i + 1));
-      const found = await this.folderAt(here);
-      if (found === 'file') throw new ConflictError(`A document named '${segments[i]}' exists at ${path}`, 'ALREADY_EXISTS', { path });
-      if (found) {
-        uid = found.uid;
-        continue;
-      }
-      const q = query({ '@f': literal(this.serverPath(state, segments.slice(0, i))), '@n': literal(segments[i]) });
-      const created = readEntity(await this.post(`web/GetFolderByServerRelativePath(decodedurl=@f)/Folders/AddUsingPath(decodedurl=@n)${q}`, { errorContext: { id: here, parameter: 'path' } }));
-      uid = (str(created, 'UniqueId') ?? '').toLowerCase();
-      await this.post(`web/GetFolderById(${literal(uid)})/ListItemAllFields`, {
-        body: JSON.stringify({ [ATTRIBUTION_FIELDS.createdBy]: actor.username, [ATTRIBUTION_FIELDS.modifiedBy]: actor.username }),
-        headers: { 'content-type': 'application/json;odata=nometadata', 'x-http-method': 'MERGE', 'if-match': '*' },
-      });
-    }
-    return folderId(uid);
-  }
-
-  async deleteFolder(path: string, actor: Actor): Promise<string> {
-    void actor;
-    const segments = parseAbsolutePath(path, 'path');
-    if (segments.length === 0) throw new InvalidArgumentError('path', "Invalid parameter 'path': the library's root folder cannot be deleted");
-    const state = await this.list();
-    const found = await this.folderAt(this.serverPath(state, segments));
-    if (!found || found === 'file') throw new NotFoundError('folder', path);
-    await this.post(`web/GetFolderById(${literal(found.uid)})/recycle`, { errorContext: { id: path } });
-    return folderId(found.uid);
-  }
-
-  // ---- permissions ---------------------------------------------------------------------------------
-
-  private securable(spId: SpId): string {
-    return spId.kind === 'folder' ? `web/GetFolderById(${literal(spId.uid)})/ListItemAllFields` : `web/GetFileById(${literal(spId.uid)})/ListItemAllFields`;
-  }
-
-  private async assignments(spId: SpId, id: string): Promise<Array<{ principalId: number; principal: string; roles: Array<{ id: number; name: string }> }>> {
-    const state = await this.list();
-    if (spId.kind === 'folder' && spId.uid === state.rootUid) throw new InvalidArgumentError('id', "Invalid parameter 'id': the library's root folder has the library's permissions; set them on its items");
-    const { items } = readCollection(await this.getJson(`${this.securable(spId)}/RoleAssignments${query({ $expand: 'Member,RoleDefinitionBindings' })}`, { id, parameter: 'id' }));
-    return items.map((ra) => {
-      const member = (expanded(ra, 'Member') as Json | undefined) ?? {};
-      const roles = ((expanded(ra, 'RoleDefinitionBindings') as Json[] | undefined) ?? []).map((r) => ({ id: Number(r.Id), name: str(r, 'Name') ?? '' }));
-      return { principalId: Number(ra.PrincipalId), principal: principalName(member), roles };
-    });
-  }
-
-  async getAcl(id: string): Promise<string[]> {
-    const spId = parseId(id, 'id');
-    return (await this.assignments(spId, id))
-      .filter((a) => a.roles.some((r) => r.name !== 'Limited Access'))
-      .map((a) => `${a.principal}:${a.roles.filter((r) => r.name !== 'Limited Access').map((r) => ROLE_TO_PERMISSION[r.name.toLowerCase()] ?? r.name).join(',')}`);
-  }
-
-  private async breakInheritance(spId: SpId, id: string): Promise<void> {
-    const unique = readPrimitive(await this.getJson(`${this.securable(spId)}/HasUniqueRoleAssignments`, { id }), 'HasUniqueRoleAssignments');
-    // The first change copies the inherited assignments, so nobody loses access as a side effect.
-    if (unique !== true) await this.post(`${this.securable(spId)}/breakroleinheritance(copyRoleAssignments=true,clearSubscopes=true)`, { errorContext: { id } });
-  }
-
-  private async principalId(principal: string): Promise<number> {
-    const groups = readCollection(await this.getJson(`web/SiteGroups${query({ $select: 'Id,Title' })}`)).items;
-    const group = groups.find((g) => (str(g, 'Title') ?? '').toLowerCase() === principal.toLowerCase());
-    if (group) return Number(group.Id);
-    const login = principal.includes('|') ? principal : `i:0#.f|membership|${principal}`;
-    const user = readEntity(await this.post(`web/ensureuser`, { body: JSON.stringify({ logonName: login }), headers: { 'content-type': 'application/json;odata=nometadata' }, errorContext: { parameter: principal } }));
-    return Number(user.Id);
-  }
-
-  private async roleDefinitionId(permission: string, principal: string): Promise<number> {
-    const name = PERMISSION_TO_ROLE[permission.toLowerCase()] ?? permission;
-    const res = await this.http.json({ method: 'GET', url: `${this.api}/web/RoleDefinitions/GetByName(@n)${query({ '@n': literal(name), $select: 'Id' })}`, headers: { accept: ACCEPT }, accept: [400, 404] });
-    if (res.status !== 200) {
-      throw new InvalidArgumentError(principal, `Invalid parameter '${principal}': unknown permission '${permission}' (read, write, all, or a permission level of the site)`);
-    }
-    return Number(readEntity(res.data).Id);
-  }
-
-  async applyAcl(id: string, entries: Record<string, string[]>, actor: Actor): Promise<string[]> {
-    void actor;
-    const spId = parseId(id, 'id');
-    const plan: Array<{ principalId: number; roleIds: number[] }> = [];
-    for (const [principal, permissions] of Object.entries(entries)) {
-      const roleIds: number[] = [];
-      for (const p of permissions) roleIds.push(await this.roleDefinitionId(p, principal));
-      plan.push({ principalId: await this.principalId(principal), roleIds });
-    }
-    const current = await this.assignments(spId, id);
-    await this.breakInheritance(spId, id);
-    const base = `${this.securable(spId)}/RoleAssignments`;
-    for (const { principalId, roleIds } of plan) {
-      const had = current.find((a) => a.principalId === principalId)?.roles.map((r) => r.id) ?? [];
-      for (const r of had) if (!roleIds.includes(r)) await this.post(`${base}/removeroleassignment(principalid=${principalId},roledefid=${r})`, { errorContext: { id } });
-      for (const r of roleIds) if (!had.includes(r)) await this.post(`${base}/addroleassignment(principalid=${principalId},roledefid=${r})`, { errorContext: { id } });
-    }
-    return this.getAcl(id);
-  }
-
-  async removeAcl(id: string, principals: string[], actor: Actor): Promise<string[]> {
-    void actor;
-    const spId = parseId(id, 'id');
-    const current = await this.assignments(spId, id);
-    const targets = current.filter((a) => principals.some((p) => p.toLowerCase() === a.principal.toLowerCase()));
-    if (targets.length === 0) return [];
-    await this.breakInheritance(spId, id);
-    for (const t of targets) {
-      await this.post(`${this.securable(spId)}/RoleAssignments/GetByPrincipalId(${t.principalId})`, { headers: { 'x-http-method': 'DELETE' }, errorContext: { id } });
-    }
-    return targets.map((t) => t.principal);
-  }
-
-  // ---- sites ---------------------------------------------------------------------------------------
-
-  private async webAt(siteId: string): Promise<string> {
-    // A site id is the web's server-relative URL: it must lie below the configured site's origin.
-    if (typeof siteId !== 'string' || !siteId.startsWith('/') || siteId.includes('..') || /[?#]/.test(siteId)) {
-      throw new InvalidArgumentError('siteId', "Invalid parameter 'siteId': the server-relative URL of a site, e.g. /sites/team");
-    }
-    return `${new URL(this.params.siteUrl).origin}${siteId.replace(/\/+$/, '')}/_api`;
-  }
-
-  private siteOf(web: Json): Record<string, unknown> {
-    return { id: str(web, 'ServerRelativeUrl'), name: str(web, 'Title'), url: str(web, 'Url'), description: str(web, 'Description') ?? '' };
-  }
-
-  async getAllSites(): Promise<unknown[]> {
-    const web = readEntity(await this.getJson(`web${query({ $select: 'Title,ServerRelativeUrl,Url,Description' })}`));
-    return [this.siteOf(web)];
-  }
-
-  async getSubSites(siteId: string): Promise<unknown[]> {
-    const api = await this.webAt(siteId);
-    const { data } = await this.http.json({ method: 'GET', url: `${api}/web/webs${query({ $select: 'Title,ServerRelativeUrl,Url,Description' })}`, headers: { accept: ACCEPT }, errorContext: { id: siteId } });
-    return readCollection(data).items.map((w) => this.siteOf(w));
-  }
-
-  async getLibrariesForSite(siteId: string): Promise<unknown[]> {
-    const api = await this.webAt(siteId);
-    const { data } = await this.http.json({ method: 'GET', url: `${api}/web/lists${query({ $select: 'Id,Title,BaseTemplate,Hidden', $expand: 'RootFolder' })}`, headers: { accept: ACCEPT }, errorContext: { id: siteId } });
-    return readCollection(data)
-      .items.filter((l) => Number(l.BaseTemplate) === 101 && l.Hidden !== true)
-      .map((l) => ({ id: str(l, 'Id'), name: str(l, 'Title'), path: str((expanded(l, 'RootFolder') as Json | undefined) ?? {}, 'ServerRelativeUrl') }));
-  }
-}
-
-/** The principal id the gateway shows: a user's account (the claim's last part), a group's title. */
-export function principalName(member: Json): string {
-  if (Number(member.PrincipalType) === 8 || Number(member.PrincipalType) === 4) return str(member, 'Title') ?? str(member, 'LoginName') ?? '';
-  const login = str(member, 'LoginName') ?? '';
-  return login.includes('|') ? login.slice(login.lastIndexOf('|') + 1) : login;
 }
 

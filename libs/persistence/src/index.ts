@@ -5,5 +5,6 @@ export * from './users.repository';
 export * from './user-files.repository';
 export * from './download-links.repository';
 export * from './jobs.schema';
+export * from './jobs.store';
 export * from './jobs.repository';
 export * from './persistence.module';

@@ -3,7 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createTestDatabaseUrl, dropTestDatabase } from '../../../test/support/database';
 import { openDatabase, type Database } from './database';
-import { JobsRepository, type TaskSpec } from './jobs.repository';
+import { JobsRepository } from './jobs.repository';
+import type { TaskSpec } from './jobs.store';
 
 interface Def {
   source: string;

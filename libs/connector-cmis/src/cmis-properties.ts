@@ -1,0 +1,61 @@
+import { InvalidArgumentError, type Actor, type PropertyUpdateCapability } from '@gateway/connector-api';
+import type { CmisConnector } from './cmis.connector';
+import { gatewayId, isCheckedOut, objectId } from './item-info';
+
+/** The propertyUpdate group: changes checked against the type definition. */
+export class CmisPropertyUpdate implements PropertyUpdateCapability {
+  constructor(private readonly connector: CmisConnector) {}
+
+  async updateProperties(id: string, properties: Record<string, string>, actor: Actor): Promise<string> {
+    if (properties === null || typeof properties !== 'object' || Object.keys(properties).length === 0) {
+      throw new InvalidArgumentError('properties', "Invalid parameter 'properties': give at least one property");
+    }
+    const props = await this.connector.writableDocument(id, 'fileId');
+    const user = this.connector.userFor(actor);
+    const holding = isCheckedOut(props) ? (this.connector.assertHolder(props, user), true) : false;
+    const type = await this.connector.typeOf(props, true);
+    const changes: Record<string, string | string[] | null> = {};
+    for (const [name, value] of Object.entries(properties)) {
+      const definition = type.propertyDefinitions?.[name];
+      if (!definition) throw new InvalidArgumentError(name, `Invalid parameter '${name}': not a property of type '${type.id}'`, 'INVALID_PROPERTY');
+      if (definition.updatability === 'whencheckedout' && !holding) {
+        throw new InvalidArgumentError(name, `Invalid parameter '${name}': it can only be changed while the document is checked out`, 'INVALID_PROPERTY');
+      }
+      if (definition.updatability !== 'readwrite' && definition.updatability !== 'whencheckedout') {
+        throw new InvalidArgumentError(name, `Invalid parameter '${name}': the property is read-only`, 'INVALID_PROPERTY');
+      }
+      changes[name] = convertValue(name, value, definition.propertyType, definition.cardinality === 'multi');
+    }
+    const target = holding ? await this.connector.ownWorkingCopy(props, user, id) : objectId(props);
+    await this.connector.client.updateProperties(target, changes, { as: user, id, parameter: 'properties' });
+    return gatewayId(props);
+  }
+}
+
+/** A property value as the browser binding wants it; '' unsets the property. */
+function convertValue(name: string, value: string, propertyType: string, multi: boolean): string | string[] | null {
+  if (typeof value !== 'string') throw new InvalidArgumentError(name, `Invalid parameter '${name}': a property value must be a string`, 'INVALID_PROPERTY');
+  if (value === '') return null;
+  const values = multi ? value.split(',').map((v) => v.trim()) : [value];
+  const converted = values.map((v) => {
+    switch (propertyType) {
+      case 'integer':
+        if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError(name, `Invalid parameter '${name}': must be an integer`, 'INVALID_PROPERTY');
+        return v;
+      case 'decimal':
+        if (v.trim() === '' || !Number.isFinite(Number(v))) throw new InvalidArgumentError(name, `Invalid parameter '${name}': must be a number`, 'INVALID_PROPERTY');
+        return String(Number(v));
+      case 'boolean':
+        if (v !== 'true' && v !== 'false') throw new InvalidArgumentError(name, `Invalid parameter '${name}': must be true or false`, 'INVALID_PROPERTY');
+        return v;
+      case 'datetime': {
+        const ms = /^-?\d+$/.test(v) ? Number(v) : Date.parse(v);
+        if (!Number.isFinite(ms)) throw new InvalidArgumentError(name, `Invalid parameter '${name}': must be an ISO 8601 date-time or epoch milliseconds`, 'INVALID_PROPERTY');
+        return String(ms);
+      }
+      default:
+        return v;
+    }
+  });
+  return multi ? converted : converted[0];
+}

@@ -1,0 +1,83 @@
+import { InvalidArgumentError, type AclCapability, type Actor } from '@gateway/connector-api';
+import { checkId, splitVersion } from './drive-items';
+import type { GraphConnector } from './graph.connector';
+
+interface Permission {
+  id: string;
+  roles?: string[];
+  grantedToV2?: { user?: { email?: string; displayName?: string } | null; siteUser?: { email?: string; loginName?: string } | null; group?: { displayName?: string; email?: string } | null };
+  grantedTo?: { user?: { email?: string; displayName?: string } | null };
+  inheritedFrom?: object | null;
+}
+
+const VALID_ROLES = ['read', 'write', 'owner'];
+
+/** The acls group: the item's sharing permissions (grants by e-mail address). */
+export class GraphAcls implements AclCapability {
+  constructor(private readonly connector: GraphConnector) {}
+
+  private principalOf(p: Permission): string | undefined {
+    return p.grantedToV2?.user?.email ?? p.grantedToV2?.siteUser?.email ?? p.grantedTo?.user?.email ?? p.grantedToV2?.group?.email ?? p.grantedToV2?.group?.displayName ?? undefined;
+  }
+
+  private async permissionsOf(id: string): Promise<Permission[]> {
+    checkId(id, 'id');
+    return (await this.connector.call<{ value: Permission[] }>({ method: 'GET', path: `${await this.connector.itemPath(splitVersion(id).item)}/permissions`, errorContext: { id, parameter: 'id' } })).data.value;
+  }
+
+  private format(perms: Permission[]): string[] {
+    const byPrincipal = new Map<string, Set<string>>();
+    for (const p of perms) {
+      const principal = this.principalOf(p);
+      if (!principal) continue;
+      const roles = byPrincipal.get(principal) ?? new Set<string>();
+      for (const r of p.roles ?? []) roles.add(r);
+      byPrincipal.set(principal, roles);
+    }
+    return [...byPrincipal].map(([principal, roles]) => `${principal}:${[...roles].sort().join(',')}`).sort();
+  }
+
+  async getAcl(id: string): Promise<string[]> {
+    return this.format(await this.permissionsOf(id));
+  }
+
+  async applyAcl(id: string, entries: Record<string, string[]>, _actor: Actor): Promise<string[]> {
+    for (const [principal, roles] of Object.entries(entries)) {
+      if (!/^[^@\s]+@[^@\s]+$/.test(principal)) throw new InvalidArgumentError(principal, `Invalid principal '${principal}': Microsoft Graph grants to e-mail addresses`);
+      const bad = roles.filter((r) => !VALID_ROLES.includes(r));
+      if (bad.length > 0 || roles.length === 0) throw new InvalidArgumentError(principal, `Invalid permissions for '${principal}': use ${VALID_ROLES.join(', ')}`);
+    }
+    const itemPath = await this.connector.itemPath(splitVersion(id).item);
+    const current = await this.permissionsOf(id);
+    for (const [principal, roles] of Object.entries(entries)) {
+      // Replace: the principal's own grants go, then one invitation with exactly the asked roles.
+      for (const p of current.filter((x) => this.principalOf(x)?.toLowerCase() === principal.toLowerCase() && !x.inheritedFrom)) {
+        await this.connector.call({ method: 'DELETE', path: `${itemPath}/permissions/${encodeURIComponent(p.id)}`, accept: [403], errorContext: { id } });
+      }
+      await this.connector.call({
+        method: 'POST',
+        path: `${itemPath}/invite`,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ recipients: [{ email: principal }], roles, requireSignIn: true, sendInvitation: false }),
+        errorContext: { id, parameter: principal },
+      });
+    }
+    return this.getAcl(id);
+  }
+
+  async removeAcl(id: string, principals: string[], _actor: Actor): Promise<string[]> {
+    const itemPath = await this.connector.itemPath(splitVersion(id).item);
+    const current = await this.permissionsOf(id);
+    const removed: string[] = [];
+    for (const principal of principals) {
+      const own = current.filter((x) => this.principalOf(x)?.toLowerCase() === principal.toLowerCase());
+      let any = false;
+      for (const p of own) {
+        const res = await this.connector.call({ method: 'DELETE', path: `${itemPath}/permissions/${encodeURIComponent(p.id)}`, accept: [403], errorContext: { id } });
+        if (res.status !== 403) any = true;
+      }
+      if (any) removed.push(principal);
+    }
+    return removed;
+  }
+}
