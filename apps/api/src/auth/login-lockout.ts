@@ -1,6 +1,5 @@
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { TooManyRequestsError } from '@gateway/connector-api';
-import { UpstreamUnavailableError } from '@gateway/errors';
+import { TooManyRequestsError, UpstreamUnavailableError } from '@gateway/errors';
 import { inProcessRateLimiter, type RateLimiterFactory } from '../coordination/rate-limiter';
 
 export interface LockoutPolicy {
@@ -19,8 +18,8 @@ export interface LockoutPolicy {
  *
  * Each attempt is reserved (consumed from the pair's rate limiter, then the address's) before its password
  * is verified, and given back when it succeeds, so N attempts in parallel are never more than the limit
- * evaluated: the (limit+1)-th is refused before any argon2 work. A refused attempt still counts in its
- * window. The limiters (rate-limiter-flexible) count in the process, or in Redis across nodes.
+ * evaluated: the (limit+1)-th is refused before any argon2 work. A refused attempt still counts in the
+ * pair's window, never on the address. The limiters (rate-limiter-flexible) count in the process, or in Redis across nodes.
  */
 export class LoginLockout {
   /**
