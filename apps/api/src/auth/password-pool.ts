@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorkerScript } from '@gateway/concurrency';
 import { ServiceBusyError } from '@gateway/errors';
 
 export interface Argon2Params {
@@ -8,10 +9,12 @@ export interface Argon2Params {
   parallelism: number;
 }
 
-type Task = { op: 'verify'; hash: string; password: string } | { op: 'hash'; password: string; params: Argon2Params };
+/** What a password thread (password.worker.ts) is asked, and what it answers. */
+export type PasswordTask = { op: 'verify'; hash: string; password: string } | { op: 'hash'; password: string; params: Argon2Params };
+export type PasswordAnswer = { result: boolean | string; error?: undefined } | { error: string };
 
 interface Pending {
-  task: Task;
+  task: PasswordTask;
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
 }
@@ -21,33 +24,14 @@ interface Slot {
   busy?: Pending;
 }
 
-/*
- * The worker's whole program. It calls argon2 *synchronously* (@node-rs/argon2's verifySync/hashSync), so a
- * verification occupies this worker thread only: the asynchronous argon2 APIs (the `argon2` package's and
- * @node-rs/argon2's) run on libuv's shared thread pool, where four threads also serve every file read, and
- * a login flood there stalls downloads. Given as source (eval) so the same pool runs from the TypeScript
- * sources under jest and from the build, with no worker file to place.
- */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const argon2 = require(workerData.argon2);
-parentPort.on('message', (task) => {
-  try {
-    const result = task.op === 'verify'
-      ? argon2.verifySync(task.hash, task.password)
-      : argon2.hashSync(task.password, { algorithm: 2, ...task.params });
-    parentPort.postMessage({ result });
-  } catch (e) {
-    parentPort.postMessage({ error: String((e && e.message) || e) });
-  }
-});
-`;
-
 /**
- * A bounded pool of worker threads for argon2: `threads` run at once, `queueLimit` wait; one more is refused
- * with ServiceBusyError (503, Retry-After) at once, so a login flood costs at most threads × memoryCost of
- * memory and threads of CPU, whatever its size. Written on node:worker_threads rather than piscina because
- * piscina loads its task from a file path, which the TypeScript sources run by jest do not have.
+ * A bounded pool of worker threads for argon2 (password.worker.ts, which calls it synchronously: the
+ * asynchronous argon2 APIs run on libuv's shared pool, where four threads also serve every file read, and a
+ * login flood there stalls downloads): `threads` run at once, `queueLimit` wait; one more is refused with
+ * ServiceBusyError (503, Retry-After) at once, so a login flood costs at most threads × memoryCost of memory
+ * and threads of CPU, whatever its size. Not piscina: it starts its threads itself, from a file name, which
+ * under ts-jest is TypeScript a thread cannot load; startWorkerScript starts each of the gateway's threads,
+ * compiled or from the sources, the one way.
  */
 export class PasswordPool {
   private readonly slots: Slot[] = [];
@@ -79,7 +63,7 @@ export class PasswordPool {
     await Promise.all(this.slots.splice(0).map((s) => s.worker.terminate()));
   }
 
-  private run(task: Task): Promise<unknown> {
+  private run(task: PasswordTask): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error('The password pool is closed'));
     return new Promise((resolve, reject) => {
       const pending: Pending = { task, resolve, reject };
@@ -103,10 +87,10 @@ export class PasswordPool {
   }
 
   private spawn(): Worker {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { argon2: require.resolve('@node-rs/argon2') } });
+    const worker = startWorkerScript(__dirname, 'password.worker');
     // Idle workers must not keep a finished process (a CLI, a test) alive.
     worker.unref();
-    worker.on('message', (msg: { result?: unknown; error?: string }) => {
+    worker.on('message', (msg: PasswordAnswer) => {
       const slot = this.slots.find((s) => s.worker === worker);
       const pending = slot?.busy;
       if (!slot || !pending) return;
