@@ -411,4 +411,46 @@ describe('JobsRepository', () => {
       expect((await repo.indexStates(jobId, ['a', 'b'])).size).toBe(0);
     });
   });
+
+  describe('reports', () => {
+    it('lists a run\'s documents with their outcome records, filtered and paged by id, and counts them as the counters do', async () => {
+      const { jobId, run } = await jobWithRun();
+      const ids = ['a-p', 'b-e', 'c-d', 'd-s', 'e-open', "f-it's, \"quoted\""];
+      await repo.claimDocs(jobId, run.id, ids.map((d) => ({ docId: d, relPath: `rel/${d}`, sourcePath: `/in/${d}` })), 10);
+      const after = await repo.finishDocs(
+        jobId,
+        run.id,
+        [
+          { docId: 'a-p', outcome: 'p', sourcePath: '/in/a-p', targetId: 't1' },
+          { docId: 'b-e', outcome: 'e', sourcePath: '/in/b-e', message: 'INTERNAL: boom' },
+          { docId: 'c-d', outcome: 'd', sourcePath: '/in/c-d', targetId: 't3' },
+          { docId: 'd-s', outcome: 's', sourcePath: '/in/d-s', message: 'Excluded' },
+          { docId: ids[5], outcome: 'p', sourcePath: `/in/${ids[5]}`, targetId: 't6' },
+        ],
+        20,
+      );
+      // Another run of the same job with the same documents stays out of this report.
+      const second = await repo.createRun(jobId, { kind: 'start', startedBy: 'alice', now: 2000 }, async () => []);
+      await repo.claimDocs(jobId, second.id, [{ docId: 'a-p', relPath: 'rel/a-p', sourcePath: '/in/a-p' }], 30);
+      await repo.finishDocs(jobId, second.id, [{ docId: 'a-p', outcome: 'e', sourcePath: '/in/a-p', message: 'later' }], 40);
+
+      const all = await repo.reportRows(jobId, run.id, { limit: 100 });
+      expect(all.map((r) => r.docId)).toEqual(ids);
+      expect(all[0]).toEqual({ docId: 'a-p', relPath: 'rel/a-p', outcome: 'p', sourcePath: '/in/a-p', targetId: 't1', message: null, readAt: 10, finishedAt: 20 });
+      expect(all[1]).toMatchObject({ outcome: 'e', message: 'INTERNAL: boom', finishedAt: 20 });
+      expect(all[4]).toEqual({ docId: 'e-open', relPath: 'rel/e-open', outcome: 'r', sourcePath: '/in/e-open', targetId: null, message: null, readAt: 10, finishedAt: null });
+
+      expect((await repo.reportRows(jobId, run.id, { outcomes: ['e', 'r'], limit: 100 })).map((r) => r.docId)).toEqual(['b-e', 'e-open']);
+      expect((await repo.reportRows(jobId, run.id, { outcomes: ['r'], limit: 100 })).map((r) => r.docId)).toEqual(['e-open']);
+      const page1 = await repo.reportRows(jobId, run.id, { limit: 2 });
+      const page2 = await repo.reportRows(jobId, run.id, { limit: 2, after: page1[1].docId });
+      expect([...page1, ...page2].map((r) => r.docId)).toEqual(ids.slice(0, 4));
+
+      const counts = await repo.reportCounts(run.id);
+      expect(counts).toEqual({ p: 2, e: 1, d: 1, s: 1, r: 1 });
+      expect(counts.p + counts.e + counts.d + counts.s + counts.r).toBe(after.read);
+      expect([counts.p, counts.e, counts.d + counts.s]).toEqual([after.written, after.failed, after.skipped]);
+      expect(await repo.reportCounts(second.id)).toEqual({ p: 0, e: 1, d: 0, s: 0, r: 0 });
+    });
+  });
 });

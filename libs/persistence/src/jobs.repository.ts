@@ -14,6 +14,9 @@ import type {
   FailedDoc,
   IndexStateRecord,
   JobOrigin,
+  ReportOutcome,
+  ReportQuery,
+  ReportRow,
   JobRecord,
   JobRunRecord,
   JobsStore,
@@ -233,6 +236,60 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
   /** Documents that ended in error in a run, in a stable order, a page at a time. */
   async failedDocs(runId: string, after: string | undefined, limit: number): Promise<FailedDoc[]> {
     return failedDocsIn(this.db, runId, after, limit);
+  }
+
+  // ---- reports ------------------------------------------------------------
+
+  /**
+   * Keyset paging over the run's primary key (run_id, doc_id); each row joins the one audit record of its
+   * outcome (`r` while unfinished) through job_audit_doc. No index is added for reports, so copies pay nothing.
+   */
+  async reportRows(jobId: number, runId: string, query: ReportQuery): Promise<ReportRow[]> {
+    const outcomes = query.outcomes ?? [];
+    const done = outcomes.filter((o) => o !== 'r');
+    const filter =
+      outcomes.length === 0
+        ? sql``
+        : sql`and (${done.length > 0 ? sql`d.outcome in (${sql.join(done)})` : sql`false`}${outcomes.includes('r') ? sql` or d.state = 'claimed'` : sql``})`;
+    const after = query.after === undefined ? sql`` : sql`and d.doc_id > ${query.after}`;
+    const rows = await sql<{
+      doc_id: string;
+      rel_path: string;
+      outcome: string | null;
+      claimed_at: number | string;
+      source_path: string | null;
+      target_id: string | null;
+      message: string | null;
+      created_at: number | string | null;
+    }>`
+      select d.doc_id, d.rel_path, d.outcome, d.claimed_at, a.source_path, a.target_id, a.message, a.created_at
+      from job_run_docs d
+      left join job_audit a on a.job_id = ${jobId} and a.doc_id = d.doc_id and a.record_type = coalesce(d.outcome, 'r') and a.run_id = d.run_id
+      where d.run_id = ${runId} ${filter} ${after}
+      order by d.doc_id
+      limit ${query.limit}`.execute(this.db);
+    return rows.rows.map((r) => ({
+      docId: r.doc_id,
+      relPath: r.rel_path,
+      outcome: (r.outcome ?? 'r') as ReportOutcome,
+      sourcePath: r.source_path,
+      targetId: r.target_id,
+      message: r.message,
+      readAt: Number(r.claimed_at),
+      finishedAt: r.outcome === null || r.created_at === null ? null : Number(r.created_at),
+    }));
+  }
+
+  async reportCounts(runId: string): Promise<Record<ReportOutcome, number>> {
+    const counts: Record<ReportOutcome, number> = { p: 0, r: 0, e: 0, d: 0, s: 0 };
+    const rows = await this.db
+      .selectFrom('job_run_docs')
+      .select((eb) => ['outcome', eb.fn.countAll<number>().as('n')])
+      .where('run_id', '=', runId)
+      .groupBy('outcome')
+      .execute();
+    for (const r of rows) counts[(r.outcome ?? 'r') as ReportOutcome] += Number(r.n);
+    return counts;
   }
 
   // ---- audit --------------------------------------------------------------

@@ -106,6 +106,33 @@ export interface AuditRecord {
   createdAt: number;
 }
 
+/** What a run's report selects: an outcome, or `r`, documents read and not finished (in flight, or left by a pause, abort, failure or kill). */
+export type ReportOutcome = DocOutcomeCode | 'r';
+
+/** One document of a run's report: its per-document row, with the audit record of its outcome (of its read while unfinished). */
+export interface ReportRow {
+  docId: string;
+  /** Path below the job's source folder. */
+  relPath: string;
+  outcome: ReportOutcome;
+  /** From the audit record: null once retention pruned it. */
+  sourcePath: string | null;
+  targetId: string | null;
+  message: string | null;
+  /** When the run claimed (read) the document. */
+  readAt: number;
+  /** When its outcome was recorded; null while unfinished or once pruned. */
+  finishedAt: number | null;
+}
+
+export interface ReportQuery {
+  /** Empty or absent: every document. */
+  outcomes?: readonly ReportOutcome[];
+  /** Keyset paging: documents after this id, in id order. */
+  after?: string;
+  limit: number;
+}
+
 export interface FailedDoc {
   docId: string;
   relPath: string;
@@ -181,6 +208,10 @@ export interface JobsStore<D = unknown> {
   claimDocs(jobId: number, runId: string, docs: readonly DocToClaim[], now: number): Promise<Map<string, ClaimedDoc>>;
   finishDocs(jobId: number, runId: string, outcomes: readonly DocOutcome[], now: number): Promise<JobRunRecord>;
   failedDocs(runId: string, after: string | undefined, limit: number): Promise<FailedDoc[]>;
+  /** A page of a run's report, in document id order; kept for the runs whose per-document state is kept (the latest two of a job). */
+  reportRows(jobId: number, runId: string, query: ReportQuery): Promise<ReportRow[]>;
+  /** The run's documents by report outcome (every key present). */
+  reportCounts(runId: string): Promise<Record<ReportOutcome, number>>;
   latestAudit(jobId: number, docId: string, recordType: AuditRecordType): Promise<AuditRecord | undefined>;
   pruneAudit(before: number): Promise<number>;
   /** Indexing jobs: the last indexed state of these source documents. */

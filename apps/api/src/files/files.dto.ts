@@ -13,6 +13,8 @@ export const INTERNAL_CONNECTOR_ID = '__internal__';
 export const USER_FILE_TYPES = {
   /** A zip built by POST /api/repo/batch. */
   batch: 'batch',
+  /** A job run's report saved by POST /api/job/service/{jobid}/report?save=true. */
+  jobReport: 'job-report',
 } as const;
 
 export const USER_FILE_STATES = ['running', 'ready', 'stopped', 'failed'] as const;
@@ -168,7 +170,7 @@ export class UserFileDto {
   @ApiProperty({ example: 'application/zip' })
   mimeType!: string;
 
-  @ApiProperty({ enum: Object.values(USER_FILE_TYPES), description: '`batch`: a zip built by POST /api/repo/batch' })
+  @ApiProperty({ enum: Object.values(USER_FILE_TYPES), description: '`batch`: a zip built by POST /api/repo/batch; `job-report`: a job run\'s report (POST /api/job/service/{jobid}/report?save=true)' })
   type!: string;
 
   @ApiProperty({ enum: USER_FILE_STATES, description: 'Beyond the spec: running, ready, stopped (by Stop user file) or failed' })

@@ -37,5 +37,7 @@ import { UserFilesService } from './user-files.service';
       inject: [GATEWAY_CONFIG],
     },
     ExportRunner, UserFilesService, LinksService, ExportsService, FilesSweeper],
+  // The job service saves run reports as user files.
+  exports: [UserFileStore, LinksService],
 })
 export class FilesModule {}

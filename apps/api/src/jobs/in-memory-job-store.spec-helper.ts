@@ -12,6 +12,9 @@ import type {
   JobTaskRecord,
   LockedRun,
   RemovedDoc,
+  ReportOutcome,
+  ReportQuery,
+  ReportRow,
   RunChange,
   RunKind,
   RunPlanReader,
@@ -339,6 +342,34 @@ export class InMemoryJobStore implements JobStore {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .slice(0, limit)
       .map(([docId, row]) => ({ docId, relPath: row.relPath }));
+  }
+
+  async reportRows(jobId: number, runId: string, query: ReportQuery): Promise<ReportRow[]> {
+    const wanted = new Set(query.outcomes ?? []);
+    return [...(this.docs.get(runId) ?? new Map<string, DocRow>()).entries()]
+      .map(([docId, row]) => ({ docId, row, outcome: (row.outcome ?? 'r') as ReportOutcome }))
+      .filter(({ docId, outcome }) => (wanted.size === 0 || wanted.has(outcome)) && (query.after === undefined || docId > query.after))
+      .sort((a, b) => (a.docId < b.docId ? -1 : a.docId > b.docId ? 1 : 0))
+      .slice(0, query.limit)
+      .map(({ docId, row, outcome }) => {
+        const audit = this.audit.find((a) => a.jobId === jobId && a.runId === runId && a.docId === docId && a.recordType === outcome);
+        return {
+          docId,
+          relPath: row.relPath,
+          outcome,
+          sourcePath: audit?.sourcePath ?? null,
+          targetId: audit?.targetId ?? null,
+          message: audit?.message ?? null,
+          readAt: row.claimedAt,
+          finishedAt: outcome === 'r' ? null : (audit?.createdAt ?? null),
+        };
+      });
+  }
+
+  async reportCounts(runId: string): Promise<Record<ReportOutcome, number>> {
+    const counts: Record<ReportOutcome, number> = { p: 0, r: 0, e: 0, d: 0, s: 0 };
+    for (const row of (this.docs.get(runId) ?? new Map<string, DocRow>()).values()) counts[row.outcome ?? 'r']++;
+    return counts;
   }
 
   async latestAudit(jobId: number, docId: string, recordType: AuditRecordType): Promise<AuditRecord | undefined> {

@@ -1,9 +1,13 @@
-import { applyDecorators, Body, Delete, Get, Param, Post, Put, Query, type PipeTransform } from '@nestjs/common';
-import { ApiParam } from '@nestjs/swagger';
+import { applyDecorators, Body, Delete, Get, Param, Post, Put, Query, StreamableFile, UseInterceptors, type PipeTransform } from '@nestjs/common';
+import { ApiParam, ApiProduces } from '@nestjs/swagger';
 import { InvalidArgumentError } from '@gateway/errors';
 import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import type { MessageResult } from '../common/envelope';
+import { NEXT_CURSOR_HEADER, Page, PagingHeadersInterceptor } from '../common/paging';
 import { Route, RouteFamily } from '../common/routes';
+import { DownloadLinkDto } from '../files/files.dto';
+import { JobReportDto, JobReportQuery, SaveJobReportQuery } from './job-report.dto';
+import { JobReportService } from './job-report.service';
 import { JobDefinitionDto, JobDto } from './job-definition.dto';
 import { JobControlService } from './job-control.service';
 import { JobDefinitionsService } from './job-definitions.service';
@@ -93,7 +97,10 @@ export class JobDefinitionsController {
 /** Spec 4.5. Pause, abort and kill take GET (as the spec's calls do) and POST (for clients that will not change state with GET). */
 @RouteFamily('job/service', { tag: 'Job service', access: 'basic' })
 export class JobServiceController {
-  constructor(private readonly jobs: JobControlService) {}
+  constructor(
+    private readonly jobs: JobControlService,
+    private readonly reports: JobReportService,
+  ) {}
 
   @Get('statuslist')
   @Route({
@@ -186,5 +193,43 @@ export class JobServiceController {
   })
   recordStatus(@JobId('jobid') jobId: number, @Query() query: RecordStatusQuery): Promise<MessageResult<string>> {
     return this.jobs.recordStatus(jobId, query.docId, query.recordType);
+  }
+
+  @Get(':jobid/report')
+  @JobIdParam('jobid')
+  @UseInterceptors(PagingHeadersInterceptor)
+  @ApiProduces('application/json', 'text/csv', 'application/x-ndjson')
+  @Route({
+    summary: 'Run report (beyond the spec)',
+    description:
+      'One row per document of the run (default the latest; reports are kept for the latest two runs of a job, an older one is 410): ' +
+      'source id and path, target id, outcome, message, read and finish times. `format=json` (default) answers a page of `limit` rows in ' +
+      `document id order, the next page's cursor in ${NEXT_CURSOR_HEADER}; the first page also has \`counts\` (rows by outcome: p+e+d+s+r = read, ` +
+      'p = written, e = failed, d+s = skipped). `format=csv` and `format=ndjson` stream the whole run (`limit` and `cursor` do not apply).',
+    results: JobReportDto,
+    headers: { [NEXT_CURSOR_HEADER]: { description: 'json: the cursor of the next page; absent on the last', schema: { type: 'string' } } },
+    errors: [400, 404, 410],
+  })
+  report(@JobId('jobid') jobId: number, @Query() query: JobReportQuery): Promise<Page<JobReportDto> | StreamableFile> {
+    const format = query.format ?? 'json';
+    return format === 'json' ? this.reports.page(jobId, query) : this.reports.stream(jobId, { ...query, format });
+  }
+
+  @Post(':jobid/report')
+  @JobIdParam('jobid')
+  @Route({
+    summary: 'Save a run report as a user file (beyond the spec)',
+    description:
+      "`save=true`: writes the report of a finished run (ABORTED, FAILED, COMPLETED, COMPLETED_WITH_ERRORS; else 409) as a user file, CSV " +
+      '(or ndjson with `format=ndjson`), and answers an internal link to it: downloaded with /api/files/user/download, shared with ' +
+      '/api/files/external/link, swept by retention like any export.',
+    results: DownloadLinkDto,
+    status: 201,
+    errors: [400, 404, 409, 410],
+    roles: ['admin'],
+  })
+  saveReport(@JobId('jobid') jobId: number, @Query() query: SaveJobReportQuery, @CurrentUser() user: AuthenticatedUser): Promise<DownloadLinkDto> {
+    if (!query.save) throw new InvalidArgumentError('save', "Invalid parameter 'save': must be true to save the report");
+    return this.reports.save(jobId, query, user);
   }
 }

@@ -1,9 +1,12 @@
 import { DynamicModule, Module, type Provider } from '@nestjs/common';
 import type { GatewayConfig } from '../config/gateway-config';
+import { ClockModule } from '../common/clock';
+import { FilesModule } from '../files/files.module';
 import { EmbeddedTaskQueue } from './embedded-task-queue';
 import { JobControlService } from './job-control.service';
 import { JobDefinitionsService } from './job-definitions.service';
 import { JobExecutor } from './job-executor';
+import { JobReportService } from './job-report.service';
 import { JobDefinitionsController, JobServiceController } from './jobs.controllers';
 import { TASK_QUEUE } from './task-queue';
 
@@ -26,11 +29,14 @@ export const LISTING_SLOTS = 1;
 @Module({})
 export class JobsModule {
   static register(config: GatewayConfig): DynamicModule {
-    const common: Provider[] = [JobDefinitionsService, JobControlService, JobExecutor];
+    const common: Provider[] = [JobDefinitionsService, JobControlService, JobExecutor, JobReportService];
+    // Run reports are saved as user files.
+    const imports = [ClockModule, FilesModule];
     const controllers = [JobDefinitionsController, JobServiceController];
     if (!config.jobs.redisUrl) {
       return {
         module: JobsModule,
+        imports,
         controllers,
         providers: [...common, { provide: TASK_QUEUE, useFactory: () => new EmbeddedTaskQueue(TASK_SLOTS, LISTING_SLOTS) }],
       };
@@ -43,7 +49,7 @@ export class JobsModule {
     /* eslint-enable @typescript-eslint/no-require-imports */
     return {
       module: JobsModule,
-      imports: [BullModule.forRoot(bullOptions(config)), BullModule.registerQueue({ name: JOB_QUEUE })],
+      imports: [...imports, BullModule.forRoot(bullOptions(config)), BullModule.registerQueue({ name: JOB_QUEUE })],
       controllers,
       providers: [...common, BullTaskQueue, { provide: TASK_QUEUE, useExisting: BullTaskQueue }, JobTaskProcessor],
     };
