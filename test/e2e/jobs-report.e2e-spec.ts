@@ -82,6 +82,8 @@ describe(`Job run reports through HTTP, ${MODE} mode`, () => {
     await call(gw, jobId, 'start');
     const first = await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED');
     expect(first).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', read: 14, written: 11, failed: 2, skipped: 1 });
+    // Progress: the listing found every document; a finished run has no eta.
+    expect(first).toMatchObject({ total: 14, listingComplete: true, percent: 100, eta: null });
 
     const page = await report(jobId).expect(200);
     expect(page.headers['x-next-cursor']).toBeUndefined();
@@ -174,6 +176,8 @@ describe(`Job run reports through HTTP, ${MODE} mode`, () => {
     // While the run is active its report cannot be saved.
     const refused = await gw.http().post(`${gw.api}/job/service/${jobId}/report`).query({ save: 'true' }).set('Authorization', adminAuth()).expect(409);
     expect(refused.body.error.code).toBe('JOB_STATE_CONFLICT');
+    // In flight: the listed documents are discovered (with the tasks that carry them), the eta not yet known (< 5 s).
+    expect((await call(gw, jobId, 'status')).results).toMatchObject({ status: 'RUNNING', total: 6, eta: null });
     await call(gw, jobId, 'kill', 200, 'post');
     const aborted = await waitStatus(gw, jobId, 'ABORTED');
     const killed = (await report(jobId).expect(200)).body.results;

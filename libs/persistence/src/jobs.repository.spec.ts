@@ -120,6 +120,7 @@ describe('JobsRepository', () => {
         failed: 0,
         removed: 0,
         failedBase: 0,
+        discovered: 0,
       });
       expect(await repo.findTask(run.id, 'e.root')).toEqual({ runId: run.id, key: 'e.root', kind: 'enum', payload: '{"k":"e.root"}', state: 'pending' });
       expect((await repo.findJob(jobId))?.runCount).toBe(1);
@@ -224,6 +225,25 @@ describe('JobsRepository', () => {
       await repo.transition(run.id, (locked) => locked.resetActiveTasks());
       expect((await repo.findTask(run.id, 'a'))?.state).toBe('pending');
       expect((await repo.findTask(run.id, 'b'))?.state).toBe('done');
+    });
+
+    it('counts the documents of new docs tasks as discovered, once; a run with an enum task not done has an open listing', async () => {
+      const docs = (key: string, documents: number): TaskSpec => ({ ...task(key), documents });
+      const { jobId, run } = await jobWithRun([task('e.root', 'enum'), docs('d.1', 3)]);
+      expect((await repo.findRun(run.id))?.discovered).toBe(3);
+      await repo.transition(run.id, (locked) => locked.insertTasks([docs('d.1', 3), docs('d.2', 500), task('e.next', 'enum')]));
+      expect((await repo.findRun(run.id))?.discovered).toBe(503);
+      const other = await repo.insertJob({ name: 'other', group: 'g', origin: 'api', definition: { source: '/o', n: 1 }, now: 10 });
+      const quiet = await repo.createRun(other!, { kind: 'start', startedBy: 'alice', now: 1000 }, async () => [docs('d.1', 2)]);
+      expect(await repo.openListings([run.id, quiet.id])).toEqual(new Set([run.id]));
+      await repo.transition(run.id, async (locked) => {
+        await locked.setTaskState('e.root', 'done');
+        await locked.setTaskState('e.next', 'active');
+      });
+      expect(await repo.openListings([run.id])).toEqual(new Set([run.id]));
+      await repo.transition(run.id, (locked) => locked.setTaskState('e.next', 'done'));
+      expect(await repo.openListings([run.id, quiet.id])).toEqual(new Set());
+      expect((await repo.latestRun(jobId))?.discovered).toBe(503);
     });
 
     it('inserts many tasks at once (more than one statement holds)', async () => {

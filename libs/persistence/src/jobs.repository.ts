@@ -208,6 +208,19 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
     return rows.map((r) => r.task_key);
   }
 
+  async openListings(runIds: readonly string[]): Promise<Set<string>> {
+    if (runIds.length === 0) return new Set();
+    const rows = await this.db
+      .selectFrom('job_run_tasks')
+      .select('run_id')
+      .distinct()
+      .where('run_id', 'in', runIds)
+      .where('state', '!=', 'done' satisfies TaskState)
+      .where('kind', '=', 'enum' satisfies TaskKind)
+      .execute();
+    return new Set(rows.map((r) => r.run_id));
+  }
+
   // ---- documents ----------------------------------------------------------
 
   /**

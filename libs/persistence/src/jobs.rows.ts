@@ -25,14 +25,22 @@ export function jsonRows(engine: DatabaseEngine, rows: ReadonlyArray<Record<stri
   return sql`(select ${fields} from json_each(${json})) as j`;
 }
 
+/** Inserts the tasks a run does not have yet, adding the documents of the new ones to its `discovered`. */
 export async function insertTasksIn(trx: Trx, runId: string, tasks: readonly TaskSpec[], now: number): Promise<void> {
+  const documents = new Map(tasks.map((t) => [t.key, t.documents ?? 0]));
+  let discovered = 0;
   for (let i = 0; i < tasks.length; i += TASK_INSERT_CHUNK) {
     const chunk = tasks.slice(i, i + TASK_INSERT_CHUNK);
-    await trx
+    const inserted = await trx
       .insertInto('job_run_tasks')
       .values(chunk.map((t) => ({ run_id: runId, task_key: t.key, kind: t.kind, payload: t.payload, state: 'pending' satisfies TaskState, updated_at: now })))
       .onConflict((oc) => oc.columns(['run_id', 'task_key']).doNothing())
+      .returning('task_key')
       .execute();
+    for (const row of inserted) discovered += documents.get(row.task_key) ?? 0;
+  }
+  if (discovered > 0) {
+    await trx.updateTable('job_runs').set((eb) => ({ discovered: eb('discovered', '+', discovered) })).where('id', '=', runId).execute();
   }
 }
 
@@ -90,5 +98,6 @@ export function toRun(row: Record<string, unknown>): JobRunRecord {
     failed: n('failed'),
     removed: n('removed'),
     failedBase: n('failed_base'),
+    discovered: n('discovered'),
   };
 }

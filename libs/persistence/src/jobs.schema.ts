@@ -40,6 +40,8 @@ export interface JobRunsTable {
   removed: Generated<number>;
   /** `failed` when the run was last resumed: options.maxErrors counts failures after it. */
   failed_base: Generated<number>;
+  /** Documents the run's tasks carry so far (migration 0060-job-run-discovered). */
+  discovered: Generated<number>;
   updated_at: number;
 }
 

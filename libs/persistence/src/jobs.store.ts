@@ -49,6 +49,8 @@ export interface JobRunRecord extends JobRunCounters {
   segmentStart: number | null;
   /** `failed` when the run was last resumed: options.maxErrors counts failures after it. */
   failedBase: number;
+  /** Documents carried by the run's docs tasks inserted so far: what its listing has discovered. */
+  discovered: number;
 }
 
 /** What a transition may change on a run. */
@@ -61,6 +63,8 @@ export interface TaskSpec {
   key: string;
   kind: TaskKind;
   payload: string;
+  /** Documents a docs task carries: added to the run's `discovered` when the task is new to the run. */
+  documents?: number;
 }
 
 export interface JobTaskRecord extends TaskSpec {
@@ -205,6 +209,8 @@ export interface JobsStore<D = unknown> {
   transition<T>(runId: string, fn: (locked: LockedRun) => Promise<T>): Promise<T>;
   findTask(runId: string, key: string): Promise<JobTaskRecord | undefined>;
   unfinishedTaskKeys(runId: string): Promise<string[]>;
+  /** Of these runs, those with a listing (enum) task not done: their `discovered` may still grow. */
+  openListings(runIds: readonly string[]): Promise<Set<string>>;
   claimDocs(jobId: number, runId: string, docs: readonly DocToClaim[], now: number): Promise<Map<string, ClaimedDoc>>;
   finishDocs(jobId: number, runId: string, outcomes: readonly DocOutcome[], now: number): Promise<JobRunRecord>;
   failedDocs(runId: string, after: string | undefined, limit: number): Promise<FailedDoc[]>;

@@ -54,6 +54,7 @@ export function runRecord(patch: Partial<JobRunRecord> = {}): JobRunRecord {
     failed: 0,
     removed: 0,
     failedBase: 0,
+    discovered: 0,
     ...patch,
   };
 }
@@ -156,7 +157,7 @@ export class InMemoryJobStore implements JobStore {
       const tasks = await plan(previous && { ...previous }, { failedDocs: (runId, after, limit) => this.failedDocs(runId, after, limit) });
       const run = this.addRun(jobId, { kind: input.kind, startedBy: input.startedBy, startTime: input.now, segmentStart: input.now });
       job.updatedAt = input.now;
-      this.insertTasksOf(run.id, tasks);
+      run.discovered += this.insertTasksOf(run.id, tasks);
       for (const old of this.runs.values()) {
         if (old.jobId === jobId && old.runNumber < run.runNumber - 1) {
           this.docs.set(old.id, new Map());
@@ -217,7 +218,7 @@ export class InMemoryJobStore implements JobStore {
           for (const t of store.tasks.get(runId)!.values()) if (t.state === 'active') t.state = 'pending';
         },
         async insertTasks(tasks) {
-          store.insertTasksOf(runId, tasks);
+          this.run.discovered += store.insertTasksOf(runId, tasks);
         },
         async claimDocs(jobId, docs, now) {
           return store.claimIn(this.run, jobId, docs, now);
@@ -251,6 +252,10 @@ export class InMemoryJobStore implements JobStore {
 
   async unfinishedTaskKeys(runId: string): Promise<string[]> {
     return [...(this.tasks.get(runId)?.values() ?? [])].filter((t) => t.state !== 'done').map((t) => t.key).sort();
+  }
+
+  async openListings(runIds: readonly string[]): Promise<Set<string>> {
+    return new Set(runIds.filter((id) => [...(this.tasks.get(id)?.values() ?? [])].some((t) => t.kind === 'enum' && t.state !== 'done')));
   }
 
   async claimDocs(jobId: number, runId: string, docs: readonly DocToClaim[], now: number): Promise<Map<string, ClaimedDoc>> {
@@ -383,9 +388,16 @@ export class InMemoryJobStore implements JobStore {
     return removed;
   }
 
-  private insertTasksOf(runId: string, tasks: readonly TaskSpec[]): void {
+  /** Returns the documents of the tasks new to the run (the run's `discovered` grows by them). */
+  private insertTasksOf(runId: string, tasks: readonly TaskSpec[]): number {
     const rows = this.tasks.get(runId)!;
-    for (const t of tasks) if (!rows.has(t.key)) rows.set(t.key, { ...t, runId, state: 'pending' });
+    let documents = 0;
+    for (const t of tasks) {
+      if (rows.has(t.key)) continue;
+      rows.set(t.key, { ...t, runId, state: 'pending' });
+      documents += t.documents ?? 0;
+    }
+    return documents;
   }
 
   private addAudit(jobId: number, runId: string, docId: string, recordType: AuditRecordType, sourcePath: string | null, targetId: string | null, message: string | null, createdAt: number): void {

@@ -1,7 +1,9 @@
+import { Logger } from '@nestjs/common';
 import { ConflictError, InvalidArgumentError, NotFoundError } from '@gateway/connector-api';
 import type { JobRunRecord, TaskState } from '@gateway/persistence';
 import { JobControlService } from './job-control.service';
 import { jobsFixture, RecordingQueue, type JobsFixture } from './jobs-fixture.spec-helper';
+import { settle } from './run-lifecycle';
 import { parseTask, type DocsPayload } from './task-plan';
 
 /** The control service over the in-memory store: what each control call does to the job's latest run. */
@@ -34,6 +36,47 @@ describe('JobControlService', () => {
   }
 
   const conflict = (code: string) => expect.objectContaining({ code, constructor: ConflictError });
+
+  describe('log lines', () => {
+    it('start, pause, resume, abort, kill, completion and failure each write one info line with the job, run and counters', async () => {
+      const lines: Array<[Record<string, unknown>, string]> = [];
+      const spy = jest.spyOn(Logger.prototype, 'log').mockImplementation((fields: unknown, message?: unknown) => void lines.push([fields as Record<string, unknown>, String(message)]));
+      try {
+        await service.start(jobId, 'admin');
+        const runId = `${jobId}_1`;
+        await service.pause(jobId); // nothing in flight: PAUSED at once
+        await service.resume(jobId);
+        await fx.store.transition(runId, async (locked) => locked.change({ status: 'PAUSED' }));
+        await service.abort(jobId);
+        expect(lines.map(([, m]) => m)).toEqual([
+          `Job ${jobId} started: run ${runId}`,
+          `Job ${jobId} paused: run ${runId}`,
+          `Job ${jobId} resumed: run ${runId}`,
+          `Job ${jobId} aborted: run ${runId}`,
+        ]);
+        expect(lines[0][0]).toEqual({ jobId, runId, status: 'RUNNING', read: 0, written: 0, skipped: 0, failed: 0, removed: 0, total: 0 });
+
+        lines.length = 0;
+        runIn('RUNNING', { a: 'active' }, { read: 4, written: 3 });
+        await service.kill(jobId);
+        await fx.store.transition(`${jobId}_2`, async (locked) => {
+          await locked.setTaskState('a', 'done');
+          await settle(locked, 10);
+        });
+        runIn('RUNNING', {}, { read: 2, written: 2 });
+        await fx.store.transition(`${jobId}_3`, (locked) => settle(locked, 10));
+        runIn('RUNNING', {}, { read: 2, failed: 2, message: 'Source folder gone' });
+        await fx.store.transition(`${jobId}_4`, (locked) => settle(locked, 10, 1));
+        expect(lines.map(([f, m]) => [m, f.status, f.read])).toEqual([
+          [`Job ${jobId} killed: run ${jobId}_2`, 'ABORTING', 4],
+          [`Job ${jobId} completed: run ${jobId}_3`, 'COMPLETED', 2],
+          [`Job ${jobId} failed: run ${jobId}_4`, 'FAILED', 2],
+        ]);
+      } finally {
+        spy.mockRestore();
+      }
+    });
+  });
 
   describe('status', () => {
     it('shows a job that never ran as NEW, startable only', async () => {

@@ -9,7 +9,7 @@ import { JobExecutor } from './job-executor';
 import { localDateTime, statusRecord } from './job-format';
 import { JOB_STATES, allows, type JobAction, type JobStatus } from './job-states';
 import type { JobStatusDto } from './job-status.dto';
-import { closeSegment, settle } from './run-lifecycle';
+import { closeSegment, logRun, settle } from './run-lifecycle';
 import type { JobStore } from './job-store';
 import { ROOT_TASK_KEY, failedDocsTasks, isListingKey, rootTask } from './task-plan';
 import { TASK_QUEUE, type TaskQueue } from './task-queue';
@@ -64,6 +64,7 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
             endTime: now,
             ...closeSegment(locked.run, now),
           });
+          logRun(this.logger, `Job ${locked.run.jobId} failed: run ${locked.run.id}`, locked.run);
         } else {
           await settle(locked, now);
         }
@@ -76,14 +77,27 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
   async statusList(jobGroup?: string): Promise<MessageResult<JobStatusDto[]>> {
     const jobs = await this.repo.listJobs(jobGroup);
     const runs = await this.repo.latestRuns(jobs.map((j) => j.id));
+    const open = await this.repo.openListings([...runs.values()].map((r) => r.id));
     const now = Date.now();
-    return new MessageResult(null, jobs.map((j) => statusRecord(j, runs.get(j.id), now)));
+    return new MessageResult(
+      null,
+      jobs.map((j) => {
+        const run = runs.get(j.id);
+        return statusRecord(j, run, now, run !== undefined && !open.has(run.id));
+      }),
+    );
   }
 
   async status(jobId: number): Promise<MessageResult<JobStatusDto>> {
     const job = await this.job(jobId);
     const run = await this.repo.latestRun(jobId);
-    return new MessageResult(run?.message ?? null, statusRecord(job, run));
+    return new MessageResult(run?.message ?? null, await this.record(job, run));
+  }
+
+  /** The status record of a job's run, with whether its listing has ended. */
+  private async record(job: Job, run: JobRunRecord | undefined): Promise<JobStatusDto> {
+    const complete = run !== undefined && !(await this.repo.openListings([run.id])).has(run.id);
+    return statusRecord(job, run, Date.now(), complete);
   }
 
   // ---- control ------------------------------------------------------------
@@ -225,7 +239,10 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
     );
   }
 
+  /** A control call's answer; the move is also the one info log line of it, with the run's counters. */
   private async answer(job: Job, message: string): Promise<MessageResult<JobStatusDto>> {
-    return new MessageResult(message, statusRecord(job, await this.repo.latestRun(job.id)));
+    const run = await this.repo.latestRun(job.id);
+    if (run) logRun(this.logger, message, run);
+    return new MessageResult(message, await this.record(job, run));
   }
 }

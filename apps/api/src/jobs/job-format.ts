@@ -22,10 +22,31 @@ export function compactDuration(ms: number): string {
   return h > 0 ? `${h}h${pad(m)}m${pad(s)}s` : `${m}m${pad(s)}s`;
 }
 
-export function statusRecord(job: Pick<JobRecord, 'id' | 'name' | 'group'>, run: JobRunRecord | undefined, now = Date.now()): JobStatusDto {
+/** ISO 8601 duration in whole seconds: PT0S, PT45S, PT2M5S, PT1H2M3S. */
+export function isoDuration(seconds: number): string {
+  const total = Math.max(0, Math.round(seconds));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  if (total === 0) return 'PT0S';
+  return `PT${h > 0 ? `${h}H` : ''}${m > 0 ? `${m}M` : ''}${s > 0 ? `${s}S` : ''}`;
+}
+
+/** Active time after which the throughput is trusted for an eta. */
+const ETA_AFTER_MS = 5000;
+
+/**
+ * The status record. `listingComplete`: the run has no listing task left (JobStore.openListings), so its
+ * `discovered` documents are all it will take; only then do `percent` and `eta` mean anything.
+ */
+export function statusRecord(job: Pick<JobRecord, 'id' | 'name' | 'group'>, run: JobRunRecord | undefined, now = Date.now(), listingComplete = false): JobStatusDto {
   const status: JobStatus = run ? run.status : 'NEW';
   const elapsed = run ? run.activeMs + (run.segmentStart !== null && isActive(run.status) ? Math.max(0, now - run.segmentStart) : 0) : 0;
   const finished = run ? run.written + run.skipped + run.failed : 0;
+  const total = run?.discovered ?? 0;
+  const complete = run !== undefined && listingComplete;
+  const remaining = Math.max(0, total - finished);
+  const etaKnown = complete && status === 'RUNNING' && elapsed >= ETA_AFTER_MS && finished > 0;
   return {
     jobId: job.id,
     jobName: job.name,
@@ -42,6 +63,10 @@ export function statusRecord(job: Pick<JobRecord, 'id' | 'name' | 'group'>, run:
     skipped: run?.skipped ?? 0,
     failed: run?.failed ?? 0,
     removed: run?.removed ?? 0,
+    total,
+    listingComplete: complete,
+    percent: complete ? (total === 0 ? 100 : Math.min(100, Math.floor((finished / total) * 1000) / 10)) : null,
+    eta: etaKnown ? isoDuration(remaining / (finished / (elapsed / 1000))) : null,
     ...flagsOf(status),
   };
 }

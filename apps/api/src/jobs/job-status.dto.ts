@@ -47,6 +47,17 @@ export class JobStatusDto {
   @ApiProperty({ description: 'Duplicates left alone (onExisting=skip) and excluded documents' }) skipped!: number;
   @ApiProperty({ description: 'Documents that ended in error' }) failed!: number;
   @ApiProperty({ description: 'Source documents deleted after their copy (options.removeSource)' }) removed!: number;
+  @ApiProperty({ description: 'Beyond the spec: documents the listing has discovered so far (for run-errors, the documents it re-runs)' }) total!: number;
+  @ApiProperty({ description: 'Beyond the spec: the listing has ended (no folder page left to list), so `total` is final' }) listingComplete!: boolean;
+  @ApiProperty({ nullable: true, type: Number, example: 42.5, description: 'Beyond the spec: finished documents (written + skipped + failed) per 100 of `total`, 1 decimal; null until the listing is complete' })
+  percent!: number | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'PT2M5S',
+    description: 'Beyond the spec: ISO 8601 duration left at the throughput so far (`perSec`); null unless RUNNING, the listing complete and at least 5 s of active time known',
+  })
+  eta!: string | null;
   @ApiProperty() canStartJob!: boolean;
   @ApiProperty() canRestartJob!: boolean;
   @ApiProperty() canPauseJob!: boolean;

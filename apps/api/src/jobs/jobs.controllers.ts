@@ -1,5 +1,5 @@
 import { applyDecorators, Body, Delete, Get, Param, Post, Put, Query, StreamableFile, UseInterceptors, type PipeTransform } from '@nestjs/common';
-import { ApiParam, ApiProduces } from '@nestjs/swagger';
+import { ApiParam } from '@nestjs/swagger';
 import { InvalidArgumentError } from '@gateway/errors';
 import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import type { MessageResult } from '../common/envelope';
@@ -198,14 +198,14 @@ export class JobServiceController {
   @Get(':jobid/report')
   @JobIdParam('jobid')
   @UseInterceptors(PagingHeadersInterceptor)
-  @ApiProduces('application/json', 'text/csv', 'application/x-ndjson')
   @Route({
     summary: 'Run report (beyond the spec)',
     description:
       'One row per document of the run (default the latest; reports are kept for the latest two runs of a job, an older one is 410): ' +
       'source id and path, target id, outcome, message, read and finish times. `format=json` (default) answers a page of `limit` rows in ' +
       `document id order, the next page's cursor in ${NEXT_CURSOR_HEADER}; the first page also has \`counts\` (rows by outcome: p+e+d+s+r = read, ` +
-      'p = written, e = failed, d+s = skipped). `format=csv` and `format=ndjson` stream the whole run (`limit` and `cursor` do not apply).',
+      'p = written, e = failed, d+s = skipped). `format=csv` (text/csv, RFC 4180, a header line) and `format=ndjson` (application/x-ndjson, one ' +
+      'row object a line) stream the whole run instead (`limit` and `cursor` do not apply).',
     results: JobReportDto,
     headers: { [NEXT_CURSOR_HEADER]: { description: 'json: the cursor of the next page; absent on the last', schema: { type: 'string' } } },
     errors: [400, 404, 410],

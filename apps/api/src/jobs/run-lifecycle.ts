@@ -1,5 +1,16 @@
+import { Logger, type LoggerService } from '@nestjs/common';
 import type { JobRunRecord, LockedRun, RunChange } from '@gateway/persistence';
 import type { JobStatus } from './job-states';
+
+const logger = new Logger('JobRuns');
+
+/** One info line for a move of a run: the job, the run, its status and counters. */
+export function logRun(log: Pick<LoggerService, 'log'>, message: string, run: JobRunRecord): void {
+  const { jobId, id: runId, status, read, written, skipped, failed, removed, discovered } = run;
+  log.log({ jobId, runId, status, read, written, skipped, failed, removed, total: discovered }, message);
+}
+
+const ENDED: Partial<Record<JobStatus, string>> = { FAILED: 'failed', COMPLETED: 'completed', COMPLETED_WITH_ERRORS: 'completed with errors' };
 
 /** Closes the active time segment of a run. */
 export function closeSegment(run: JobRunRecord, now: number): Pick<RunChange, 'activeMs' | 'segmentStart'> {
@@ -39,6 +50,14 @@ export function failingReason(run: JobRunRecord, maxErrors: number): string | un
  * `maxErrors` is the job's options.maxErrors (0 when the caller knows the limit cannot apply).
  */
 export async function settle(locked: LockedRun, now = Date.now(), maxErrors = 0): Promise<JobStatus> {
+  const before = locked.run.status;
+  const next = await settleRun(locked, now, maxErrors);
+  const ended = ENDED[next];
+  if (ended && next !== before) logRun(logger, `Job ${locked.run.jobId} ${ended}: run ${locked.run.id}`, locked.run);
+  return next;
+}
+
+async function settleRun(locked: LockedRun, now: number, maxErrors: number): Promise<JobStatus> {
   const run = locked.run;
   const status = run.status;
   if (status === 'RUNNING') {

@@ -63,7 +63,7 @@ export function rootTask(def: JobDefinition): TaskSpec {
 }
 
 export function docsTask(key: string, payload: DocsPayload): TaskSpec {
-  return { key, kind: 'docs', payload: JSON.stringify(payload) };
+  return { key, kind: 'docs', payload: JSON.stringify(payload), documents: payload.items.length };
 }
 
 function enumTask(key: string, payload: EnumPayload): TaskSpec {
