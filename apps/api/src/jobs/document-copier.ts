@@ -2,6 +2,7 @@ import * as path from 'node:path/posix';
 import type { Readable } from 'node:stream';
 import { ConflictError, GatewayError, NotFoundError, type Actor, type ContentConnector } from '@gateway/connector-api';
 import type { ClaimedDoc, DocOutcome } from '@gateway/persistence';
+import { DocumentFilter } from './document-filter';
 import type { JobDefinition } from './job-definition.dto';
 import { Cancelled } from './run-watcher';
 import type { DocItem } from './task-plan';
@@ -22,7 +23,7 @@ export interface CopyGuard {
  */
 export class DocumentCopier {
   private readonly folders = new Map<string, Promise<string>>();
-  private readonly exclude: RegExp[];
+  private readonly filter: DocumentFilter;
 
   constructor(
     readonly def: JobDefinition,
@@ -30,7 +31,7 @@ export class DocumentCopier {
     private readonly target: ContentConnector,
     private readonly actor: Actor,
   ) {
-    this.exclude = def.options.exclude.map(globToRegExp);
+    this.filter = new DocumentFilter(def.options);
   }
 
   /** Where the document is read from, for the audit trail. */
@@ -46,8 +47,8 @@ export class DocumentCopier {
   async copy(item: DocItem, claim: Pick<ClaimedDoc, 'fresh' | 'claimedAt'>, fetch: boolean, guard: CopyGuard): Promise<DocOutcome | undefined> {
     const sourcePath = this.sourcePath(item);
     const name = path.basename(item.rel);
-    const pattern = this.exclude.find((r) => r.test(name));
-    if (pattern) return { docId: item.id, outcome: 's', sourcePath, message: `Excluded by pattern ${pattern.source}` };
+    const skip = this.filter.skipReason(item);
+    if (skip) return { docId: item.id, outcome: 's', sourcePath, message: skip };
     try {
       let info = item;
       if (fetch) {
@@ -188,8 +189,4 @@ export function joinPath(folder: string, rel: string): string {
   return folder === '/' ? `/${rel}` : `${folder}/${rel}`;
 }
 
-/** An exclude pattern of the job's options: * any run of characters, ? one character, the rest literal. */
-export function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${body}$`);
-}
+export { globToRegExp } from './document-filter';

@@ -2,7 +2,8 @@ import * as path from 'node:path/posix';
 import { GatewayError, UpstreamThrottledError, UpstreamTimeoutError, UpstreamUnavailableError, type Connector, type ContentConnector, type IndexCapability, type ItemInfo, type SearchDocument } from '@gateway/connector-api';
 import type { ClaimedDoc, DocOutcome, IndexStateRecord } from '@gateway/persistence';
 import type { ExtractionResult, TextExtractor } from '@gateway/text-extraction';
-import { globToRegExp, joinPath, type CopyGuard } from './document-copier';
+import { joinPath, type CopyGuard } from './document-copier';
+import { DocumentFilter } from './document-filter';
 import { INDEX_JOB_DEFAULTS, type JobDefinition } from './job-definition.dto';
 import type { JobStore } from './job-store';
 import { Cancelled } from './run-watcher';
@@ -40,7 +41,7 @@ interface Pending {
  * run deletes from the index what the run did not list (`removed`).
  */
 export class DocumentIndexer {
-  private readonly exclude: RegExp[];
+  private readonly filter: DocumentFilter;
   private readonly pending = new Map<string, Pending>();
   /** What earlier runs indexed, loaded per task in one query (prefetch) instead of one query per document. */
   private readonly known = new Map<string, IndexStateRecord | null>();
@@ -59,7 +60,7 @@ export class DocumentIndexer {
     private readonly jobId: number,
     private readonly runId: string,
   ) {
-    this.exclude = def.options.exclude.map(globToRegExp);
+    this.filter = new DocumentFilter(def.options);
     this.collection = def.target.collection!;
     this.extract = def.options.extract ?? INDEX_JOB_DEFAULTS.extract;
     this.maxContentChars = def.options.maxContentChars ?? INDEX_JOB_DEFAULTS.maxContentChars;
@@ -100,9 +101,8 @@ export class DocumentIndexer {
    */
   async copy(item: DocItem, claim: Pick<ClaimedDoc, 'fresh' | 'claimedAt'>, _fetch: boolean, guard: CopyGuard): Promise<DocOutcome | undefined> {
     const sourcePath = this.sourcePath(item);
-    const name = path.basename(item.rel);
-    const pattern = this.exclude.find((r) => r.test(name));
-    if (pattern) return { docId: item.id, outcome: 's', sourcePath, message: `Excluded by pattern ${pattern.source}` };
+    const skip = this.filter.skipReason(item);
+    if (skip) return { docId: item.id, outcome: 's', sourcePath, message: skip };
     const targetId = this.indexId(item.id);
     try {
       if (guard.cancelled) throw new Cancelled();

@@ -7,6 +7,7 @@ import {
   IsIn,
   IsDefined,
   IsInt,
+  IsISO8601,
   IsObject,
   IsOptional,
   IsString,
@@ -30,11 +31,13 @@ const FOLDER_PATH = /^\/.*$/;
 
 export class JobSourceDto {
   @ApiProperty({ example: 'fs', description: 'Connector to read from' })
+  @IsDefined({ message: 'connectorId is required' })
   @IsString()
   @Matches(CONNECTOR_ID_PATTERN, { message: 'connectorId must be a connector id' })
   connectorId!: string;
 
   @ApiProperty({ example: '/in', description: 'Absolute folder path in the source repository' })
+  @IsDefined({ message: 'folderPath is required' })
   @IsString()
   @Matches(FOLDER_PATH, { message: 'folderPath must be an absolute path starting with /' })
   @MaxLength(4096)
@@ -48,6 +51,7 @@ export class JobSourceDto {
 
 export class JobTargetDto {
   @ApiProperty({ example: 'archive', description: 'Connector to write to: a content repository, or a search connector (an indexing job)' })
+  @IsDefined({ message: 'connectorId is required' })
   @IsString()
   @Matches(CONNECTOR_ID_PATTERN, { message: 'connectorId must be a connector id' })
   connectorId!: string;
@@ -107,6 +111,40 @@ export class JobOptionsDto {
   @MaxLength(255, { each: true })
   exclude?: string[];
 
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['*.pdf', '*.docx'],
+    description: 'File-name patterns (as `exclude`): only matching documents are taken, the others recorded as skipped (s); `exclude` wins',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @MaxLength(255, { each: true })
+  include?: string[];
+
+  @ApiPropertyOptional({ example: '2025-01-01T00:00:00Z', description: 'ISO 8601: only documents modified after this instant; the others are skipped (s)' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'modifiedAfter must be an ISO 8601 date-time' })
+  modifiedAfter?: string;
+
+  @ApiPropertyOptional({ example: '2026-01-01T00:00:00Z', description: 'ISO 8601: only documents modified before this instant; the others are skipped (s)' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'modifiedBefore must be an ISO 8601 date-time' })
+  modifiedBefore?: string;
+
+  @ApiPropertyOptional({ minimum: 0, description: 'Bytes: smaller documents are skipped (s)' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  minSize?: number;
+
+  @ApiPropertyOptional({ minimum: 0, description: 'Bytes: larger documents are skipped (s)' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  maxSize?: number;
+
   @ApiPropertyOptional({ default: true, description: 'Indexing jobs only: extract the text of each document into `content` (false: metadata only)' })
   @IsOptional()
   @IsBoolean()
@@ -129,6 +167,7 @@ export class JobOptionsDto {
 
 export class JobDefinitionDto {
   @ApiProperty({ example: 'archive-inbox', description: 'Unique name' })
+  @IsDefined({ message: 'jobName is required' })
   @IsString()
   @MinLength(1)
   @MaxLength(200)
@@ -178,6 +217,12 @@ export interface JobDefinition {
     maxErrors: number;
     removeSource: boolean;
     exclude: string[];
+    /** Filters (document-filter.ts), stored only when given. */
+    include?: string[];
+    modifiedAfter?: string;
+    modifiedBefore?: string;
+    minSize?: number;
+    maxSize?: number;
     /** Indexing jobs only (INDEX_JOB_DEFAULTS applied by the definitions service). */
     extract?: boolean;
     maxContentChars?: number;
@@ -206,6 +251,11 @@ class JobOptionsView {
   @ApiProperty() maxErrors!: number;
   @ApiProperty() removeSource!: boolean;
   @ApiProperty({ type: [String] }) exclude!: string[];
+  @ApiPropertyOptional({ type: [String] }) include?: string[];
+  @ApiPropertyOptional() modifiedAfter?: string;
+  @ApiPropertyOptional() modifiedBefore?: string;
+  @ApiPropertyOptional() minSize?: number;
+  @ApiPropertyOptional() maxSize?: number;
   @ApiPropertyOptional({ description: 'Indexing jobs' }) extract?: boolean;
   @ApiPropertyOptional({ description: 'Indexing jobs' }) maxContentChars?: number;
   @ApiPropertyOptional({ description: 'Indexing jobs' }) defaultAcl?: string;
@@ -240,11 +290,17 @@ export function withDefaults(input: JobDefinitionDto): JobDefinition {
       maxErrors: input.options?.maxErrors ?? 0,
       removeSource: input.options?.removeSource ?? false,
       exclude: input.options?.exclude ?? [],
+      ...pick(input.options, ['include', 'modifiedAfter', 'modifiedBefore', 'minSize', 'maxSize']),
       ...(input.options?.extract !== undefined ? { extract: input.options.extract } : {}),
       ...(input.options?.maxContentChars !== undefined ? { maxContentChars: input.options.maxContentChars } : {}),
       ...(input.options?.defaultAcl !== undefined ? { defaultAcl: input.options.defaultAcl } : {}),
     },
   };
+}
+
+/** The keys of `o` that are set. */
+function pick<T extends object, K extends keyof T>(o: T | undefined, keys: readonly K[]): Partial<Pick<T, K>> {
+  return Object.fromEntries(keys.filter((k) => o?.[k] !== undefined).map((k) => [k, o![k]])) as Partial<Pick<T, K>>;
 }
 
 function normalizeFolder(p: string): string {

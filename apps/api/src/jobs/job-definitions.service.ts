@@ -94,6 +94,13 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
    * connector is known); options of the other kind are refused naming them.
    */
   private check(def: JobDefinition): JobDefinition {
+    const { minSize, maxSize, modifiedAfter, modifiedBefore } = def.options;
+    if (minSize !== undefined && maxSize !== undefined && minSize > maxSize) {
+      throw new InvalidArgumentError('options.maxSize', `Invalid parameter 'options.maxSize': ${maxSize} is below minSize ${minSize}`);
+    }
+    if (modifiedAfter !== undefined && modifiedBefore !== undefined && Date.parse(modifiedAfter) >= Date.parse(modifiedBefore)) {
+      throw new InvalidArgumentError('options.modifiedBefore', `Invalid parameter 'options.modifiedBefore': not after modifiedAfter ${modifiedAfter}`);
+    }
     const source = this.connector(def.source.connectorId, 'source.connectorId');
     const anyTarget = this.anyConnector(def.target.connectorId, 'target.connectorId');
     if (anyTarget.index) return this.checkIndexing(def, anyTarget);

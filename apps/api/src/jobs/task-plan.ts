@@ -46,6 +46,8 @@ export interface DocItem {
   path?: string;
   mimeType?: string;
   size?: number;
+  /** Modification time (epoch ms) as listed, for the modifiedAfter/modifiedBefore filters. */
+  modified?: number;
 }
 
 export interface DocsPayload {
@@ -80,7 +82,7 @@ export function folderPageTasks(taskKey: string, listed: EnumPayload, folderId: 
   for (const item of page.items) {
     const rel = listed.rel ? `${listed.rel}/${item.name}` : item.name;
     if (item.baseType === 'document') {
-      docs.push({ id: item.id, rel, path: item.path, mimeType: item.mimeType, size: item.size });
+      docs.push({ id: item.id, rel, path: item.path, mimeType: item.mimeType, size: item.size, modified: item.modified?.getTime() });
     } else if (recursive) {
       tasks.push(enumTask(hashKey(LISTING, item.id), { folderId: item.id, folderPath: item.path, rel }));
     }
