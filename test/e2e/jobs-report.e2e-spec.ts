@@ -1,8 +1,7 @@
 import { adminAuth } from '../support/gateway';
 import { MODE, call, defineJob, jobBody, startJobsGateway, waitStatus, writeTree, type JobsGateway } from './jobs-helpers';
 
-const OUTCOMES = ['p', 'e', 'd', 's', 'r'] as const;
-type Counts = Record<(typeof OUTCOMES)[number], number>;
+type Counts = Record<'p' | 'e' | 'd' | 's' | 'r', number>;
 
 /** RFC 4180 records (quoted fields may hold commas, quotes and line breaks). */
 function parseCsv(text: string): string[][] {
@@ -12,17 +11,23 @@ function parseCsv(text: string): string[][] {
   let quoted = false;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
-      else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') record.push(field), (field = '');
-    else if (c === '\r' && text[i + 1] === '\n') {
+    if (quoted && c === '"' && text[i + 1] === '"') {
+      field += '"';
+      i++;
+    } else if (c === '"') {
+      quoted = !quoted;
+    } else if (!quoted && c === ',') {
+      record.push(field);
+      field = '';
+    } else if (!quoted && c === '\r' && text[i + 1] === '\n') {
       record.push(field);
       records.push(record);
-      (field = ''), (record = []), i++;
-    } else field += c;
+      field = '';
+      record = [];
+      i++;
+    } else {
+      field += c;
+    }
   }
   return records;
 }

@@ -53,12 +53,12 @@ export class StrictInputGuard implements CanActivate {
     const handler = context.getHandler();
     let input = this.declared.get(handler);
     if (input) return input;
-    const controller = context.getClass();
+    const controller: Type<unknown> = context.getClass();
     const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler.name) ?? {}) as Record<string, RouteArgument>;
-    const types = (Reflect.getMetadata('design:paramtypes', controller.prototype, handler.name) ?? []) as Array<Type<unknown>>;
+    const types = (Reflect.getMetadata('design:paramtypes', controller.prototype as object, handler.name) ?? []) as Array<Type<unknown>>;
     input = {};
     for (const [key, arg] of Object.entries(args)) {
-      const paramtype = Number(key.split(':')[0]);
+      const paramtype = Number(key.split(':')[0]) as RouteParamtypes;
       if (paramtype === RouteParamtypes.QUERY) {
         input.queryNames ??= new Set();
         if (typeof arg.data === 'string') input.queryNames.add(arg.data);

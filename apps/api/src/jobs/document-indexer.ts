@@ -1,4 +1,3 @@
-import * as path from 'node:path/posix';
 import { GatewayError, UpstreamThrottledError, UpstreamTimeoutError, UpstreamUnavailableError, type Connector, type ContentConnector, type IndexCapability, type ItemInfo, type SearchDocument } from '@gateway/connector-api';
 import type { ClaimedDoc, DocOutcome, IndexStateRecord } from '@gateway/persistence';
 import type { ExtractionResult, TextExtractor } from '@gateway/text-extraction';

@@ -352,7 +352,10 @@ export class InMemoryJobStore implements JobStore {
   async reportRows(jobId: number, runId: string, query: ReportQuery): Promise<ReportRow[]> {
     const wanted = new Set(query.outcomes ?? []);
     return [...(this.docs.get(runId) ?? new Map<string, DocRow>()).entries()]
-      .map(([docId, row]) => ({ docId, row, outcome: (row.outcome ?? 'r') as ReportOutcome }))
+      .map(([docId, row]) => {
+        const outcome: ReportOutcome = row.outcome ?? 'r';
+        return { docId, row, outcome };
+      })
       .filter(({ docId, outcome }) => (wanted.size === 0 || wanted.has(outcome)) && (query.after === undefined || docId > query.after))
       .sort((a, b) => (a.docId < b.docId ? -1 : a.docId > b.docId ? 1 : 0))
       .slice(0, query.limit)
