@@ -1349,7 +1349,7 @@ export async function startEngines<N extends EngineName>(names: readonly N[], op
         run.processes.delete(name);
         recordOwner(run);
       },
-    } as EngineHandle;
+    };
   });
   return handles as unknown as EngineHandles<N>;
 }
@@ -1418,7 +1418,7 @@ export function writeEnginesFile(handles: Partial<Record<EngineName, EngineInfoB
     const { stop: _stop, ...info } = handle as EngineInfoBase & { stop?: unknown };
     engines[name] = info;
   }
-  const content: EnginesFile = { version: 1, rootDir, startedAt: new Date().toISOString(), engines: engines as Partial<EngineInfoMap> };
+  const content: EnginesFile = { version: 1, rootDir, startedAt: new Date().toISOString(), engines };
   fs.writeFileSync(target, `${JSON.stringify(content, null, 2)}\n`);
   return target;
 }

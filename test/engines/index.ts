@@ -66,5 +66,5 @@ export function getEngine<N extends EngineName>(name: N): EngineInfoMap[N] {
         'check GATEWAY_TEST_ENGINES',
     );
   }
-  return info as EngineInfoMap[N];
+  return info;
 }
