@@ -88,6 +88,9 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     settings: {
+      // import-x reads the TypeScript files an import leads to (for no-cycle) with typescript-eslint's parser.
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
       'import-x/resolver-next': [
         // unrs-resolver reads tsconfig.json's paths, so '@gateway/<lib>' resolves to libs/<lib>/src/index.ts.
         createNodeResolver({ extensions: ['.ts', '.js', '.json', '.node'], tsconfig: { configFile: `${import.meta.dirname}/tsconfig.json` } }),
