@@ -331,7 +331,7 @@ describe.each(Object.values(CONNECTOR_FIXTURES))('Content service contract: $typ
     });
     expect(props.svc_content_type.DisplayName).toMatch(/^\[text\/plain/);
     expect(props.svc_created.DisplayName).toMatch(/^\[\d+\]$/);
-    for (const value of Object.values(props) as Array<Record<string, unknown>>) {
+    for (const value of Object.values<Record<string, unknown>>(props)) {
       expect(Object.keys(value).sort()).toEqual(['DisplayName', 'QueryName']);
       expect(value.DisplayName).toMatch(/^\[.*\]$/s);
     }

@@ -100,7 +100,7 @@ describe('Search contract: every search connector answers alike', () => {
         { id: `search-${name}-nocoll`, typeId, description: `Search contract (${name}, no collection)`, params: withoutCollection },
       ];
     });
-    connectors.push({ id: 'files', typeId: 'filesystem', description: 'Content only', params: { root: configDir } as never });
+    connectors.push({ id: 'files', typeId: 'filesystem', description: 'Content only', params: { root: configDir } });
     fs.writeFileSync(path.join(configDir, 'gateway.yaml'), stringify({ connectors }));
     gw = await startGateway({ env: { GATEWAY_CONFIG: path.join(configDir, 'gateway.yaml') } });
     await gw.http().post(`${gw.api}/admin/users`).set('Authorization', adminAuth()).send({ ...USER, roles: ['user'] }).expect(201);

@@ -1,4 +1,4 @@
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import type { ContentConnector } from '@gateway/connector-api';
 import type { DocOutcome, JobRunRecord } from '@gateway/persistence';
@@ -8,7 +8,7 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import { EmbeddedTaskQueue } from './embedded-task-queue';
 import { JobControlService } from './job-control.service';
 import { FLUSH_EVERY_DOCS, JobExecutor, OutcomeBatch } from './job-executor';
-import { jobsFixture, RecordingQueue, type JobsFixture } from './jobs-fixture.spec-helper';
+import { jobsFixture, RecordingQueue, type JobsFixture } from '../../../../test/support/jobs-fixture';
 import { DOCS_PER_TASK, docsTask } from './task-plan';
 import { TaskInterrupted, type TaskQueue } from './task-queue';
 
@@ -361,7 +361,7 @@ function heldSource() {
         gate.opened++;
         const out = new PassThrough();
         void held.then(() => real.pipe(out));
-        return out as Readable;
+        return out;
       },
     });
   return { gate, slow };

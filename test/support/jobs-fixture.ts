@@ -5,12 +5,12 @@ import { Readable } from 'node:stream';
 import type { Actor, ContentConnector } from '@gateway/connector-api';
 import { FilesystemConnectorType } from '@gateway/connector-filesystem';
 import type { JobRunRecord } from '@gateway/persistence';
-import type { GatewayConfig } from '../config/gateway-config';
-import { ConnectorRegistry } from '../connectors/connector-registry.service';
-import { InMemoryJobStore } from './in-memory-job-store.spec-helper';
-import type { JobDefinition } from './job-definition.dto';
-import { isActive } from './job-states';
-import type { TaskHandler, TaskQueue, TaskRef } from './task-queue';
+import type { GatewayConfig } from '../../apps/api/src/config/gateway-config';
+import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
+import { InMemoryJobStore } from './in-memory-job-store';
+import type { JobDefinition } from '../../apps/api/src/config/job-definition.dto';
+import { isActive } from '../../apps/api/src/jobs/job-states';
+import type { TaskHandler, TaskQueue, TaskRef } from '../../apps/api/src/jobs/task-queue';
 
 export const admin: Actor = { username: 'admin' };
 

@@ -1,4 +1,4 @@
-import { v8Collector } from '../src/common/v8-collector';
+import { v8Collector } from '../../apps/api/src/common/v8-collector';
 
 // For specs of code that streams batches: whether a batch already written is still referenced
 // while the stream waits (what is, at a scavenge then, is promoted to the old generation and stays
