@@ -95,7 +95,7 @@ describe('Hardening (issue 16)', () => {
 
   describe('upload size limit', () => {
     const port = async () => {
-      const server = gw.app.getHttpServer() as http.Server;
+      const server = gw.app.getHttpServer();
       if (!server.listening) await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
       return (server.address() as AddressInfo).port;
     };

@@ -234,7 +234,7 @@ describe.each(STORES)('Three gateway nodes on one PostgreSQL and one Redis (issu
   beforeAll(async () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), `gateway-multinode-${store}-`));
     databaseUrl = (await createTestDatabaseUrl(pgAdmin))!;
-    storage = local ? localStorage(root) : await s3Storage(store as S3EngineName);
+    storage = local ? localStorage(root) : await s3Storage(store);
 
     const connectors = [...storage.connectors];
     if (local) {

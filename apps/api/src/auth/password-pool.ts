@@ -22,6 +22,8 @@ interface Pending {
 interface Slot {
   worker: Worker;
   busy?: Pending;
+  /** Ends the thread once it has been idle for idleMs. */
+  retire?: NodeJS.Timeout;
 }
 
 /**
@@ -42,6 +44,12 @@ export class PasswordPool {
     private readonly threads: number,
     private readonly queueLimit: number,
     private readonly retryAfterSeconds = 1,
+    /**
+     * An idle thread ends after this long: each holds a V8 isolate and argon2's memory (~5 MB), and
+     * logins are rare once the verification cache has them (the start-up admin hash left one idle
+     * for good). A login after that starts a thread again (tens of ms, beside argon2's own cost).
+     */
+    private readonly idleMs = 10_000,
   ) {}
 
   verify(hash: string, password: string): Promise<boolean> {
@@ -52,6 +60,11 @@ export class PasswordPool {
     return this.run({ op: 'hash', password, params }) as Promise<string>;
   }
 
+  /** Threads running now, busy or idle. */
+  get liveThreads(): number {
+    return this.slots.length;
+  }
+
   /** Tasks waiting for a thread. */
   get queued(): number {
     return this.queue.length;
@@ -59,6 +72,7 @@ export class PasswordPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const slot of this.slots) clearTimeout(slot.retire);
     for (const p of this.queue.splice(0)) p.reject(new Error('The password pool is closed'));
     await Promise.all(this.slots.splice(0).map((s) => s.worker.terminate()));
   }
@@ -118,6 +132,7 @@ export class PasswordPool {
   }
 
   private dispatch(slot: Slot, pending: Pending): void {
+    clearTimeout(slot.retire);
     slot.busy = pending;
     slot.worker.ref();
     slot.worker.postMessage(pending.task);
@@ -127,5 +142,15 @@ export class PasswordPool {
     const waiting = this.queue.shift();
     if (waiting) return this.dispatch(slot, waiting);
     slot.worker.unref();
+    slot.retire = setTimeout(() => this.retire(slot), this.idleMs);
+    slot.retire.unref();
+  }
+
+  private retire(slot: Slot): void {
+    const index = this.slots.indexOf(slot);
+    if (index < 0 || slot.busy) return;
+    // Out of the list first: its exit is then not a lost worker.
+    this.slots.splice(index, 1);
+    void slot.worker.terminate();
   }
 }

@@ -1,5 +1,5 @@
 import { DocumentFilter } from './document-filter';
-import type { JobDefinition } from './job-definition.dto';
+import type { JobDefinition } from '../config/job-definition.dto';
 
 const options = (patch: Partial<JobDefinition['options']>): JobDefinition['options'] => ({
   onExisting: 'skip',

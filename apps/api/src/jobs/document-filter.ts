@@ -1,5 +1,5 @@
 import * as path from 'node:path/posix';
-import type { JobDefinition } from './job-definition.dto';
+import type { JobDefinition } from '../config/job-definition.dto';
 import type { DocItem } from './task-plan';
 
 /** A name pattern of the job's options: * any run of characters, ? one character, the rest literal. */

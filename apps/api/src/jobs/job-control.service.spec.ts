@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { ConflictError, InvalidArgumentError, NotFoundError } from '@gateway/connector-api';
 import type { JobRunRecord, TaskState } from '@gateway/persistence';
 import { JobControlService } from './job-control.service';
-import { jobsFixture, RecordingQueue, type JobsFixture } from './jobs-fixture.spec-helper';
+import { jobsFixture, RecordingQueue, type JobsFixture } from '../../../../test/support/jobs-fixture';
 import { settle } from './run-lifecycle';
 import { parseTask, type DocsPayload } from './task-plan';
 

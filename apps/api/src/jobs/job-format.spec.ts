@@ -1,5 +1,5 @@
 import { isoDuration, statusRecord } from './job-format';
-import { runRecord } from './in-memory-job-store.spec-helper';
+import { runRecord } from '../../../../test/support/in-memory-job-store';
 
 const job = { id: 1, name: 'copy', group: 'g' };
 

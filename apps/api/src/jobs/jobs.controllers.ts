@@ -9,7 +9,7 @@ import { StrictInputGuard } from '../common/strict-input.guard';
 import { DownloadLinkDto } from '../files/files.dto';
 import { JobReportDto, JobReportQuery, SaveJobReportQuery } from './job-report.dto';
 import { JobReportService } from './job-report.service';
-import { JobDefinitionDto, JobDto } from './job-definition.dto';
+import { JobDefinitionDto, JobDto } from '../config/job-definition.dto';
 import { JobControlService } from './job-control.service';
 import { JobDefinitionsService } from './job-definitions.service';
 import { ACTIONS, stateTableMarkdown, type JobAction } from './job-states';
