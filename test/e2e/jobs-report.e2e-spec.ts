@@ -89,6 +89,9 @@ describe(`Job run reports through HTTP, ${MODE} mode`, () => {
     expect(first).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', read: 14, written: 11, failed: 2, skipped: 1 });
     // Progress: the listing found every document; a finished run has no eta.
     expect(first).toMatchObject({ total: 14, listingComplete: true, percent: 100, eta: null });
+    // 11 written: doc-000..doc-011 but 003 and 006 (i + 1 lines of 'content i\n'), and 'a, "quoted".txt' (1 byte).
+    const sizes = [0, 1, 2, 4, 5, 7, 8, 9, 10, 11].map((i) => `content ${i}\n`.length * (i + 1));
+    expect(first.bytesWritten).toBe(sizes.reduce((a, b) => a + b, 0) + 1);
 
     const page = await report(jobId).expect(200);
     expect(page.headers['x-next-cursor']).toBeUndefined();

@@ -55,6 +55,7 @@ export function runRecord(patch: Partial<JobRunRecord> = {}): JobRunRecord {
     removed: 0,
     failedBase: 0,
     discovered: 0,
+    bytesWritten: 0,
     ...patch,
   };
 }
@@ -290,7 +291,10 @@ export class InMemoryJobStore implements JobStore {
       if (!row || row.state !== 'claimed') continue;
       row.state = 'done';
       row.outcome = o.outcome;
-      if (o.outcome === 'p') run.written++;
+      if (o.outcome === 'p') {
+        run.written++;
+        run.bytesWritten += o.bytes ?? 0;
+      }
       else if (o.outcome === 'e') run.failed++;
       else run.skipped++;
       if (o.removed) run.removed++;

@@ -84,11 +84,14 @@ class TransactionLockedRun implements LockedRun {
       for (const r of rows.rows) finished.add(r.doc_id);
     }
     if (finished.size === 0) return;
-    const delta = { written: 0, skipped: 0, failed: 0, removed: 0 };
+    const delta = { written: 0, skipped: 0, failed: 0, removed: 0, bytes: 0 };
     const audits: Array<Record<string, string | null>> = [];
     for (const o of outcomes) {
       if (!finished.delete(o.docId)) continue; // finished already, or listed twice in this batch
-      if (o.outcome === 'p') delta.written++;
+      if (o.outcome === 'p') {
+        delta.written++;
+        delta.bytes += o.bytes ?? 0;
+      }
       else if (o.outcome === 'e') delta.failed++;
       else delta.skipped++;
       if (o.removed) delta.removed++;
@@ -104,6 +107,7 @@ class TransactionLockedRun implements LockedRun {
         skipped: eb('skipped', '+', delta.skipped),
         failed: eb('failed', '+', delta.failed),
         removed: eb('removed', '+', delta.removed),
+        bytes_written: eb('bytes_written', '+', delta.bytes),
       }))
       .where('id', '=', run.id)
       .returningAll()

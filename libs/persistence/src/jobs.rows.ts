@@ -99,5 +99,6 @@ export function toRun(row: Record<string, unknown>): JobRunRecord {
     removed: n('removed'),
     failedBase: n('failed_base'),
     discovered: n('discovered'),
+    bytesWritten: n('bytes_written'),
   };
 }

@@ -40,8 +40,10 @@ export interface JobRunsTable {
   removed: Generated<number>;
   /** `failed` when the run was last resumed: options.maxErrors counts failures after it. */
   failed_base: Generated<number>;
-  /** Documents the run's tasks carry so far (migration 0060-job-run-discovered). */
+  /** Documents the run's tasks carry so far (migration 0060-job-run-progress). */
   discovered: Generated<number>;
+  /** Listed sizes of the documents written (migration 0060-job-run-progress). */
+  bytes_written: Generated<number>;
   updated_at: number;
 }
 

@@ -51,6 +51,8 @@ export interface JobRunRecord extends JobRunCounters {
   failedBase: number;
   /** Documents carried by the run's docs tasks inserted so far: what its listing has discovered. */
   discovered: number;
+  /** The sizes of the documents written (`bytes` of their `p` outcomes). */
+  bytesWritten: number;
 }
 
 /** What a transition may change on a run. */
@@ -96,6 +98,8 @@ export interface DocOutcome {
   message?: string;
   /** The source document was removed after the copy. */
   removed?: boolean;
+  /** A written document's size as listed: added to the run's bytesWritten. */
+  bytes?: number;
 }
 
 export interface AuditRecord {

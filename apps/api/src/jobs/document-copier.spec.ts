@@ -207,7 +207,7 @@ describe('DocumentCopier', () => {
     const written = await put(target, '/out', 'a.txt', 'same');
     const g = guard();
     const outcome = await copier().copy(item(id, 'a.txt', { size: 4 }), { fresh: false, claimedAt }, false, g);
-    expect(outcome).toEqual({ docId: id, outcome: 'p', sourcePath: '/in/a.txt', targetId: written, message: 'recovered: written by an earlier attempt of this run', removed: false });
+    expect(outcome).toEqual({ docId: id, outcome: 'p', sourcePath: '/in/a.txt', targetId: written, message: 'recovered: written by an earlier attempt of this run', removed: false, bytes: 4 });
     expect(g.opened).toHaveLength(0);
   });
 

@@ -113,7 +113,7 @@ export class DocumentCopier {
         if (!(e instanceof NotFoundError)) throw e;
       }
     }
-    return { docId: item.id, outcome: 'p', sourcePath, targetId, ...(message ? { message } : {}), removed };
+    return { docId: item.id, outcome: 'p', sourcePath, targetId, ...(message ? { message } : {}), removed, ...(item.size !== undefined ? { bytes: item.size } : {}) };
   }
 
   /** The source ids whose content is written, oldest first: every version, or just the document. */

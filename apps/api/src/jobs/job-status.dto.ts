@@ -48,6 +48,8 @@ export class JobStatusDto {
   @ApiProperty({ description: 'Documents that ended in error' }) failed!: number;
   @ApiProperty({ description: 'Source documents deleted after their copy (options.removeSource)' }) removed!: number;
   @ApiProperty({ description: 'Beyond the spec: documents the listing has discovered so far (for run-errors, the documents it re-runs)' }) total!: number;
+  @ApiProperty({ description: 'Beyond the spec: the sizes of the documents written, as listed (a run-errors run, which fetches its documents again, counts none)' })
+  bytesWritten!: number;
   @ApiProperty({ description: 'Beyond the spec: the listing has ended (no folder page left to list), so `total` is final' }) listingComplete!: boolean;
   @ApiProperty({ nullable: true, type: Number, example: 42.5, description: 'Beyond the spec: finished documents (written + skipped + failed) per 100 of `total`, 1 decimal; null until the listing is complete' })
   percent!: number | null;
