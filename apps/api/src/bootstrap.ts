@@ -161,7 +161,7 @@ export async function bootstrap(config: GatewayConfig = loadConfig()): Promise<G
     if (closing) return;
     closing = true;
     logger.log(`${signal} received: finishing in-flight requests`);
-    const server = app.getHttpServer() as Server;
+    const server: Server = app.getHttpServer();
     const force = setTimeout(() => {
       logger.warn(`Shutdown grace of ${config.shutdownGraceMs} ms passed: closing remaining connections`);
       server.closeAllConnections();

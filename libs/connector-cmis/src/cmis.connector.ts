@@ -337,8 +337,8 @@ export class CmisConnector implements ContentConnector {
       );
     }
     const caps = info.capabilities ?? {};
-    const updatability = String(caps.capabilityContentStreamUpdatability ?? 'none');
-    const orderBy = String(caps.capabilityOrderBy ?? 'none');
+    const updatability = String(caps.capabilityContentStreamUpdatability as string | undefined ?? 'none');
+    const orderBy = String(caps.capabilityOrderBy as string | undefined ?? 'none');
     return {
       info,
       acls: caps.capabilityACL === 'manage',

@@ -67,7 +67,7 @@ export function checkName(name: string, parameter: string): string {
   return name;
 }
 
-export function checkId(id: string, parameter: string): void {
+export function checkId(id: string, _parameter: string): void {
   if (typeof id !== 'string' || !/^[A-Za-z0-9!_.-]{1,200}(;[0-9]{1,6}\.[0-9]{1,6})?$/.test(id)) throw new NotFoundError('item', String(id));
 }
 

@@ -11,12 +11,12 @@ export class GraphSites implements SiteCapability {
 
   async getAllSites(): Promise<unknown[]> {
     const res = await this.connector.call<{ value: Array<Record<string, unknown>> }>({ method: 'GET', path: '/sites?search=*' });
-    return res.data.value.map(GraphSites.site);
+    return res.data.value.map((s) => GraphSites.site(s));
   }
 
   async getSubSites(siteId: string): Promise<unknown[]> {
     const res = await this.connector.call<{ value: Array<Record<string, unknown>> }>({ method: 'GET', path: `/sites/${encodeURIComponent(siteId)}/sites`, errorContext: { id: siteId, parameter: 'siteId' } });
-    return res.data.value.map(GraphSites.site);
+    return res.data.value.map((s) => GraphSites.site(s));
   }
 
   async getLibrariesForSite(siteId: string): Promise<unknown[]> {

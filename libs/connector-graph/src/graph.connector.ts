@@ -174,7 +174,7 @@ export class GraphConnector implements ContentConnector {
     const properties: Record<string, string | null> = {};
     for (const [key, value] of Object.entries(fields)) {
       if (key.startsWith('@') || key.startsWith('_') || key.startsWith('OData_') || SYSTEM_FIELDS.has(key) || GATEWAY_FIELD_NAMES.has(key)) continue;
-      properties[decodeFieldName(key)] = value === null || value === undefined ? null : String(value);
+      properties[decodeFieldName(key)] = fieldText(value);
     }
     const checkedOut = item.publication?.level === 'checkout';
     return {
@@ -475,4 +475,12 @@ export class GraphConnector implements ContentConnector {
     return itemId;
   }
 
+}
+
+/** A list field's value as the gateway's properties carry it: a lookup or person field (an object) as its JSON. */
+function fieldText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return value.toString();
+  return JSON.stringify(value);
 }

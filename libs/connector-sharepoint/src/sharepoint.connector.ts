@@ -223,7 +223,7 @@ export class SharePointConnector implements ContentConnector {
     const name = str(file, 'Name') ?? '';
     const uid = (str(file, 'UniqueId') ?? '').toLowerCase();
     const properties: Record<string, string | null> = {};
-    for (const [internal, title] of state.titles) if (internal in fields) properties[title] = fields[internal] === null || fields[internal] === undefined ? null : String(fields[internal]);
+    for (const [internal, title] of state.titles) if (internal in fields) properties[title] = fieldText(fields[internal]);
     const userTitle = (nav: string) => str((expanded(file, nav) as Json | undefined) ?? {}, 'Title');
     const checkedOut = file.CheckOutType !== undefined && Number(file.CheckOutType) !== 2;
     const contentTag = str(file, 'ContentTag') ?? '';
@@ -473,3 +473,10 @@ export class SharePointConnector implements ContentConnector {
 
 }
 
+/** A list field's value as the gateway's properties carry it: a lookup or person field (an object) as its JSON. */
+function fieldText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return value.toString();
+  return JSON.stringify(value);
+}

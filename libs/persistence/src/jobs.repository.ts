@@ -359,8 +359,8 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       .selectFrom('job_index_state as s')
       .select(['s.doc_id', 's.source_path', 's.stamp', 's.run_id'])
       .where('s.job_id', '=', jobId)
-      .where(({ not, exists, selectFrom }) =>
-        not(exists(selectFrom('job_run_docs as d').select('d.doc_id').where('d.run_id', '=', runId).whereRef('d.doc_id', '=', 's.doc_id'))),
+      .where((eb) =>
+        eb.not(eb.exists(eb.selectFrom('job_run_docs as d').select('d.doc_id').where('d.run_id', '=', runId).whereRef('d.doc_id', '=', 's.doc_id'))),
       )
       .orderBy('s.doc_id')
       .limit(limit)

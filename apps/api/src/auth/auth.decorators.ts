@@ -18,5 +18,5 @@ export const Public = () => SetMetadata(IS_PUBLIC, true);
 export const Roles = (...roles: Role[]) => SetMetadata(REQUIRED_ROLES, roles);
 
 export const CurrentUser = createParamDecorator((_data: unknown, ctx: ExecutionContext): AuthenticatedUser => {
-  return ctx.switchToHttp().getRequest().user as AuthenticatedUser;
+  return ctx.switchToHttp().getRequest<{ user: AuthenticatedUser }>().user;
 });

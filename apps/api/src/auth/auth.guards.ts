@@ -54,6 +54,7 @@ export class BasicAuthGuard extends AuthGuard('basic') {
   }
 
   override handleRequest<TUser = AuthenticatedUser>(err: unknown, user: TUser | false, _info: unknown, _ctx: ExecutionContext, status?: number): TUser {
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- passport's strategy error, passed on as it came (the exception filter maps it)
     if (err) throw err;
     if (status === 400) {
       throw new InvalidArgumentError('Authorization', 'Malformed Authorization header: expected Basic base64(user:password)', 'MALFORMED_CREDENTIALS');
@@ -70,7 +71,7 @@ export class RolesGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const required = this.reflector.getAllAndOverride<Role[] | undefined>(REQUIRED_ROLES, [context.getHandler(), context.getClass()]);
     if (!required?.length) return true;
-    const user = context.switchToHttp().getRequest().user as AuthenticatedUser | undefined;
+    const user = context.switchToHttp().getRequest<{ user?: AuthenticatedUser }>().user;
     if (user && required.some((r) => user.roles.includes(r))) return true;
     throw new PermissionDeniedError(`This operation requires the role ${required.join(' or ')}`, { requiredRoles: required });
   }

@@ -59,7 +59,7 @@ describe('LoginLockout', () => {
     const l = lockout({ maxFailures: 10 });
     const reserved = await Promise.allSettled(Array.from({ length: 50 }, () => l.reserve('alice', '10.0.0.1')));
     expect(reserved.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
-    expect(reserved.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason instanceof TooManyRequestsError)).toBe(true);
+    expect(reserved.filter((r) => r.status === 'rejected').every((r) => r.reason instanceof TooManyRequestsError)).toBe(true);
   });
 
   it('locks only that user from that address', async () => {

@@ -124,7 +124,7 @@ export class IncomingContent {
     return new Promise<T>((resolve, reject) => {
       upload(this.req, this.res, (err?: unknown) => {
         if (err) return reject(multipartError(err, field));
-        const file = this.req.file as (Express.Multer.File & Stored) | undefined;
+        const file = this.req.file as Express.Multer.File & Stored;
         if (!file || file.result === undefined) {
           return reject(new InvalidArgumentError(field, `Invalid parameter '${field}': the multipart body has no file part named '${field}'`, 'MISSING_FILE'));
         }

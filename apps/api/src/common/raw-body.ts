@@ -31,13 +31,13 @@ export class RawBodyRoutes {
       for (const wrapper of module.controllers.values()) {
         const controller = wrapper.metatype as { prototype: Record<string, unknown> } | null;
         if (!controller) continue;
-        const base = paths(Reflect.getMetadata(PATH_METADATA, controller));
+        const base = paths(Reflect.getMetadata(PATH_METADATA, controller) as string | string[] | undefined);
         for (const name of Object.getOwnPropertyNames(controller.prototype)) {
           const handler = controller.prototype[name];
           if (typeof handler !== 'function' || Reflect.getMetadata(RAW_BODY, handler) !== true) continue;
           const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
           for (const prefix of base) {
-            for (const path of paths(Reflect.getMetadata(PATH_METADATA, handler))) {
+            for (const path of paths(Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined)) {
               routes.push({ method, pattern: routePattern([globalPrefix, prefix, path]) });
             }
           }
@@ -52,9 +52,10 @@ export class RawBodyRoutes {
   }
 }
 
-function paths(value: unknown): string[] {
+/** A @Controller or route decorator's path metadata: undefined, a path, or a list of paths. */
+function paths(value: string | string[] | undefined): string[] {
   if (value === undefined) return [''];
-  return Array.isArray(value) ? value.map(String) : [String(value)];
+  return Array.isArray(value) ? value : [value];
 }
 
 /** Express matches paths case-insensitively and with an optional trailing slash; so does this. */

@@ -21,7 +21,7 @@ async function outcome(g: PublicRateLimitGuard, ip: string): Promise<'ok' | numb
     return 'ok';
   } catch (e) {
     if (!(e instanceof TooManyRequestsError)) throw e;
-    return e.retryAfterSeconds!;
+    return e.retryAfterSeconds;
   }
 }
 
