@@ -33,41 +33,56 @@ describe('The gateway process', () => {
     }
   });
 
-  it('writes JSON logs with a request id and never the credentials', async () => {
+  it('writes JSON logs: a start-up summary, one line per request with its user, never a header or a credential', async () => {
     const gw = await spawnGateway({ GATEWAY_DATA_DIR: newDataDir(), GATEWAY_ADMIN_PASSWORD: 'admin-process-pw-1', LOG_LEVEL: 'info' });
     try {
       const auth = basic('admin', 'admin-process-pw-1');
-      const res = await fetch(`${gw.baseUrl}/api/admin/users`, {
+      const res = await fetch(`${gw.baseUrl}/api/admin/users?probe=query-never-logged`, {
         method: 'POST',
         headers: { Authorization: auth, 'Content-Type': 'application/json', 'X-Request-Id': 'req-log-check-1' },
         body: JSON.stringify({ username: 'logged', password: 'never-in-the-log-42', roles: ['user'] }),
       });
       expect(res.status).toBe(201);
-      // The completion line is written after the response is sent: poll for it, up to a deadline.
-      const completedLine = () =>
+      const answer = await res.text();
+      const entries = () =>
         gw
           .stdout()
           .split('\n')
           .filter((l) => l.startsWith('{'))
-          .map((l) => JSON.parse(l) as Record<string, any>)
-          .find((e) => e.req?.id === 'req-log-check-1' && e.res);
+          .map((l) => JSON.parse(l) as Record<string, any>);
+      // The completion line is written after the response is sent: poll for it, up to a deadline.
+      const completedLine = () => entries().find((e) => e.reqId === 'req-log-check-1');
       const deadline = Date.now() + 10_000;
       while (!completedLine() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      const completed = completedLine();
-      expect(completed).toBeDefined();
-      expect(completed!.res.statusCode).toBe(201);
-      expect(completed!.req.headers.authorization).toBe('[redacted]');
+      const completed = completedLine()!;
+      expect(completed).toMatchObject({ level: 30, user: 'admin', method: 'POST', path: '/api/admin/users', status: 201, msg: 'request completed' });
+      expect(completed.bytes).toBeGreaterThan(Buffer.byteLength(answer));
+      expect(typeof completed.ms).toBe('number');
+      expect(Object.keys(completed).sort()).toEqual(['bytes', 'hostname', 'level', 'method', 'ms', 'msg', 'path', 'pid', 'reqId', 'status', 'time', 'user']);
+      // A request without credentials names no user.
+      await (await fetch(`${gw.baseUrl}/api/repo/connections`, { headers: { 'X-Request-Id': 'req-log-check-2' } })).text();
+      while (!entries().some((e) => e.reqId === 'req-log-check-2') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const refused = entries().find((e) => e.reqId === 'req-log-check-2');
+      expect(refused).toMatchObject({ level: 40, method: 'GET', path: '/api/repo/connections', status: 401 });
+      expect(refused).not.toHaveProperty('user');
+
+      const lines = entries();
       // What Nest and the services log goes through the same JSON logger, with its context named.
-      const lines = gw
-        .stdout()
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as Record<string, any>);
       expect(lines.find((e) => e.context === 'NestApplication')).toMatchObject({ level: 30, msg: expect.stringMatching(/started/) });
+      // Start-up: a short summary, not a line per route or module.
+      const summary = lines.filter((e) => e.context === 'Gateway').map((e) => e.msg as string);
+      expect(summary).toEqual([
+        `Listening on http://127.0.0.1:${gw.port}/api (OpenAPI at /api/docs)`,
+        'Connectors: fs (filesystem)',
+        expect.stringMatching(/^Database: SQLite at .*gateway\.sqlite$/),
+        'Job queue: in-process (this process only)',
+      ]);
+      expect(lines.filter((e) => ['RoutesResolver', 'RouterExplorer', 'InstanceLoader'].includes(e.context))).toEqual([]);
       const all = gw.stdout() + gw.stderr();
       expect(all).not.toContain(auth.slice(6));
       expect(all).not.toContain('admin-process-pw-1');
       expect(all).not.toContain('never-in-the-log-42');
+      expect(all).not.toContain('query-never-logged');
     } finally {
       await gw.stop();
     }
