@@ -1,6 +1,7 @@
 /** Two tiers: unit tests beside the code, e2e tests through HTTP against the real bootstrap. */
 const moduleNameMapper = {
   '^@gateway/([^/]+)$': '<rootDir>/libs/$1/src', // tsconfig: "@gateway/*": ["libs/*/src"]
+  '^@gateway/connector-s3/params$': '<rootDir>/libs/connector-s3/src/params', // a declared sub-entry
 };
 const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] };
 

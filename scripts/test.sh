@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite (`npm test`):
-#   1. type-check and build; 2. unit tests;
+#   1. type-check and build, then lint (eslint.config.mjs); 2. unit tests;
 #   3. the real engines' smoke tests (CMIS, Solr, Elasticsearch, FerretDB, PostgreSQL, Redis, Tika, ...,
 #      provisioned from Maven Central, the Go module proxy and Debian; builds cached between runs);
 #   4. e2e tests on the embedded SQLite default (the contract suite includes the real CMIS server;
@@ -19,6 +19,10 @@ cd "$(dirname "$0")/.."
 
 echo "== build (type-check) =="
 npx nest build api
+
+echo "== lint =="
+# typescript-eslint with type information, and the layering rules (ARCHITECTURE.md, "Layering and lint")
+npx eslint .
 
 echo "== unit tests =="
 npx jest --config jest.config.js --selectProjects unit --ci

@@ -39,7 +39,7 @@ export async function chunkedRequest(
   headers: Record<string, string>,
   chunks: Buffer[],
 ): Promise<{ status: number; body: string }> {
-  const server = gw.app.getHttpServer() as http.Server;
+  const server = gw.app.getHttpServer();
   const listening = server.listening;
   if (!listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
@@ -67,7 +67,7 @@ export async function chunkedRequest(
  * the drop comes once the gateway has read every byte sent, the return once its answer is written.
  */
 export async function abortedUpload(gw: TestGateway, method: string, path: string, headers: Record<string, string>, start: Buffer): Promise<void> {
-  const server = gw.app.getHttpServer() as http.Server;
+  const server = gw.app.getHttpServer();
   const listening = server.listening;
   if (!listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   let handled: http.ServerResponse | undefined;

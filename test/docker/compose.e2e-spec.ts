@@ -75,7 +75,7 @@ describe('docker/compose.yaml agrees with nginx.conf and the gateway configurati
       const files = nginxConf.match(/location \/_offload\/files\/ \{\s*alias (\S+);/)![1];
       expect(files).toBe(`${config.files.dir}/`);
       const fsRoot = nginxConf.match(/location \/_offload\/repo\/fs\/ \{[^\n]*\n\s*alias (\S+);/)![1];
-      expect(fsRoot).toBe(`${config.connectors.find((c) => c.id === 'fs')!.params.root}/`);
+      expect(fsRoot).toBe(`${config.connectors.find((c) => c.id === 'fs')!.params.root as string}/`);
       expect(services[g].volumes).toEqual([`gateway-data:${config.dataDir}`, `./gateway.yaml:${env.GATEWAY_CONFIG}:ro`]);
       // Metrics: a port of their own, reachable on the compose network, never published nor proxied.
       expect(config.metricsPort).toBeDefined();

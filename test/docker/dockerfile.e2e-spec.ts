@@ -187,8 +187,8 @@ describe('docker/Dockerfile, its steps run in clean folders, and the result star
     expect(final.cmd[0]).toBe('node');
     const child = spawn(process.execPath, final.cmd.slice(1), { cwd: final.dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
       const deadline = Date.now() + 60_000;
@@ -204,7 +204,7 @@ describe('docker/Dockerfile, its steps run in clean folders, and the result star
 
       const connections = await fetch(`http://127.0.0.1:${port}/api/repo/connections`, { headers: { Authorization: basic(ADMIN.username, ADMIN.password) } });
       expect(connections.status).toBe(200);
-      expect((await connections.json()) as unknown).toMatchObject({ success: true, results: [{ id: 'fs' }] });
+      expect(await connections.json()).toMatchObject({ success: true, results: [{ id: 'fs' }] });
       expect(output).not.toMatch(/Cannot find module/);
 
       child.kill('SIGTERM');

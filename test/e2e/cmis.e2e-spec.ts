@@ -252,7 +252,7 @@ describe('CMIS connector (OpenCMIS InMemory)', () => {
     ['a permission list that is not a string', 'alice', { alice: ['cmis:read'] }],
   ])('refuses a Post ACLs body with %s, naming %s', async (_what, parameter, body) => {
     const id = await upload('x', unique('acl-bad'));
-    const res = await api('post', 'acls', { id }).send(body as object);
+    const res = await api('post', 'acls', { id }).send(body);
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ parameter });
   });

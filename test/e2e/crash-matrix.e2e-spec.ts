@@ -305,7 +305,7 @@ describe(`kill -9 at a random moment (${REPEATS} per case${REDIS_URL ? ', BullMQ
         await outcome.settled;
 
         expect(fs.readdirSync(path.join(g.fsRoot, '.gateway', 'tmp'))).toEqual([]);
-        const listed = (Object.values(await g.ok('GET', `/repo/fs/folderitems?id=${encodeURIComponent(folderId)}`)) as Array<{ Name: string; Id: string }>).map(
+        const listed = Object.values<{ Name: string; Id: string }>(await g.ok('GET', `/repo/fs/folderitems?id=${encodeURIComponent(folderId)}`)).map(
           (e) => ({ name: e.Name, id: e.Id }),
         );
         for (const e of listed) expect([typeof e.name, typeof e.id]).toEqual(['string', 'string']);

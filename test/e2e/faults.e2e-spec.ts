@@ -257,7 +257,7 @@ describe('Engine faults through Toxiproxy', () => {
     function rawDownload(): Promise<{ status: number; received: number; complete: boolean; error?: string }> {
       const url = new URL(`${gw.api}/repo/cmis/file?id=${encodeURIComponent(bigId)}`, 'http://127.0.0.1');
       return new Promise((resolve) => {
-        const server = gw.app.getHttpServer() as http.Server;
+        const server = gw.app.getHttpServer();
         const listening = server.listening ? Promise.resolve() : new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
         void listening.then(() => {
           const port = (server.address() as { port: number }).port;

@@ -3,7 +3,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Writable, type Readable } from 'node:stream';
-import type { WriteStream } from 'node:fs';
 import { openDatabase } from '@gateway/persistence';
 import { ExportRunner } from '../../apps/api/src/files/export-runner';
 import { UserFileStore } from '../../apps/api/src/files/user-file.store';
@@ -238,7 +237,7 @@ describe('User files', () => {
         },
       });
       full.on('close', () => real.destroy());
-      return full as unknown as WriteStream;
+      return full;
     });
     const link = await startBatch(gw, alice, twoEntries());
     const file = await waitForExport(gw, alice, link.docId);

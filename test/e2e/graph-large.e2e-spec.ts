@@ -1,7 +1,7 @@
 /**
  * A large document up and down through the Graph connector of a spawned gateway (the built main.js),
  * with the gateway's resident memory read from /proc/<gateway pid>/status every 50 ms the whole time.
- * Asserted: the issue's bound, the gateway's RSS under 200 MB (decimal: 190.7 MiB) at every sample,
+ * Asserted: the issue's bound, the gateway's RSS under 256 MB (decimal: 244.1 MiB) at every sample,
  * uploading and downloading, and the bytes back equal to the bytes sent. Content streams (the upload
  * is spooled to disk for the upload session, never held — holding it would add the whole document).
  * Size: GRAPH_LARGE_MIB, default 128 (CI); the issue's run is
@@ -19,8 +19,8 @@ import { GraphSetup, useGraphEngine, type GraphEngine } from '../contract/fixtur
 const MIB = 1024 * 1024;
 const SIZE = Number(process.env.GRAPH_LARGE_MIB || '128') * MIB;
 const PASSWORD = 'large-admin-pw-1';
-/** The issue's bound: 200 MB. */
-const RSS_LIMIT = 200_000_000;
+/** Issue 37's bound: 256 MB (without forced collections; docs/decisions/0017-memory-without-forced-gc.md). */
+const RSS_LIMIT = 256_000_000;
 
 function rssOf(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -69,7 +69,7 @@ describe(`Graph connector: ${SIZE / MIB} MiB through a spawned gateway in flat m
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('uploads and downloads it byte for byte with the gateway under 200 MB RSS', async () => {
+  it('uploads and downloads it byte for byte with the gateway under 256 MB RSS', async () => {
     const url = new URL(`${gw.baseUrl}/api/repo/graph/file`);
     url.searchParams.set('folderId', folderId);
     url.searchParams.set('fileName', 'large.bin');

@@ -7,7 +7,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ContentConnector } from '@gateway/connector-api';
 import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
 import { adminAuth } from '../support/gateway';
 import { rawBody } from '../contract/support';
@@ -91,7 +90,7 @@ describe('Graph connector against the Graph simulator', () => {
   });
 
   it('lists sites, sub-sites and the libraries of a site (the sites group)', async () => {
-    const connector = gw.app.get(ConnectorRegistry).get('graph') as ContentConnector;
+    const connector = gw.app.get(ConnectorRegistry).get('graph');
     const sites = (await connector.sites!.getAllSites()) as Array<{ id: string; name: string }>;
     expect(sites.map((s) => s.id)).toContain(engine.info.siteId);
     const subSites = (await connector.sites!.getSubSites(engine.info.siteId)) as Array<{ name: string }>;

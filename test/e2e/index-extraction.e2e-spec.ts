@@ -32,7 +32,7 @@ describe('Indexing jobs with Tika text extraction into Solr, Elasticsearch and M
   beforeAll(async () => {
     const handles = await startEngines(['tika'], { log: () => undefined });
     const { stop, ...info } = handles.tika;
-    tika = info as TikaInfo;
+    tika = info;
     stopTika = stop;
     const used = await useSearchEngines();
     releaseSearch = used.release;

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
 import { CmisSetup, useCmisEngine, type CmisEngine } from '../contract/fixtures/cmis-engine';

@@ -73,20 +73,23 @@ describe('GET /metrics on GATEWAY_METRICS_PORT', () => {
     await gw.http().get(`${gw.api}/repo/fs/file`).query({ id: gone }).set('Authorization', alice.auth).expect(404);
     await gw.http().get('/gateway/no/such/route').expect(404);
     const after = await scrape();
-    expect(sample(after, 'gateway_http_requests_total', labels) - sample(before, 'gateway_http_requests_total', labels)).toBe(3);
-    expect(sample(after, 'gateway_http_requests_total', { ...labels, status: '404' })).toBeGreaterThanOrEqual(1);
-    expect(sample(after, 'gateway_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
-    expect(sample(after, 'gateway_http_request_duration_seconds_count', labels) - sample(before, 'gateway_http_request_duration_seconds_count', labels)).toBe(3);
-    expect(sample(after, 'gateway_http_request_duration_seconds_bucket', { ...labels, le: '+Inf' })).toBeGreaterThanOrEqual(3);
-    const sent = sample(after, 'gateway_http_sent_bytes_total', { route: labels.route }) - sample(before, 'gateway_http_sent_bytes_total', { route: labels.route });
-    expect(sent).toBeGreaterThanOrEqual(300_000);
+    // Counters are cumulative over the whole describe: every figure is what this test added to them.
+    const grew = (name: string, sampleLabels: Record<string, string>) => sample(after, name, sampleLabels) - sample(before, name, sampleLabels);
+    expect(grew('gateway_http_requests_total', labels)).toBe(3);
+    expect(grew('gateway_http_requests_total', { ...labels, status: '404' })).toBe(1);
+    expect(grew('gateway_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
+    expect(grew('gateway_http_request_duration_seconds_count', labels)).toBe(3);
+    expect(grew('gateway_http_request_duration_seconds_bucket', { ...labels, le: '+Inf' })).toBe(3);
+    expect(grew('gateway_http_sent_bytes_total', { route: labels.route })).toBeGreaterThanOrEqual(300_000);
 
     const base = await listen(gw);
     const upload = multipartFile('up.bin', Buffer.alloc(50_000, 1));
     const rootId = (await gw.http().get(`${gw.api}/repo/fs/rootfolderid`).set('Authorization', alice.auth).expect(200)).body.results.folderId;
+    const receivedBefore = sample(await scrape(), 'gateway_http_received_bytes_total', { route: '/api/repo/:connectorId/file' });
     const created = await rawRequest(`${base}${gw.api}/repo/fs/file?folderId=${encodeURIComponent(rootId)}`, { method: 'POST', headers: { ...upload.headers, Authorization: alice.auth }, body: upload.body });
     expect(created.status).toBe(201);
-    expect(sample(await scrape(), 'gateway_http_received_bytes_total', { route: '/api/repo/:connectorId/file' })).toBeGreaterThanOrEqual(50_000);
+    const receivedAfter = sample(await scrape(), 'gateway_http_received_bytes_total', { route: '/api/repo/:connectorId/file' });
+    expect(receivedAfter - receivedBefore).toBeGreaterThanOrEqual(50_000);
   });
 
   it('counts connector calls by connector, operation (groups included) and outcome', async () => {
@@ -99,7 +102,8 @@ describe('GET /metrics on GATEWAY_METRICS_PORT', () => {
     const calls = (operation: string, outcome: string, text: string) => sample(text, 'gateway_connector_calls_total', { connector: 'fs', operation, outcome });
     expect(calls('versioning.listVersions', 'ok', after) - calls('versioning.listVersions', 'ok', before)).toBe(1);
     expect(calls('getItem', 'not_found', after) - calls('getItem', 'not_found', before)).toBeGreaterThanOrEqual(1);
-    expect(sample(after, 'gateway_connector_call_duration_seconds_count', { connector: 'fs', operation: 'versioning.listVersions', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
+    const timed = (text: string) => sample(text, 'gateway_connector_call_duration_seconds_count', { connector: 'fs', operation: 'versioning.listVersions', outcome: 'ok' });
+    expect(timed(after) - timed(before)).toBe(1);
   });
 
   it('shows a download in progress as an active transfer until it ends', async () => {

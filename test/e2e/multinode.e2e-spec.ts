@@ -234,7 +234,7 @@ describe.each(STORES)('Three gateway nodes on one PostgreSQL and one Redis (issu
   beforeAll(async () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), `gateway-multinode-${store}-`));
     databaseUrl = (await createTestDatabaseUrl(pgAdmin))!;
-    storage = local ? localStorage(root) : await s3Storage(store as S3EngineName);
+    storage = local ? localStorage(root) : await s3Storage(store);
 
     const connectors = [...storage.connectors];
     if (local) {
@@ -334,6 +334,21 @@ describe.each(STORES)('Three gateway nodes on one PostgreSQL and one Redis (issu
         expect((await call(node, 'GET', '/repo/connections', basic('target', 'target-password-1'), { 'X-Forwarded-For': '10.7.0.1' })).status).toBe(429);
         expect((await call(node, 'GET', '/repo/connections', basic('target', 'target-password-1'), { 'X-Forwarded-For': '10.7.0.2' })).status).toBe(200);
       }
+    });
+
+    it('holds the public download rate limit (120 a minute per address, the default) across nodes: of 126 requests spread over them, 6 are refused', async () => {
+      // The limit's window is the minute of the nodes' clocks: a burst that straddled two minutes would get two allowances.
+      const intoMinute = Date.now() % 60_000;
+      if (intoMinute > 50_000) await sleep(60_000 - intoMinute);
+      const results = await Promise.all(
+        Array.from({ length: 126 }, (_, i) => call(next(), 'GET', `/public/download/ready?key=guess-${i}`, '', { 'X-Forwarded-For': '10.7.2.1' })),
+      );
+      const counts: Record<number, number> = {};
+      for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+      expect(counts).toEqual({ 404: 120, 429: 6 });
+      expect(results.filter((r) => r.status === 429).every((r) => Number(r.headers['retry-after']) > 0)).toBe(true);
+      // Another address has its own allowance, on every node.
+      for (const node of nodes) expect((await call(node, 'GET', '/public/download/ready?key=guess', '', { 'X-Forwarded-For': '10.7.2.2' })).status).toBe(404);
     });
 
     it('refuses on the other nodes, within 1 s, a user deleted or a password changed on one node', async () => {

@@ -2,8 +2,10 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { GATEWAY_CONNECTOR_MODULES } from '../../apps/api/src/connectors/connectors.module';
+import { connectorParams, createBucket, directClient, useS3Engine } from '../contract/fixtures/s3-engine';
 import { basic } from '../support/gateway';
-import { ensureBuilt, spawnGateway } from '../support/process';
+import { ensureBuilt, freePort, spawnGateway } from '../support/process';
 
 /** The gateway as a user runs it: the built main.js in its own process. */
 describe('The gateway process', () => {
@@ -32,6 +34,55 @@ describe('The gateway process', () => {
       await second.stop();
     }
   });
+
+  // Each kind's lib is reached from dist/ through its kinds/ file (connectors.module.ts); a kind whose path
+  // did not survive the build would stop this start. The kinds whose engines are down here accept that at
+  // start-up (health reports them), so one real engine is enough: MinIO for s3, which asks its bucket.
+  it('starts with a connector of every kind, loading each kind\'s module from dist/, and only the configured kinds', async () => {
+    const s3 = await useS3Engine('minio');
+    const downUrl = `127.0.0.1:${await freePort()}`; // a port nobody listens on: connections refused, as by a stopped engine
+    const dir = newDataDir();
+    const auth = basic('admin', 'admin-process-pw-1');
+    try {
+      const bucket = await createBucket(directClient(s3.info), 'process-kinds');
+      const microsoft = { tenantId: 't', clientId: 'c', clientSecret: 's', authorityHost: `https://${downUrl}` };
+      const connectors = [
+        { id: 'fs', typeId: 'filesystem', params: { root: path.join(dir, 'fs') } },
+        { id: 'cmis', typeId: 'cmis', params: { url: `http://${downUrl}/cmis/browser`, repositoryId: 'A1', user: 'u', password: 'p' } },
+        { id: 'solr', typeId: 'solr', params: { url: `http://${downUrl}/solr` } },
+        { id: 'es', typeId: 'elasticsearch', params: { url: `http://${downUrl}` } },
+        { id: 'mongo', typeId: 'mongodb', params: { uri: `mongodb://${downUrl}/`, database: 'gateway' } },
+        { id: 's3', typeId: 's3', params: connectorParams(s3.info, bucket) },
+        { id: 'graph', typeId: 'graph', params: { ...microsoft, graphUrl: `https://${downUrl}/v1.0`, siteId: 'site', driveId: 'drive' } },
+        { id: 'sp', typeId: 'sharepoint', params: { ...microsoft, siteUrl: `https://${downUrl}/sites/gateway` } },
+      ];
+      const config = path.join(dir, 'every-kind.yaml');
+      fs.writeFileSync(config, `connectors:\n${connectors.map((c) => `  - ${JSON.stringify(c)}\n`).join('')}`);
+      const gw = await spawnGateway({ GATEWAY_CONFIG: config, GATEWAY_DATA_DIR: path.join(dir, 'data'), GATEWAY_ADMIN_PASSWORD: 'admin-process-pw-1', S3_TEST_SECRET: s3.info.secretAccessKey, LOG_LEVEL: 'debug' });
+      try {
+        const listed = (await (await fetch(`${gw.baseUrl}/api/repo/connections`, { headers: { Authorization: auth } })).json()) as { results: Array<{ typeId: string }> };
+        expect(listed.results.map((c) => c.typeId).sort()).toEqual(Object.keys(GATEWAY_CONNECTOR_MODULES).sort());
+        const root = (await (await fetch(`${gw.baseUrl}/api/repo/s3/rootfolderid`, { headers: { Authorization: auth } })).json()) as { results: { folderId: string } };
+        const upload = new FormData();
+        upload.append('file', new Blob(['every kind']), 'kinds.txt');
+        const stored = await fetch(`${gw.baseUrl}/api/repo/s3/file?folderId=${encodeURIComponent(root.results.folderId)}`, { method: 'POST', headers: { Authorization: auth }, body: upload });
+        expect(stored.status).toBe(201);
+        const ready = (await (await fetch(`${gw.baseUrl}/api/health/ready`)).json()) as { error: { details: Record<string, { status: string }> } };
+        expect(Object.entries(ready.error.details).filter(([, d]) => d.status === 'up').map(([name]) => name).sort()).toEqual(['connector:fs', 'connector:s3', 'database']);
+      } finally {
+        await gw.stop();
+      }
+      // Nest's line per module loaded (InstanceLoader) is a debug line (logging/README.md).
+      const loaded = (log: string) => [...log.matchAll(/"msg":"(\w+ConnectorModule) dependencies initialized"/g)].map((m) => m[1]).sort();
+      expect(loaded(gw.stdout())).toEqual(['CmisConnectorModule', 'ElasticsearchConnectorModule', 'FilesystemConnectorModule', 'GraphConnectorModule', 'MongoConnectorModule', 'S3ConnectorModule', 'SharePointConnectorModule', 'SolrConnectorModule']);
+
+      const fsOnly = await spawnGateway({ GATEWAY_DATA_DIR: path.join(dir, 'fs-only'), GATEWAY_ADMIN_PASSWORD: 'admin-process-pw-1', LOG_LEVEL: 'debug' });
+      await fsOnly.stop();
+      expect(loaded(fsOnly.stdout())).toEqual(['FilesystemConnectorModule']);
+    } finally {
+      await s3.release();
+    }
+  }, 180_000);
 
   it('writes JSON logs: a start-up summary, one line per request with its user, never a header or a credential', async () => {
     const gw = await spawnGateway({ GATEWAY_DATA_DIR: newDataDir(), GATEWAY_ADMIN_PASSWORD: 'admin-process-pw-1', LOG_LEVEL: 'info' });

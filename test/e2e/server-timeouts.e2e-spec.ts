@@ -1,5 +1,4 @@
 import * as net from 'node:net';
-import type { Server } from 'node:http';
 import { startGateway, type TestGateway } from '../support/gateway';
 
 /**
@@ -20,7 +19,7 @@ describe('HTTP server time-outs', () => {
     gw = await startGateway({
       env: { GATEWAY_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS), GATEWAY_KEEP_ALIVE_TIMEOUT_MS: String(KEEP_ALIVE_TIMEOUT_MS) },
     });
-    const server = gw.app.getHttpServer() as Server;
+    const server = gw.app.getHttpServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as net.AddressInfo).port;
   });
@@ -30,7 +29,7 @@ describe('HTTP server time-outs', () => {
   });
 
   it('takes its time-outs from the configuration', () => {
-    const server = gw.app.getHttpServer() as Server;
+    const server = gw.app.getHttpServer();
     expect(server.headersTimeout).toBe(HEADERS_TIMEOUT_MS);
     expect(server.keepAliveTimeout).toBe(KEEP_ALIVE_TIMEOUT_MS);
     expect(server.requestTimeout).toBe(3_600_000);

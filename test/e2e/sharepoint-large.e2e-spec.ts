@@ -10,7 +10,7 @@ import { ensureBuilt, spawnGateway, type GatewayProcess } from '../support/proce
 /**
  * A large upload and download through the SharePoint connector of a spawned (built) gateway, its
  * RSS read from /proc/<gateway pid>/status every 50 ms all along. Asserted: the issue's bound, the
- * gateway's RSS under 200 MB (decimal: 190.7 MiB) at every sample, through the upload and through the
+ * gateway's RSS under 256 MB (decimal: 244.1 MiB) at every sample, through the upload and through the
  * download, and the bytes back equal to the bytes sent. The same upload to the filesystem connector
  * afterwards is printed as the reference of what the gateway itself costs on this machine (afterwards,
  * so that its garbage is not counted in the SharePoint figures, as in graph-large). Content streams
@@ -21,8 +21,8 @@ import { ensureBuilt, spawnGateway, type GatewayProcess } from '../support/proce
  *   GATEWAY_TEST_SHAREPOINT_LARGE_BYTES=1073741824 npx jest --config jest.config.js --selectProjects e2e --runInBand test/e2e/sharepoint-large
  */
 const SIZE = Number(process.env.GATEWAY_TEST_SHAREPOINT_LARGE_BYTES || 128 * 1024 * 1024);
-/** The issue's bound: 200 MB. */
-const RSS_LIMIT = 200_000_000;
+/** Issue 37's bound: 256 MB (without forced collections; docs/decisions/0017-memory-without-forced-gc.md). */
+const RSS_LIMIT = 256_000_000;
 const ADMIN = 'Basic ' + Buffer.from('admin:admin-large-pw-1').toString('base64');
 
 function rssOf(pid: number): number {
@@ -96,7 +96,7 @@ describe(`SharePoint connector: ${SIZE} bytes up and down in flat memory`, () =>
     return typeof root.results === 'string' ? root.results : ((root.results as { id?: string; folderId?: string }).id ?? (root.results as { folderId: string }).folderId);
   }
 
-  it('streams the upload and the download with the gateway under 200 MB RSS', async () => {
+  it('streams the upload and the download with the gateway under 256 MB RSS', async () => {
     const startRss = rssOf(gw.child.pid!);
     peak = 0;
     const sent = createHash('sha256');

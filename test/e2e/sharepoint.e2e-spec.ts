@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as path from 'node:path';
-import type { ContentConnector } from '@gateway/connector-api';
 import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
 import { SimulatorControl } from '../engines/simulators/common/control';
 import { SharePointSetup, useSharePointEngine, type SharePointEngine } from '../contract/fixtures/sharepoint-engine';
@@ -170,7 +169,7 @@ describe('SharePoint connector end to end (SharePoint simulator)', () => {
   });
 
   it('lists the site, its sub-sites and their document libraries (the sites group)', async () => {
-    const sites = (gw.app.get(ConnectorRegistry).get('sp') as ContentConnector).sites!;
+    const sites = gw.app.get(ConnectorRegistry).get('sp').sites!;
     expect(sites).toBeDefined();
     const site = new URL(engine.info.siteUrl).pathname;
     expect(await sites.getAllSites()).toEqual([expect.objectContaining({ id: site, name: 'Gateway', url: engine.info.siteUrl })]);

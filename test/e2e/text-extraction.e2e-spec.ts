@@ -31,7 +31,7 @@ describe('text extraction with Tika Server', () => {
     // A Tika of its own, never a shared one: the last test stops it.
     const handles = await startEngines(['tika'], { log: () => undefined });
     const { stop, ...info } = handles.tika;
-    tika = info as TikaInfo;
+    tika = info;
     stopTika = stop;
     gw = await startGateway({ env: { TIKA_URL: tika.url, TIKA_TIMEOUT_MS: '120000' } });
     extractor = gw.app.get<TextExtractor>(TEXT_EXTRACTOR);

@@ -4,7 +4,8 @@
  *   npx ts-node --transpile-only test/engines/cli.ts start [names]   start, print the engines file, run until Ctrl-C
  * names: comma list as in GATEWAY_TEST_ENGINES (default all).
  */
-import { buildEngines, ENGINES_FILE_ENV, parseEngineList, startEngines, stopEngines, writeEnginesFile } from './engines';
+import { ENGINES_FILE_ENV, parseEngineList, stopEngines, writeEnginesFile } from './engines';
+import { buildEngines, startEngines } from './start';
 
 async function main(): Promise<void> {
   const [command = 'start', list] = process.argv.slice(2);

@@ -24,12 +24,12 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startGraph, type GraphInfo } from './graph';
-import { buildMinio, startMinio, type MinioInfo } from './minio';
-import { buildS3Proxy, startS3Proxy, type S3ProxyInfo } from './s3proxy';
-import { startSharePoint, type SharePointInfo } from './sharepoint';
-import { buildTika, startTika, type TikaInfo } from './tika';
-import { buildToxiproxy, startToxiproxy, type ToxiproxyInfo } from './toxiproxy';
+import type { GraphInfo } from './graph';
+import type { MinioInfo } from './minio';
+import type { S3ProxyInfo } from './s3proxy';
+import type { SharePointInfo } from './sharepoint';
+import type { TikaInfo } from './tika';
+import type { ToxiproxyInfo } from './toxiproxy';
 
 export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 's3proxy', 'minio', 'graph', 'sharepoint', 'tika', 'toxiproxy'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
@@ -145,7 +145,7 @@ export const ENGINES_FILE_ENV = 'GATEWAY_ENGINES_FILE';
 export const ENGINES_SELECT_ENV = 'GATEWAY_TEST_ENGINES';
 
 const ENGINES_DIR = __dirname;
-const RUN_PREFIX = 'content-gateway-engines-';
+export const RUN_PREFIX = 'content-gateway-engines-';
 const RUN_TAG_ENV = 'GATEWAY_ENGINE_RUN';
 /** Bump to invalidate every cached build. */
 const BUILD_FORMAT = '1';
@@ -188,7 +188,7 @@ export function parseEngineList(value: string | undefined): EngineName[] {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function defaultLog(line: string): void {
+export function defaultLog(line: string): void {
   process.stderr.write(`[engines] ${line}\n`);
 }
 
@@ -386,7 +386,7 @@ export function requireGo(): string {
 }
 
 /** PostgreSQL server binaries: PATH first, then Debian's /usr/lib/postgresql/<version>/bin (newest first). */
-function findPostgresBin(): { initdb: string; postgres: string } | undefined {
+export function findPostgresBin(): { initdb: string; postgres: string } | undefined {
   const candidates: string[] = [];
   const initdbOnPath = which('initdb');
   if (initdbOnPath) candidates.push(path.dirname(fs.realpathSync(initdbOnPath)));
@@ -407,7 +407,7 @@ function findPostgresBin(): { initdb: string; postgres: string } | undefined {
   return undefined;
 }
 
-function findRedisServer(): string | undefined {
+export function findRedisServer(): string | undefined {
   return which('redis-server') ?? (fs.existsSync('/usr/bin/redis-server') ? '/usr/bin/redis-server' : undefined);
 }
 
@@ -533,7 +533,7 @@ async function inBuildFolder<T>(
 /** Serialises Maven runs: concurrent builds sharing ~/.m2 can corrupt it. */
 let mavenQueue: Promise<unknown> = Promise.resolve();
 
-async function buildJava(engine: JavaEngine, log: (line: string) => void): Promise<JavaBuild> {
+export async function buildJava(engine: JavaEngine, log: (line: string) => void): Promise<JavaBuild> {
   const project = path.join(ENGINES_DIR, 'java', javaProjects[engine].dir);
   const key = `${engine}-${hashTree(project, ['pom.xml', 'src'])}`;
   const root = cacheRoot();
@@ -577,7 +577,7 @@ async function buildJava(engine: JavaEngine, log: (line: string) => void): Promi
   return run;
 }
 
-async function buildFerretDb(log: (line: string) => void): Promise<string> {
+export async function buildFerretDb(log: (line: string) => void): Promise<string> {
   const project = path.join(ENGINES_DIR, 'go', 'ferretdb');
   const key = `ferretdb-${hashTree(project, ['go.mod', 'go.sum', 'main.go'])}`;
   const root = cacheRoot();
@@ -675,13 +675,7 @@ export function goInstall(
   });
 }
 
-/** Builds (or finds cached) everything the named engines need, without starting them. */
-export async function buildEngines(names: readonly EngineName[], options: StartOptions = {}): Promise<void> {
-  const log = options.log ?? defaultLog;
-  await Promise.all(names.map((name) => prepareEngine(name, log)));
-}
-
-type Prepared =
+export type Prepared =
   | { kind: 'java'; build: JavaBuild; java: string }
   | { kind: 'ferretdb'; binary: string }
   | { kind: 'postgres'; bins: { initdb: string; postgres: string } }
@@ -691,58 +685,6 @@ type Prepared =
   | { kind: 'tika'; jar: string; java: string }
   | { kind: 'toxiproxy'; binary: string }
   | { kind: 'simulator' };
-
-/** Debian packages that the selected engines miss, installed in one apt-get run. */
-let pendingApt: Promise<void> | undefined;
-let pendingAptFor = '';
-
-function ensureDebianPackages(names: readonly EngineName[], log: (line: string) => void): Promise<void> {
-  const missing: string[] = [];
-  if (names.includes('postgres') && !findPostgresBin()) missing.push('postgresql');
-  if (names.includes('redis') && !findRedisServer()) missing.push('redis-server');
-  const key = missing.join(' ');
-  if (!key) return Promise.resolve();
-  if (pendingApt && pendingAptFor === key) return pendingApt;
-  pendingAptFor = key;
-  pendingApt = aptInstall(missing, log);
-  return pendingApt;
-}
-
-async function prepareEngine(name: EngineName, log: (line: string) => void): Promise<Prepared> {
-  switch (name) {
-    case 'cmis':
-    case 'solr':
-    case 'elasticsearch': {
-      const java = requireJava();
-      return { kind: 'java', build: await buildJava(name, log), java };
-    }
-    case 'ferretdb':
-      return { kind: 'ferretdb', binary: await buildFerretDb(log) };
-    case 'postgres': {
-      await ensureDebianPackages([name], log);
-      const bins = findPostgresBin();
-      if (!bins) throw new Error("PostgreSQL binaries (initdb, postgres) not found even after installing Debian's 'postgresql'");
-      return { kind: 'postgres', bins };
-    }
-    case 'redis': {
-      await ensureDebianPackages([name], log);
-      const binary = findRedisServer();
-      if (!binary) throw new Error("redis-server not found even after installing Debian's 'redis-server'");
-      return { kind: 'redis', binary };
-    }
-    case 's3proxy':
-      return { kind: 's3proxy', jar: await buildS3Proxy(log), java: requireJava() };
-    case 'minio':
-      return { kind: 'minio', binary: await buildMinio(log) };
-    case 'tika':
-      return { kind: 'tika', jar: await buildTika(log), java: requireJava() };
-    case 'toxiproxy':
-      return { kind: 'toxiproxy', binary: await buildToxiproxy(log) };
-    case 'graph':
-    case 'sharepoint':
-      return { kind: 'simulator' };
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Processes
@@ -861,7 +803,7 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-async function stopProcess(proc: RunningProcess, graceMs = 20_000): Promise<void> {
+export async function stopProcess(proc: RunningProcess, graceMs = 20_000): Promise<void> {
   signalGroup(proc.pid, proc.stopSignal);
   const deadline = Date.now() + graceMs;
   while (groupAlive(proc.pid) && Date.now() < deadline) await sleep(100);
@@ -915,14 +857,14 @@ export interface Run {
   processes: Map<EngineName, RunningProcess>;
 }
 
-const runs = new Set<Run>();
+export const runs = new Set<Run>();
 let handlersInstalled = false;
 
 function ownerFile(rootDir: string): string {
   return path.join(rootDir, 'owner.json');
 }
 
-function recordOwner(run: Run): void {
+export function recordOwner(run: Run): void {
   const pgids = [...run.processes.values()].map((p) => p.pid);
   fs.writeFileSync(ownerFile(run.rootDir), JSON.stringify({ pid: process.pid, tag: run.tag, pgids }));
 }
@@ -945,7 +887,7 @@ function processHasTag(pid: number, tag: string): boolean {
 }
 
 /** Engines and folders left by runs whose Node process died without stopping them. */
-function cleanupStaleRuns(tmpDir: string): void {
+export function cleanupStaleRuns(tmpDir: string): void {
   let entries: string[];
   try {
     entries = fs.readdirSync(tmpDir).filter((e) => e.startsWith(RUN_PREFIX));
@@ -984,7 +926,7 @@ function onSignal(signal: NodeJS.Signals): void {
   process.kill(process.pid, signal);
 }
 
-function installHandlers(): void {
+export function installHandlers(): void {
   if (handlersInstalled) return;
   handlersInstalled = true;
   process.on('exit', killAllSync);
@@ -1032,7 +974,7 @@ function javaLaunch(prepared: Extract<Prepared, { kind: 'java' }>, engine: JavaE
   };
 }
 
-async function startCmis(prepared: Prepared, dir: string, run: Run): Promise<Started<'cmis'>> {
+export async function startCmis(prepared: Prepared, dir: string, run: Run): Promise<Started<'cmis'>> {
   if (prepared.kind !== 'java') throw new Error('cmis: not a Java build');
   const properties = path.join(dir, 'repository.properties');
   fs.writeFileSync(
@@ -1079,7 +1021,7 @@ async function startCmis(prepared: Prepared, dir: string, run: Run): Promise<Sta
   });
 }
 
-async function startSolr(prepared: Prepared, dir: string, run: Run): Promise<Started<'solr'>> {
+export async function startSolr(prepared: Prepared, dir: string, run: Run): Promise<Started<'solr'>> {
   if (prepared.kind !== 'java') throw new Error('solr: not a Java build');
   const home = path.join(dir, 'home');
   fs.cpSync(path.join(ENGINES_DIR, 'java', 'solr', 'home'), home, { recursive: true });
@@ -1108,7 +1050,7 @@ async function startSolr(prepared: Prepared, dir: string, run: Run): Promise<Sta
   });
 }
 
-async function startElasticsearch(prepared: Prepared, dir: string, run: Run): Promise<Started<'elasticsearch'>> {
+export async function startElasticsearch(prepared: Prepared, dir: string, run: Run): Promise<Started<'elasticsearch'>> {
   if (prepared.kind !== 'java') throw new Error('elasticsearch: not a Java build');
   return withPortRetry('elasticsearch', async (port) => {
     const home = path.join(dir, 'home');
@@ -1141,7 +1083,7 @@ async function startElasticsearch(prepared: Prepared, dir: string, run: Run): Pr
   });
 }
 
-async function startFerretDb(prepared: Prepared, dir: string, run: Run): Promise<Started<'ferretdb'>> {
+export async function startFerretDb(prepared: Prepared, dir: string, run: Run): Promise<Started<'ferretdb'>> {
   if (prepared.kind !== 'ferretdb') throw new Error('ferretdb: not a FerretDB build');
   return withPortRetry('ferretdb', async (port) => {
     const proc = launchProcess('ferretdb', dir, run, {
@@ -1188,7 +1130,7 @@ function runAs(
   return { status: result.status, output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}` };
 }
 
-async function startPostgres(prepared: Prepared, dir: string, run: Run): Promise<Started<'postgres'>> {
+export async function startPostgres(prepared: Prepared, dir: string, run: Run): Promise<Started<'postgres'>> {
   if (prepared.kind !== 'postgres') throw new Error('postgres: not prepared');
   const account = unprivilegedUser();
   const ids = account ? { uid: account.uid, gid: account.gid } : {};
@@ -1240,7 +1182,7 @@ async function startPostgres(prepared: Prepared, dir: string, run: Run): Promise
   });
 }
 
-async function startRedis(prepared: Prepared, dir: string, run: Run): Promise<Started<'redis'>> {
+export async function startRedis(prepared: Prepared, dir: string, run: Run): Promise<Started<'redis'>> {
   if (prepared.kind !== 'redis') throw new Error('redis: not prepared');
   return withPortRetry('redis', async (port) => {
     const proc = launchProcess('redis', dir, run, {
@@ -1277,111 +1219,7 @@ export async function withPortRetry<N extends EngineName>(name: N, start: (port:
   }
 }
 
-const starters: { [N in EngineName]: (prepared: Prepared, dir: string, run: Run) => Promise<Started<N>> } = {
-  cmis: startCmis,
-  solr: startSolr,
-  elasticsearch: startElasticsearch,
-  ferretdb: startFerretDb,
-  postgres: startPostgres,
-  redis: startRedis,
-  s3proxy: (p, dir, run) => (p.kind === 's3proxy' ? startS3Proxy(p.jar, p.java, dir, run) : Promise.reject(new Error('s3proxy: not prepared'))),
-  minio: (p, dir, run) => (p.kind === 'minio' ? startMinio(p.binary, dir, run) : Promise.reject(new Error('minio: not prepared'))),
-  graph: (_prepared, dir, run) => startGraph(dir, run),
-  sharepoint: (_prepared, dir, run) => startSharePoint(dir, run),
-  tika: (p, dir, run) => (p.kind === 'tika' ? startTika(p.jar, p.java, dir, run) : Promise.reject(new Error('tika: not prepared'))),
-  toxiproxy: (p, dir, run) => (p.kind === 'toxiproxy' ? startToxiproxy(p.binary, dir, run) : Promise.reject(new Error('toxiproxy: not prepared'))),
-};
-
-/**
- * Builds (when needed) and starts the named engines, in parallel, each on a free port of 127.0.0.1,
- * and resolves when every one answers. On any failure, stops the ones that started and rejects with
- * every engine's error (including the tail of its log).
- */
-export async function startEngines<N extends EngineName>(names: readonly N[], options: StartOptions = {}): Promise<EngineHandles<N>> {
-  const log = options.log ?? defaultLog;
-  const tmpDir = options.tmpDir ?? os.tmpdir();
-  cleanupStaleRuns(tmpDir);
-  const rootDir = fs.mkdtempSync(path.join(tmpDir, RUN_PREFIX));
-  fs.chmodSync(rootDir, 0o755); // engines running as another user must reach their folder
-  const run: Run = { rootDir, tag: crypto.randomBytes(8).toString('hex'), processes: new Map() };
-  runs.add(run);
-  installHandlers();
-  recordOwner(run);
-
-  const unique = [...new Set(names)];
-  // One apt-get run for all missing Debian packages.
-  const apt = ensureDebianPackages(unique, log);
-  const results = await Promise.allSettled(
-    unique.map(async (name) => {
-      const started = Date.now();
-      if (name === 'postgres' || name === 'redis') await apt;
-      const prepared = await prepareEngine(name, log);
-      const dir = path.join(rootDir, name);
-      fs.mkdirSync(dir, { recursive: true });
-      const readyStarted = Date.now();
-      const result = await (starters[name] as (p: Prepared, d: string, r: Run) => Promise<Started<EngineName>>)(prepared, dir, run);
-      log(`${name}: ready in ${seconds(Date.now() - readyStarted)} (total ${seconds(Date.now() - started)}) ${describe(result.info)}`);
-      return result;
-    }),
-  );
-
-  const failures = results.flatMap((r, i) => (r.status === 'rejected' ? [{ name: unique[i], error: r.reason as unknown }] : []));
-  if (failures.length > 0) {
-    await stopRun(run, { keepDir: true });
-    const detail = failures
-      .map(({ name, error }) => {
-        const message = error instanceof Error ? error.message : String(error);
-        return message.startsWith(`${name}:`) ? message : `${name}: ${message}`;
-      })
-      .join('\n\n');
-    throw new Error(`Could not start test engine(s) ${failures.map((f) => f.name).join(', ')} (logs in ${rootDir}):\n${detail}`);
-  }
-
-  const handles = {} as Record<EngineName, EngineHandle>;
-  results.forEach((result, i) => {
-    if (result.status !== 'fulfilled') return;
-    const name = unique[i];
-    const { info, proc } = result.value;
-    handles[name] = {
-      ...info,
-      stop: async () => {
-        await stopProcess(proc);
-        run.processes.delete(name);
-        recordOwner(run);
-      },
-    } as EngineHandle;
-  });
-  return handles as unknown as EngineHandles<N>;
-}
-
-function describe(info: EngineInfo): string {
-  switch (info.name) {
-    case 'cmis':
-      return info.browserUrl;
-    case 'solr':
-      return info.coreUrl;
-    case 'elasticsearch':
-      return `${info.url} (${info.version})`;
-    case 'ferretdb':
-      return info.uri;
-    case 'postgres':
-    case 'redis':
-      return info.url;
-    case 's3proxy':
-    case 'minio':
-      return info.endpoint;
-    case 'graph':
-      return info.graphUrl;
-    case 'sharepoint':
-      return info.siteUrl;
-    case 'tika':
-      return `${info.url} (${info.version})`;
-    case 'toxiproxy':
-      return info.apiUrl;
-  }
-}
-
-async function stopRun(run: Run, options: { keepDir?: boolean } = {}): Promise<void> {
+export async function stopRun(run: Run, options: { keepDir?: boolean } = {}): Promise<void> {
   await Promise.all([...run.processes.values()].map((proc) => stopProcess(proc)));
   run.processes.clear();
   runs.delete(run);
@@ -1418,7 +1256,7 @@ export function writeEnginesFile(handles: Partial<Record<EngineName, EngineInfoB
     const { stop: _stop, ...info } = handle as EngineInfoBase & { stop?: unknown };
     engines[name] = info;
   }
-  const content: EnginesFile = { version: 1, rootDir, startedAt: new Date().toISOString(), engines: engines as Partial<EngineInfoMap> };
+  const content: EnginesFile = { version: 1, rootDir, startedAt: new Date().toISOString(), engines };
   fs.writeFileSync(target, `${JSON.stringify(content, null, 2)}\n`);
   return target;
 }

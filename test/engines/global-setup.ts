@@ -4,7 +4,8 @@
  * GATEWAY_ENGINES_FILE, which the test files read with readEngines() from test/engines.
  * Jest workers are started after this runs, so they inherit the variable.
  */
-import { ENGINES_FILE_ENV, ENGINES_SELECT_ENV, parseEngineList, startEngines, writeEnginesFile } from './engines';
+import { ENGINES_FILE_ENV, ENGINES_SELECT_ENV, parseEngineList, writeEnginesFile } from './engines';
+import { startEngines } from './start';
 
 export default async function globalSetup(): Promise<void> {
   const names = parseEngineList(process.env[ENGINES_SELECT_ENV]);

@@ -8,7 +8,8 @@
 import * as fs from 'node:fs';
 import { ENGINE_NAMES, ENGINES_FILE_ENV, type EngineInfoMap, type EngineName, type EnginesFile } from './engines';
 
-export { ENGINE_NAMES, ENGINES_FILE_ENV, ENGINES_SELECT_ENV, httpRequest, startEngines, stopEngines } from './engines';
+export { ENGINE_NAMES, ENGINES_FILE_ENV, ENGINES_SELECT_ENV, httpRequest, stopEngines } from './engines';
+export { startEngines } from './start';
 export type {
   CmisInfo,
   ElasticsearchInfo,
@@ -66,5 +67,5 @@ export function getEngine<N extends EngineName>(name: N): EngineInfoMap[N] {
         'check GATEWAY_TEST_ENGINES',
     );
   }
-  return info as EngineInfoMap[N];
+  return info;
 }

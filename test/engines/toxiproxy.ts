@@ -10,8 +10,6 @@
  *   await proxy.disable();  // outage: open connections are cut, new ones refused
  *   await proxy.reset();    // no toxics, enabled
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import {
   HOST,
   freePort,

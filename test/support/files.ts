@@ -90,7 +90,7 @@ export function binary(res: any, cb: (err: Error | null, body: unknown) => void)
 
 /** Makes the app's HTTP server listen (once), so many requests can run at the same time; returns its base URL. */
 export async function listen(gw: TestGateway): Promise<string> {
-  const server = gw.app.getHttpServer() as http.Server;
+  const server = gw.app.getHttpServer();
   if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }

@@ -1,9 +1,18 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 export const MAIN_JS = path.join(REPO_ROOT, 'dist/apps/api/src/main.js');
+
+/** The node flags of the shipped start command (package.json's `start`: `node [flags] <script>`). */
+export function shippedNodeFlags(): string[] {
+  const start = (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const words = start.trim().split(/\s+/);
+  if (words[0] !== 'node') throw new Error(`package.json's start script does not run node: ${start}`);
+  return words.slice(1, -1);
+}
 
 /** Builds dist/ when it is missing or older than the sources (what `npm start` does). */
 export function ensureBuilt(): void {
@@ -31,18 +40,18 @@ export interface GatewayProcess {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
-/** Runs the built gateway as a user would (`node dist/.../main.js`), waiting until /api/health answers. */
+/** Runs the built gateway as a user would (the start command's `node [flags] dist/.../main.js`), waiting until /api/health answers. */
 export async function spawnGateway(env: Record<string, string>, options: { waitReady?: boolean; readyTimeoutMs?: number } = {}): Promise<GatewayProcess> {
   const port = Number(env.PORT ?? (await freePort()));
   let out = '';
   let err = '';
-  const child = spawn(process.execPath, [MAIN_JS], {
+  const child = spawn(process.execPath, [...shippedNodeFlags(), MAIN_JS], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const context = env.GATEWAY_CONTEXT_PATH ?? '';
   const baseUrl = `http://127.0.0.1:${port}${context}`;

@@ -55,8 +55,14 @@ export function readZip(zip: Buffer): ZipEntry[] {
       const len = extra.readUInt16LE(e + 2);
       if (id === 0x0001) {
         let q = e + 4;
-        if (size === 0xffffffff) (size = Number(extra.readBigUInt64LE(q))), (q += 8);
-        if (compressedSize === 0xffffffff) (compressedSize = Number(extra.readBigUInt64LE(q))), (q += 8);
+        if (size === 0xffffffff) {
+          size = Number(extra.readBigUInt64LE(q));
+          q += 8;
+        }
+        if (compressedSize === 0xffffffff) {
+          compressedSize = Number(extra.readBigUInt64LE(q));
+          q += 8;
+        }
         if (localOffset === 0xffffffff) localOffset = Number(extra.readBigUInt64LE(q));
       }
       e += 4 + len;

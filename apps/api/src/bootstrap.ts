@@ -11,7 +11,6 @@ import { eventLoopBudget } from '@gateway/concurrency';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { bodyParserErrors } from './common/body-parser-errors';
-import { IdleHeapTrim } from './common/idle-heap-trim';
 import { completeOpenApi } from './common/openapi-completion';
 import { RawBodyRoutes } from './common/raw-body';
 import { bodyDepthLimit, MethodTable, requireParsedBodyType, strictUtf8Url, uploadLimit } from './common/request-guards';
@@ -26,8 +25,6 @@ export interface GatewayApp {
   app: NestExpressApplication;
   config: GatewayConfig;
   openApi: OpenAPIObject;
-  /** Started by bootstrap() once listening; tests that only build the app leave it stopped. */
-  idleHeapTrim: IdleHeapTrim;
 }
 
 /**
@@ -43,9 +40,6 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
   app.useLogger(app.get(PinoLogger));
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
-  // Tells the idle trim (common/idle-heap-trim.ts) when the gateway is busy.
-  const idleHeapTrim = new IdleHeapTrim();
-  app.use(idleHeapTrim.middleware());
   // First, so every request is counted, those the parsers refuse included.
   if (config.metricsPort !== undefined) app.use(httpMetrics(app.get(GatewayMetrics), config.contextPath));
   // Hostile requests are refused before routing (common/request-guards.ts, issue 16).
@@ -86,7 +80,7 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
   await app.init();
   rawBodyRoutes.collect(app, globalPrefix);
   await app.get(UsersService).provision();
-  return { app, config, openApi, idleHeapTrim };
+  return { app, config, openApi };
 }
 
 /**
@@ -160,8 +154,6 @@ export async function bootstrap(config: GatewayConfig = loadConfig()): Promise<G
   const gateway = await createGatewayApp(config);
   const { app } = gateway;
   await app.listen(config.port, config.host);
-  // Start-up is over: V8's young generation, grown to its maximum by it, is given back once quiet.
-  gateway.idleHeapTrim.start();
   const logger = app.get(PinoLogger);
   for (const line of startUpSummary(config, (app.getHttpServer() as Server).address())) logger.log(line, 'Gateway');
 
@@ -169,7 +161,6 @@ export async function bootstrap(config: GatewayConfig = loadConfig()): Promise<G
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    gateway.idleHeapTrim.stop();
     logger.log(`${signal} received: finishing in-flight requests`);
     const server = app.getHttpServer() as Server;
     const force = setTimeout(() => {

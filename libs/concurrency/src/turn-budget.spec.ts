@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { TurnBudget } from './turn-budget';
 
 /** Holds the thread for at least `ms` (a task that takes that long; a loaded machine only makes it longer). */
@@ -16,6 +17,21 @@ function logged(log: string[], count: number): Promise<void> {
   });
 }
 
+/**
+ * Runs `start` in an I/O callback (the poll phase), as the gateway's requests run. From there the loop's
+ * order is fixed: the check phase (immediates) comes before the next timers phase. From the main module
+ * a 0 ms timer may fire before or after the first immediates, whichever the clock says.
+ */
+function inIoCallback(start: () => void): Promise<void> {
+  return new Promise((resolve, reject) =>
+    fs.stat(__filename, (error) => {
+      if (error) return reject(error);
+      start();
+      resolve();
+    }),
+  );
+}
+
 describe('TurnBudget', () => {
   it('runs every deferred task, in order of arrival', async () => {
     const budget = new TurnBudget(1_000);
@@ -31,13 +47,15 @@ describe('TurnBudget', () => {
     const budget = new TurnBudget(5);
     const log: string[] = [];
     // Ten tasks of 3 ms: with plain setImmediate all ten run in one check phase, before any timer.
-    for (let i = 0; i < 10; i++) {
-      budget.defer(() => {
-        busy(3);
-        log.push(`task ${i}`);
-      });
-    }
-    setTimeout(() => log.push('timer'), 0);
+    await inIoCallback(() => {
+      for (let i = 0; i < 10; i++) {
+        budget.defer(() => {
+          busy(3);
+          log.push(`task ${i}`);
+        });
+      }
+      setTimeout(() => log.push('timer'), 0);
+    });
     await logged(log, 11);
     const timerAt = log.indexOf('timer');
     expect(timerAt).toBeGreaterThan(0);
@@ -50,15 +68,17 @@ describe('TurnBudget', () => {
     const budget = new TurnBudget(5);
     const log: string[] = [];
     // Each task returns at once; its work (4 ms) runs in the microtasks it queued.
-    for (let i = 0; i < 6; i++) {
-      budget.defer(() => {
-        void Promise.resolve().then(() => {
-          busy(4);
-          log.push(`task ${i}`);
+    await inIoCallback(() => {
+      for (let i = 0; i < 6; i++) {
+        budget.defer(() => {
+          void Promise.resolve().then(() => {
+            busy(4);
+            log.push(`task ${i}`);
+          });
         });
-      });
-    }
-    setTimeout(() => log.push('timer'), 0);
+      }
+      setTimeout(() => log.push('timer'), 0);
+    });
     await logged(log, 7);
     const timerAt = log.indexOf('timer');
     expect(timerAt).toBeGreaterThan(0);
@@ -75,8 +95,11 @@ describe('TurnBudget', () => {
       busy(3);
       log.push(`job ${n}`);
     };
-    const jobs = Array.from({ length: 20 }, (_, n) => job(n));
-    setTimeout(() => log.push('timer'), 0);
+    let jobs: Promise<void>[] = [];
+    await inIoCallback(() => {
+      jobs = Array.from({ length: 20 }, (_, n) => job(n));
+      setTimeout(() => log.push('timer'), 0);
+    });
     await Promise.all(jobs);
     await logged(log, 21);
     const timerAt = log.indexOf('timer');

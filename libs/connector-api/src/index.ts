@@ -2,6 +2,7 @@
 // connector contract; a driver still finds them here.
 export * from '@gateway/errors';
 export * from './connector';
+export * from './connector-type-token';
 export * from './capabilities';
 export * from './file-reads';
 export * from './search';

@@ -28,11 +28,16 @@ export const LISTING_FILTER = [
 
 export const VERSION_SEPARATOR = ';';
 
+/** A property value as text: JSON gives strings, numbers and booleans (and, from odd servers, objects). */
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
 export function str(props: CmisProperties, id: string): string | undefined {
   const v = props[id];
   if (v === null || v === undefined) return undefined;
-  if (Array.isArray(v)) return v.length === 0 ? undefined : String(v[0]);
-  return String(v);
+  if (Array.isArray(v)) return v.length === 0 ? undefined : text(v[0]);
+  return text(v);
 }
 
 export function num(props: CmisProperties, id: string): number | undefined {
@@ -97,9 +102,9 @@ export function customProperties(props: CmisProperties): Record<string, string> 
     if (id.startsWith('cmis:') || value === null || value === undefined) continue;
     if (Array.isArray(value)) {
       if (value.length === 0) continue;
-      out[id] = value.map(String).join(',');
+      out[id] = value.map(text).join(',');
     } else {
-      out[id] = String(value);
+      out[id] = text(value);
     }
   }
   return out;

@@ -83,7 +83,7 @@ export class ElasticsearchConnector extends EngineConnector {
     const properties = Object.fromEntries(Object.entries(INDEX_FIELDS).map(([name, field]) => [name, ES_TYPES[field.type]]));
     if (await this.client.indices.exists({ index })) {
       // Adding fields to an existing mapping is allowed; a field already mapped otherwise is refused by the engine (kept as its error).
-      await this.client.indices.putMapping({ index, properties: properties as never });
+      await this.client.indices.putMapping({ index, properties });
       return;
     }
     const refresh = this.params.settings.commitWithinMs ?? INDEX_DEFAULTS.commitWithinMs;
@@ -164,10 +164,10 @@ export class ElasticsearchConnector extends EngineConnector {
   /** POST /<index>/_search with exactly this body (the transport, so no body member is moved to the query string). */
   private async searchIndex(index: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
     try {
-      return (await this.client.transport.request(
+      return await this.client.transport.request<Record<string, unknown>>(
         { method: 'POST', path: `/${encodeURIComponent(index)}/_search`, body },
         { requestTimeout: this.params.settings.timeoutMs },
-      )) as Record<string, unknown>;
+      );
     } catch (e) {
       throw mapElasticsearchError(e, this.params.settings.timeoutMs, index);
     }

@@ -1,4 +1,5 @@
 export * from './elasticsearch.connector';
 export * from './elasticsearch.connector-type';
+export * from './elasticsearch-connector.module';
 export { mapElasticsearchError } from './elasticsearch-errors';
 export { parseElasticsearchParams, type ElasticsearchParams } from './params';

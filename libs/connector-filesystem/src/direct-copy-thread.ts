@@ -1,7 +1,7 @@
 import { MessageChannel, type Worker } from 'node:worker_threads';
 import { TurnBatch } from '@gateway/concurrency';
 import type { DirectCopyRequest, DirectCopyAnswer } from './direct-copy';
-import { startWorkerScript } from './worker-script';
+import { startWorkerScript } from '@gateway/concurrency';
 
 /**
  * The thread that makes direct copies' system calls (direct-copy.ts), one per process, shared by
@@ -101,5 +101,5 @@ export interface WorkerScript {
 }
 
 export const directCopyScript: WorkerScript = {
-  start: () => startWorkerScript('direct-copy.worker'),
+  start: () => startWorkerScript(__dirname, 'direct-copy.worker'),
 };

@@ -1,7 +1,7 @@
 import { parentPort, type MessagePort, type Worker } from 'node:worker_threads';
 import type { DirectCopyRequest } from './direct-copy';
 import { ThreadRecords, copyBatch } from './direct-copy-records';
-import { startWorkerScript } from './worker-script';
+import { startWorkerScript } from '@gateway/concurrency';
 
 /**
  * Copied documents go on to the records thread in groups of this many (and the rest at the end of
@@ -35,7 +35,7 @@ parentPort!.on('message', (message: CopyThreadMessage) => {
 
 /** The records thread (direct-copy-records.worker.ts), answering the event loop on `answers`. */
 function startRecorder(answers: MessagePort): Worker {
-  const worker = startWorkerScript('direct-copy-records.worker', { workerData: { answers }, transferList: [answers] });
+  const worker = startWorkerScript(__dirname, 'direct-copy-records.worker', { workerData: { answers }, transferList: [answers] });
   // Without it the copies sent on would never be answered: this thread ends too, and the event loop
   // answers the copies it had `lost` (direct-copy-thread.ts).
   const end = () => process.exit(1);

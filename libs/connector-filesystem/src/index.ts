@@ -1,2 +1,3 @@
 export * from './filesystem.connector';
 export * from './filesystem.connector-type';
+export * from './filesystem-connector.module';

@@ -1,4 +1,5 @@
 export * from './graph.connector';
 export * from './graph.connector-type';
+export * from './graph-connector.module';
 export type { GraphParams } from './params';
 export { parseParams as parseGraphParams } from './params';

@@ -13,7 +13,7 @@ import {
   searchPublicParams,
   type IndexCapability,
 } from '@gateway/connector-api';
-import { MongoBulkWriteError } from 'mongodb';
+import { MongoBulkWriteError, type WriteError } from 'mongodb';
 import { checkMongoRawQuery, checkMongoTrimmedRawQuery, missingLastFinds, toMongoRequest, trimMongoFilter, trimMongoPipeline, type SearchRequest } from '@gateway/search-query';
 import { mapMongoError } from './mongo-errors';
 import { redactUri, type MongoParams } from './params';
@@ -54,9 +54,10 @@ export class MongoConnector extends EngineConnector {
         return await call();
       } catch (e) {
         if (e instanceof MongoBulkWriteError) {
-          const first = e.writeErrors && (Array.isArray(e.writeErrors) ? e.writeErrors[0] : e.writeErrors);
-          const id = first ? (first.getOperation() as { _id?: unknown; q?: { _id?: unknown } })?.q?._id ?? first.getOperation()?._id : undefined;
-          throw new UpstreamError(`MongoDB refused document${id !== undefined ? ` '${String(id)}'` : ''}: ${first?.errmsg ?? e.message}`, { id });
+          const first = writeErrorsOf(e)[0] as WriteError | undefined;
+          const operation = first?.getOperation() as { _id?: string; q?: { _id?: string } } | undefined; // the gateway's ids are strings
+          const id = operation?.q?._id ?? operation?._id;
+          throw new UpstreamError(`MongoDB refused document${id !== undefined ? ` '${id}'` : ''}: ${first?.errmsg ?? e.message}`, { id });
         }
         throw mapMongoError(e, timeoutMs, collection);
       }
@@ -75,14 +76,14 @@ export class MongoConnector extends EngineConnector {
           try {
             await target.insertMany(
               documents.map((document) => ({ ...mongoDocument(document), _id: document.id as never })),
-              { ordered: false, maxTimeMS: timeoutMs } as never,
+              { ordered: false, maxTimeMS: timeoutMs },
             );
           } catch (e) {
             const errors = e instanceof MongoBulkWriteError ? writeErrorsOf(e) : [];
             if (errors.length === 0 || errors.some((w) => w.code !== DUPLICATE_KEY)) throw e;
             await target.bulkWrite(
               errors.map((w) => ({ replaceOne: { filter: { _id: documents[w.index].id as never }, replacement: mongoDocument(documents[w.index]), upsert: true } })),
-              { ordered: false, maxTimeMS: timeoutMs } as never,
+              { ordered: false, maxTimeMS: timeoutMs },
             );
           }
         }),
@@ -109,7 +110,7 @@ export class MongoConnector extends EngineConnector {
     }
     const keys = Object.entries(INDEX_FIELDS).filter(([, field]) => field.type !== 'text').map(([name]) => name);
     // createIndexes with indexes that exist already is a no-op on the server.
-    const existing = new Set((await this.db.collection(collection).listIndexes().toArray()).map((index) => index.name as string));
+    const existing = new Set(((await this.db.collection(collection).listIndexes().toArray()) as Array<{ name: string }>).map((index) => index.name));
     for (const name of keys) {
       if (!existing.has(`gw_${name}`)) await this.db.collection(collection).createIndex({ [name]: 1 }, { name: `gw_${name}` });
     }
@@ -152,7 +153,7 @@ export class MongoConnector extends EngineConnector {
         results.facets = Object.fromEntries(
           facetFields.map((field, i) => [
             field,
-            sortBuckets((facetLists[i] as Document[]).map((b) => ({ value: facetValue(b._id, request.schema[field]), count: Number(b.count) }))),
+            sortBuckets(facetLists[i].map((b) => ({ value: facetValue(b._id, request.schema[field]), count: Number(b.count) }))),
           ]),
         );
       }
@@ -251,9 +252,8 @@ function count(value: unknown, name: string, fallback: number): number {
 /** MongoDB's duplicate key error. */
 const DUPLICATE_KEY = 11000;
 
-function writeErrorsOf(e: MongoBulkWriteError): ReadonlyArray<{ code: number; index: number }> {
-  const errors = e.writeErrors as unknown as { code: number; index: number } | ReadonlyArray<{ code: number; index: number }>;
-  return Array.isArray(errors) ? errors : [errors as { code: number; index: number }];
+function writeErrorsOf(e: MongoBulkWriteError): readonly WriteError[] {
+  return ([] as WriteError[]).concat(e.writeErrors);
 }
 
 function mongoDocument(document: Record<string, unknown>): Document {

@@ -2,6 +2,7 @@ export * from './client';
 export { MultipartWriter } from './multipart-writer';
 export * from './s3.connector';
 export * from './s3.connector-type';
+export * from './s3-connector.module';
 export { encodeId as encodeS3Id } from './keys';
 export { RawGetObject } from './raw-get-object';
 export { ObjectReader } from './object-reader';

@@ -12,7 +12,6 @@ const VERSION_SEPARATOR = ';';
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 /** S3's own limit on a key, in UTF-8 bytes. */
 export const MAX_KEY_BYTES = 1024;
-// eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 export interface ParsedId {

@@ -44,7 +44,7 @@ export class ChunkReader {
       this.done = true;
       return undefined;
     }
-    return Buffer.isBuffer(step.value) ? step.value : Buffer.from(step.value as Uint8Array);
+    return Buffer.isBuffer(step.value) ? step.value : Buffer.from(step.value);
   }
 
   /** Up to `size` bytes; fewer only at the end. `last` is true once nothing follows. */

@@ -1,3 +1,4 @@
 export * from './sharepoint.connector';
 export * from './sharepoint.connector-type';
+export * from './sharepoint-connector.module';
 export { parseParams, type SharePointParams } from './params';

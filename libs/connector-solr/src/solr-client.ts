@@ -32,7 +32,7 @@ export class SolrClient {
     this.base = new URL(options.url.endsWith('/') ? options.url : `${options.url}/`);
     const Agent = this.base.protocol === 'https:' ? https.Agent : http.Agent;
     // noDelay: a request is one write; Nagle would hold it back waiting for the previous answer's ACK.
-    this.agent = new Agent({ keepAlive: true, maxSockets: 64, noDelay: true } as http.AgentOptions);
+    this.agent = new Agent({ keepAlive: true, maxSockets: 64, noDelay: true });
     if (options.user !== undefined) {
       this.authorization = 'Basic ' + Buffer.from(`${options.user}:${options.password ?? ''}`, 'utf8').toString('base64');
     }

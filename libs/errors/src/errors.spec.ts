@@ -40,7 +40,7 @@ describe('typed errors', () => {
 
 describe('UpstreamThrottledError', () => {
   it('carries the wait to pass on to the client', () => {
-    const { UpstreamThrottledError } = jest.requireActual('./errors') as typeof import('./errors');
+    const { UpstreamThrottledError } = jest.requireActual<typeof import('./errors')>('./errors');
     expect(new UpstreamThrottledError('SharePoint is throttling', 12, { upstreamStatus: 429 })).toMatchObject({
       kind: 'upstream_throttled',
       code: 'UPSTREAM_THROTTLED',

@@ -53,7 +53,7 @@ export interface Database {
  * default does without (issue 16).
  */
 function loadPg(): typeof import('pg') {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- required on first use, not at load: idle RSS (issue 16)
   const pg = require('pg') as typeof import('pg');
   // PostgreSQL returns int8 as strings to avoid precision loss; our int8 columns
   // hold epoch milliseconds and counters, all far below 2^53.

@@ -88,9 +88,7 @@ export class DownloadLinksRepository {
   async deleteOrphaned(): Promise<number> {
     const result = await this.database.db
       .deleteFrom('download_links')
-      .where(({ not, exists, selectFrom }) =>
-        not(exists(selectFrom('users').select('users.username').whereRef('users.username', '=', 'download_links.owner'))),
-      )
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('users').select('users.username').whereRef('users.username', '=', 'download_links.owner'))))
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }

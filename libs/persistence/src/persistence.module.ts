@@ -1,4 +1,4 @@
-import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Global, Inject, Module, OnApplicationShutdown, type FactoryProvider } from '@nestjs/common';
 import { openDatabase, type Database, type DatabaseOptions } from './database';
 import { DATABASE } from './tokens';
 import { UsersRepository } from './users.repository';
@@ -12,7 +12,8 @@ export class PersistenceModule implements OnApplicationShutdown {
   constructor(@Inject(DATABASE) private readonly database: Database) {}
 
   /** `options` is resolved by the app from its validated config. */
-  static forRootAsync(options: { useFactory: (...args: any[]) => DatabaseOptions; inject?: any[] }): DynamicModule {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as Nest's own FactoryProvider: the arguments are whatever `inject` names
+  static forRootAsync(options: { useFactory: (...args: any[]) => DatabaseOptions; inject?: FactoryProvider['inject'] }): DynamicModule {
     return {
       module: PersistenceModule,
       providers: [

@@ -1,5 +1,5 @@
 import { DownloadLinksRepository, type DownloadLinkRecord } from './download-links.repository';
-import { useTempDatabase } from './temp-database.spec-helper';
+import { useTempDatabase } from '../../../test/support/temp-database';
 import { UserFilesRepository, type UserFileRecord } from './user-files.repository';
 import { UsersRepository } from './users.repository';
 

@@ -224,9 +224,7 @@ export class UserFilesRepository {
     const rows = await this.database.db
       .selectFrom('user_files')
       .selectAll()
-      .where(({ not, exists, selectFrom }) =>
-        not(exists(selectFrom('users').select('users.username').whereRef('users.username', '=', 'user_files.owner'))),
-      )
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('users').select('users.username').whereRef('users.username', '=', 'user_files.owner'))))
       .limit(limit)
       .execute();
     return rows.map(toRecord);

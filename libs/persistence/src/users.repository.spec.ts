@@ -1,4 +1,4 @@
-import { useTempDatabase } from './temp-database.spec-helper';
+import { useTempDatabase } from '../../../test/support/temp-database';
 import { UsersRepository, type UserRecord } from './users.repository';
 
 const alice: UserRecord = { username: 'alice', passwordHash: 'hash-a', roles: ['user', 'admin'], groups: ['finance', 'staff'], createdAt: 1_700_000_000_000 };

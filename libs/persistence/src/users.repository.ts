@@ -40,7 +40,7 @@ export class UsersRepository {
       .insertInto('users')
       .values(toRow(user))
       .onConflict((oc) =>
-        oc.column('username').doUpdateSet(({ ref }) => ({ password_hash: ref('excluded.password_hash'), roles: ref('excluded.roles'), groups: ref('excluded.groups') })),
+        oc.column('username').doUpdateSet((eb) => ({ password_hash: eb.ref('excluded.password_hash'), roles: eb.ref('excluded.roles'), groups: eb.ref('excluded.groups') })),
       )
       .execute();
   }

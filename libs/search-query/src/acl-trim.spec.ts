@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '@gateway/connector-api';
+import { InvalidArgumentError } from '@gateway/errors';
 import {
   aclPrincipals,
   checkElasticsearchTrimmedRawQuery,

@@ -7,7 +7,7 @@
  * query's matches (aggregations over the whole index, suggesters, kNN, facet domains, sub-queries...)
  * are refused while trimming, with 400 naming `body`.
  */
-import { InvalidArgumentError } from '@gateway/connector-api';
+import { InvalidArgumentError } from '@gateway/errors';
 
 /** The index field holding the principals that may read a document (INDEX_FIELDS). */
 export const ACL_FIELD = 'acl_read';
@@ -67,7 +67,7 @@ export function solrAclFilter(principals: readonly string[]): string {
  */
 export function trimSolrRequest(request: Record<string, unknown>, principals: readonly string[]): Record<string, unknown> {
   const params = { ...((request.params as Record<string, unknown> | undefined) ?? {}) };
-  const own = params.fq === undefined ? [] : Array.isArray(params.fq) ? params.fq : [params.fq];
+  const own: unknown[] = params.fq === undefined ? [] : Array.isArray(params.fq) ? params.fq : [params.fq];
   params.fq = [...own, solrAclFilter(principals)];
   return { ...request, params };
 }

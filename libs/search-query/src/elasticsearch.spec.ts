@@ -1,7 +1,7 @@
 import { toElasticsearchQuery, toElasticsearchRequest } from './elasticsearch';
 import { InvalidQueryNodeError } from './leaf-values';
 import { DEFAULT_FIELD_SCHEMA } from './schema';
-import { INVALID_NODES, q, refusal, request } from './translate.spec-helper';
+import { INVALID_NODES, q, refusal, request } from '../../../test/support/search-query-translate';
 
 const es = (text: string) => toElasticsearchQuery(q(text), DEFAULT_FIELD_SCHEMA);
 

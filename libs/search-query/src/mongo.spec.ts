@@ -1,7 +1,7 @@
 import { InvalidQueryNodeError } from './leaf-values';
 import { MONGO_OPERATORS, missingLastFinds, toMongoFilter, toMongoRequest } from './mongo';
 import { DEFAULT_FIELD_SCHEMA } from './schema';
-import { INVALID_NODES, q, refusal, request } from './translate.spec-helper';
+import { INVALID_NODES, q, refusal, request } from '../../../test/support/search-query-translate';
 import { wordPattern } from './words';
 
 const mongo = (text: string) => toMongoFilter(q(text), DEFAULT_FIELD_SCHEMA);

@@ -10,7 +10,7 @@ import { MONGO_OPERATORS, toMongoRequest } from './mongo';
 import { parseQuery } from './parser';
 import { DEFAULT_FIELD_SCHEMA } from './schema';
 import { toSolrRequest } from './solr';
-import { request } from './translate.spec-helper';
+import { request } from '../../../test/support/search-query-translate';
 
 /** Pieces users (and attackers) type: language syntax, engine syntax of all three engines, words. */
 const PIECES = [

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '@gateway/connector-api';
+import { InvalidArgumentError } from '@gateway/errors';
 import { checkElasticsearchRawQuery, checkMongoRawQuery, checkSolrRawQuery } from './raw-guards';
 
 function refusal(check: (body: unknown) => void, body: unknown): string {

@@ -4,7 +4,7 @@
  * collection are refused, at any depth. The walks use an explicit stack, so a
  * deeply nested body cannot overflow the call stack.
  */
-import { InvalidArgumentError } from '@gateway/connector-api';
+import { InvalidArgumentError } from '@gateway/errors';
 
 const PARAMETER = 'body';
 

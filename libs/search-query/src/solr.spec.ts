@@ -1,7 +1,7 @@
 import { InvalidQueryNodeError } from './leaf-values';
 import { escapeSolr, toSolrQuery, toSolrRequest } from './solr';
 import { DEFAULT_FIELD_SCHEMA } from './schema';
-import { INVALID_NODES, q, refusal, request } from './translate.spec-helper';
+import { INVALID_NODES, q, refusal, request } from '../../../test/support/search-query-translate';
 
 const solr = (text: string) => toSolrQuery(q(text), DEFAULT_FIELD_SCHEMA);
 

@@ -1,4 +1,4 @@
-import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown, type FactoryProvider } from '@nestjs/common';
 import { createTextExtractor, type ClosableTextExtractor, type TextExtractorOptions } from './extractor';
 import { TEXT_EXTRACTOR } from './text-extractor';
 
@@ -15,8 +15,8 @@ export class TextExtractionModule implements OnApplicationShutdown {
     return TextExtractionModule.forRootAsync({ useFactory: () => options });
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  static forRootAsync(options: { useFactory: (...args: any[]) => TextExtractorOptions; inject?: any[] }): DynamicModule {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as Nest's own FactoryProvider: the arguments are whatever `inject` names
+  static forRootAsync(options: { useFactory: (...args: any[]) => TextExtractorOptions; inject?: FactoryProvider['inject'] }): DynamicModule {
     return {
       module: TextExtractionModule,
       providers: [

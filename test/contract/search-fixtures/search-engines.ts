@@ -31,9 +31,9 @@ export async function useSearchEngines(): Promise<{ engines: SearchEngines; rele
   };
   return {
     engines: {
-      solr: strip(started.solr) as SolrInfo,
-      elasticsearch: strip(started.elasticsearch) as ElasticsearchInfo,
-      ferretdb: strip(started.ferretdb) as FerretDbInfo,
+      solr: strip(started.solr),
+      elasticsearch: strip(started.elasticsearch),
+      ferretdb: strip(started.ferretdb),
     },
     release: async () => {
       await Promise.all([started.solr.stop(), started.elasticsearch.stop(), started.ferretdb.stop()]);
@@ -72,10 +72,10 @@ export function indexTargets(engines: SearchEngines, options: { idPrefix: string
     const definition = { id: `${options.idPrefix}-${name}`, typeId: name, description: name, params: params[name] };
     const connector =
       name === 'solr'
-        ? new SolrConnector(definition as never, parseSolrParams(params[name]))
+        ? new SolrConnector(definition, parseSolrParams(params[name]))
         : name === 'elasticsearch'
-          ? new ElasticsearchConnector(definition as never, parseElasticsearchParams(params[name]))
-          : new MongoConnector(definition as never, parseMongoParams(params[name]));
-    return { name, collection: options.collection, definition, connector: connector as unknown as IndexTarget['connector'] };
+          ? new ElasticsearchConnector(definition, parseElasticsearchParams(params[name]))
+          : new MongoConnector(definition, parseMongoParams(params[name]));
+    return { name, collection: options.collection, definition, connector };
   });
 }

@@ -1,5 +1,7 @@
-import { TooManyRequestsError } from '@gateway/connector-api';
-import { MemoryAttemptStore } from './attempt-store';
+import { createServer, type AddressInfo } from 'node:net';
+import Redis from 'ioredis';
+import { TooManyRequestsError, UpstreamUnavailableError } from '@gateway/connector-api';
+import { inProcessRateLimiter, redisRateLimiterFactory, type RateLimit } from '../coordination/rate-limiter';
 import { LoginLockout, type LockoutPolicy } from './login-lockout';
 
 /** The error assertNotLockedOut throws for the pair, or undefined when the pair may log in. */
@@ -34,7 +36,7 @@ async function fail(lockout: LoginLockout, times: number, username = 'alice', ad
 }
 
 function lockout(policy: Partial<LockoutPolicy>, sweepAt?: number): LoginLockout {
-  return new LoginLockout({ maxFailures: 3, maxFailuresPerAddress: 1000, lockoutSeconds: 60, ...policy }, new MemoryAttemptStore(), sweepAt);
+  return new LoginLockout({ maxFailures: 3, maxFailuresPerAddress: 1000, lockoutSeconds: 60, ...policy }, undefined, sweepAt);
 }
 
 describe('LoginLockout', () => {
@@ -131,5 +133,106 @@ describe('LoginLockout', () => {
     expect(l.lockCount).toBe(2);
     expect(lockOf(l, 'u2', '10.0.0.1')).toBeDefined();
     expect(lockOf(l, 'u3', '10.0.0.1')).toBeDefined();
+  });
+
+  it('does not count on the address the attempts a locked pair refuses', async () => {
+    const l = lockout({ maxFailures: 2, maxFailuresPerAddress: 4 });
+    expect(await fail(l, 5)).toEqual([false, true, 'refused', 'refused', 'refused']);
+    expect(await fail(l, 3, 'bob')).toEqual([false, true, 'refused']);
+  });
+
+  it('gives the pair its attempt back when the address refuses it', async () => {
+    const l = lockout({ maxFailures: 2, maxFailuresPerAddress: 3 });
+    const others = ['u1', 'u2', 'u3'];
+    for (const name of others) await l.reserve(name, '10.0.0.1');
+    expect(await attempt(l, 'alice')).toBeInstanceOf(TooManyRequestsError);
+    for (const name of others) await l.release(name, '10.0.0.1');
+    // Both of alice's attempts are left: the refused one was not counted on her.
+    expect(await fail(l, 2, 'alice')).toEqual([false, true]);
+  });
+
+  it('gives back into a window that ended nothing below zero', async () => {
+    const l = lockout({ maxFailures: 2, maxFailuresPerAddress: 2 });
+    await l.reserve('alice', '10.0.0.1');
+    jest.advanceTimersByTime(60_000);
+    await l.release('alice', '10.0.0.1');
+    expect(await fail(l, 3)).toEqual([false, true, 'refused']);
+    jest.advanceTimersByTime(60_000);
+    await l.reserve('alice', '10.0.0.1');
+    jest.advanceTimersByTime(60_000);
+    await l.recordSuccess('alice', '10.0.0.1');
+    const outcomes = [];
+    for (const name of ['u1', 'u2', 'u3']) outcomes.push(...(await fail(l, 1, name)));
+    expect(outcomes).toEqual([false, false, 'refused']);
+  });
+
+  it('keeps a window opened by an attempt given back: it ends a lock-out length after that attempt', async () => {
+    const l = lockout({ maxFailures: 2 });
+    await l.reserve('alice', '10.0.0.1');
+    jest.advanceTimersByTime(50_000);
+    await l.release('alice', '10.0.0.1');
+    expect(await fail(l, 1)).toEqual([false]);
+    jest.advanceTimersByTime(10_000);
+    expect(await fail(l, 1)).toEqual([false]);
+  });
+
+  it('asks for two limits named apart, with the policy\'s numbers', () => {
+    const limits: RateLimit[] = [];
+    new LoginLockout({ maxFailures: 3, maxFailuresPerAddress: 7, lockoutSeconds: 60 }, (limit) => {
+      limits.push(limit);
+      return inProcessRateLimiter(limit);
+    });
+    expect(limits).toEqual([
+      { name: 'login-pair', points: 3, durationSeconds: 60 },
+      { name: 'login-address', points: 7, durationSeconds: 60 },
+    ]);
+  });
+
+  it('locks the address at its limit for the lock-out length from its last failure', async () => {
+    const l = lockout({ maxFailures: 10, maxFailuresPerAddress: 2 });
+    await fail(l, 1, 'u1');
+    jest.advanceTimersByTime(30_000);
+    expect(await fail(l, 1, 'u2')).toEqual([false]);
+    jest.advanceTimersByTime(59_000);
+    const refused = await attempt(l, 'u3');
+    expect((refused as TooManyRequestsError).retryAfterSeconds).toBe(1);
+  });
+});
+
+describe('LoginLockout without its store', () => {
+  let redis: Redis;
+  beforeAll(async () => {
+    // A port nothing listens on, and no offline queue: every command fails at once, as with Redis down.
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((r) => closed.close(r));
+    redis = new Redis({ port, host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+  });
+  afterAll(() => redis.disconnect());
+
+  const policy = { maxFailures: 2, maxFailuresPerAddress: 10, lockoutSeconds: 60 };
+  const unavailable = expect.objectContaining({
+    constructor: UpstreamUnavailableError,
+    message: expect.stringMatching(/^The login lock-out store \(Redis\) is unavailable: .+/),
+  });
+
+  it('fails closed with UpstreamUnavailableError when Redis does not answer, at every step', async () => {
+    const l = new LoginLockout(policy, redisRateLimiterFactory(redis, 'test:'));
+    await expect(l.reserve('alice', '10.0.0.1')).rejects.toEqual(unavailable);
+    await expect(l.recordFailure('alice', '10.0.0.1')).rejects.toEqual(unavailable);
+    await expect(l.recordSuccess('alice', '10.0.0.1')).rejects.toEqual(unavailable);
+    await expect(l.release('alice', '10.0.0.1')).rejects.toEqual(unavailable);
+  });
+
+  it('gives the pair its attempt back when the address counter does not answer', async () => {
+    // Two lock-outs sharing one pair counter; the first one's address counter is in the unreachable Redis.
+    const pairs = inProcessRateLimiter({ name: 'login-pair', points: policy.maxFailures, durationSeconds: policy.lockoutSeconds });
+    const sharingPairs = (addresses: (limit: RateLimit) => ReturnType<typeof inProcessRateLimiter>) => (limit: RateLimit) =>
+      limit.name === 'login-pair' ? pairs : addresses(limit);
+    const broken = new LoginLockout(policy, sharingPairs(redisRateLimiterFactory(redis, 'test:')));
+    await expect(broken.reserve('alice', '10.0.0.1')).rejects.toEqual(unavailable);
+    const working = new LoginLockout(policy, sharingPairs(inProcessRateLimiter));
+    expect(await fail(working, 2)).toEqual([false, true]);
   });
 });

@@ -1,5 +1,6 @@
-import { TooManyRequestsError } from '@gateway/connector-api';
-import { MemoryAttemptStore, type AttemptStore, type Counter } from './attempt-store';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { TooManyRequestsError, UpstreamUnavailableError } from '@gateway/errors';
+import { inProcessRateLimiter, type RateLimiterFactory } from '../coordination/rate-limiter';
 
 export interface LockoutPolicy {
   /** Failed logins of one user from one address, within `lockoutSeconds`, that lock that pair out. */
@@ -15,9 +16,10 @@ export interface LockoutPolicy {
  * across user names. Keyed by the pair, so a stranger spraying wrong passwords locks only their own address
  * out, never the user everywhere.
  *
- * Each attempt is reserved (counted) before its password is verified and given back when it succeeds, so
- * N attempts in parallel are never more than the limit evaluated: the (limit+1)-th is refused before any
- * argon2 work. The counters live in an AttemptStore: the process's memory, or Redis across nodes.
+ * Each attempt is reserved (consumed from the pair's rate limiter, then the address's) before its password
+ * is verified, and given back when it succeeds, so N attempts in parallel are never more than the limit
+ * evaluated: the (limit+1)-th is refused before any argon2 work. A refused attempt still counts in the
+ * pair's window, never on the address. The limiters (rate-limiter-flexible) count in the process, or in Redis across nodes.
  */
 export class LoginLockout {
   /**
@@ -25,13 +27,18 @@ export class LoginLockout {
    * node's locks and by the ones other nodes announce.
    */
   private readonly lockedUntil = new Map<string, number>();
+  private readonly pairs: RateLimiterAbstract;
+  private readonly addresses: RateLimiterAbstract;
 
   constructor(
     private readonly policy: LockoutPolicy,
-    private readonly store: AttemptStore = new MemoryAttemptStore(),
+    rateLimiter: RateLimiterFactory = inProcessRateLimiter,
     /** Past this many locks, expired ones are swept, keeping the table bounded under a spray of names or addresses. */
     private readonly sweepAt = 10_000,
-  ) {}
+  ) {
+    this.pairs = rateLimiter({ name: 'login-pair', points: policy.maxFailures, durationSeconds: policy.lockoutSeconds });
+    this.addresses = rateLimiter({ name: 'login-address', points: policy.maxFailuresPerAddress, durationSeconds: policy.lockoutSeconds });
+  }
 
   /** Throws TooManyRequestsError, with the seconds left, while the pair is known to be locked out. */
   assertNotLockedOut(username: string, clientAddress: string): void {
@@ -50,16 +57,30 @@ export class LoginLockout {
 
   /** Counts the attempt before it is evaluated; throws TooManyRequestsError when the pair or the address is at its limit. */
   async reserve(username: string, clientAddress: string): Promise<void> {
-    const reservation = await this.store.reserve(this.counters(username, clientAddress), this.policy.lockoutSeconds * 1000);
-    if (reservation.ok) return;
-    if (reservation.refusedBy === 0) throw pairLocked(reservation.retryAfterMs);
-    const seconds = Math.max(1, Math.ceil(reservation.retryAfterMs / 1000));
+    const pair = pairKey(username, clientAddress);
+    const pairRefusal = await take(this.pairs, pair);
+    if (pairRefusal) throw pairLocked(pairRefusal.msBeforeNext);
+    // Only attempts the pair let through count on the address: a locked-out client retrying on and on
+    // does not lock out everyone behind its address.
+    let addressRefusal: RateLimiterRes | undefined;
+    try {
+      addressRefusal = await take(this.addresses, clientAddress);
+    } catch (e) {
+      await giveBack(this.pairs, pair).catch(() => undefined);
+      throw e;
+    }
+    if (!addressRefusal) return;
+    await giveBack(this.pairs, pair);
+    const seconds = secondsLeft(addressRefusal.msBeforeNext);
     throw new TooManyRequestsError(`Too many failed logins from this address; retry in ${seconds} s`, seconds);
   }
 
   /** The reserved attempt failed; returns true when it locked the pair out. */
   async recordFailure(username: string, clientAddress: string): Promise<boolean> {
-    const [pair] = await this.store.fail(this.counters(username, clientAddress), this.policy.lockoutSeconds * 1000);
+    const [pair] = await Promise.all([
+      this.lockAtLimit(this.pairs, pairKey(username, clientAddress), this.policy.maxFailures),
+      this.lockAtLimit(this.addresses, clientAddress, this.policy.maxFailuresPerAddress),
+    ]);
     if (!pair) return false;
     // The lock runs for its full length from the last failure, not from the first.
     this.noteLock(username, clientAddress, Date.now() + this.policy.lockoutSeconds * 1000);
@@ -68,12 +89,12 @@ export class LoginLockout {
 
   /** The reserved attempt succeeded: the pair's failures are cleared, the address gets its attempt back. */
   async recordSuccess(username: string, clientAddress: string): Promise<void> {
-    await this.store.release([pairKey(username, clientAddress)], [addressKey(clientAddress)]);
+    await Promise.all([store(this.pairs.delete(pairKey(username, clientAddress))), giveBack(this.addresses, clientAddress)]);
   }
 
   /** The reserved attempt was never evaluated (no thread free): both counters get it back. */
   async release(username: string, clientAddress: string): Promise<void> {
-    await this.store.release([], [pairKey(username, clientAddress), addressKey(clientAddress)]);
+    await Promise.all([giveBack(this.pairs, pairKey(username, clientAddress)), giveBack(this.addresses, clientAddress)]);
   }
 
   /** Records a lock, this node's own or one another node announced. */
@@ -88,11 +109,12 @@ export class LoginLockout {
     return this.lockedUntil.size;
   }
 
-  private counters(username: string, clientAddress: string): Counter[] {
-    return [
-      { key: pairKey(username, clientAddress), limit: this.policy.maxFailures },
-      { key: addressKey(clientAddress), limit: this.policy.maxFailuresPerAddress },
-    ];
+  /** A counter at its limit now is held there for the lock-out's length from now; true when it was. */
+  private async lockAtLimit(limiter: RateLimiterAbstract, key: string, limit: number): Promise<boolean> {
+    const counted = await store(limiter.get(key));
+    if (!counted || counted.consumedPoints < limit) return false;
+    await store(limiter.block(key, this.policy.lockoutSeconds));
+    return true;
   }
 
   private sweepExpiredLocks(): void {
@@ -102,16 +124,43 @@ export class LoginLockout {
   }
 }
 
+/** Consumes one attempt; the limiter's answer when it refused it. */
+async function take(limiter: RateLimiterAbstract, key: string): Promise<RateLimiterRes | undefined> {
+  try {
+    await store(limiter.consume(key));
+    return undefined;
+  } catch (e) {
+    if (e instanceof RateLimiterRes) return e;
+    throw e;
+  }
+}
+
+/** Gives an attempt back; a counter whose window ended meanwhile is not taken below zero into a fresh one. */
+async function giveBack(limiter: RateLimiterAbstract, key: string): Promise<void> {
+  const counted = await store(limiter.reward(key));
+  if (counted.consumedPoints < 0) await store(limiter.delete(key));
+}
+
+/** Without its store (Redis) the lock-out cannot be enforced: logins fail closed (503) rather than go uncounted. */
+async function store<T>(operation: Promise<T>): Promise<T> {
+  try {
+    return await operation;
+  } catch (e) {
+    if (e instanceof RateLimiterRes) throw e;
+    throw new UpstreamUnavailableError(`The login lock-out store (Redis) is unavailable: ${(e as Error).message}`);
+  }
+}
+
+function secondsLeft(remainingMs: number): number {
+  return Math.max(1, Math.ceil(remainingMs / 1000));
+}
+
 function pairLocked(remainingMs: number): TooManyRequestsError {
-  const seconds = Math.max(1, Math.ceil(remainingMs / 1000));
+  const seconds = secondsLeft(remainingMs);
   return new TooManyRequestsError(`Too many failed logins for this user from this address; retry in ${seconds} s`, seconds);
 }
 
-// The user name is encoded so that no name can forge another pair's or an address's key.
+// The user name is encoded (no ':' left in it), so that no name can forge another pair's key.
 function pairKey(username: string, clientAddress: string): string {
-  return `login:u:${encodeURIComponent(username)}:${clientAddress}`;
-}
-
-function addressKey(clientAddress: string): string {
-  return `login:a:${clientAddress}`;
+  return `${encodeURIComponent(username)}:${clientAddress}`;
 }

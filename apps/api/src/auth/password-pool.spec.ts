@@ -38,6 +38,21 @@ describe('PasswordPool', () => {
     }
   });
 
+  it('ends a thread once it has been idle for idleMs, and starts one again for the next task', async () => {
+    const pool = new PasswordPool(2, 5, 1, 50);
+    try {
+      const hash = hashSync('pw', { algorithm: 2, ...cheap });
+      const both = Promise.all([pool.verify(hash, 'pw'), pool.verify(hash, 'pw')]);
+      expect(pool.liveThreads).toBe(2);
+      expect(await both).toEqual([true, true]);
+      while (pool.liveThreads > 0) await new Promise((r) => setTimeout(r, 20));
+      expect(await pool.verify(hash, 'pw')).toBe(true);
+      expect(pool.liveThreads).toBe(1);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('rejects a task argon2 cannot run, and keeps working', async () => {
     const pool = new PasswordPool(1, 5);
     try {

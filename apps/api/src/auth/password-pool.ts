@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorkerScript } from '@gateway/concurrency';
 import { ServiceBusyError } from '@gateway/errors';
 
 export interface Argon2Params {
@@ -8,10 +9,12 @@ export interface Argon2Params {
   parallelism: number;
 }
 
-type Task = { op: 'verify'; hash: string; password: string } | { op: 'hash'; password: string; params: Argon2Params };
+/** What a password thread (password.worker.ts) is asked, and what it answers. */
+export type PasswordTask = { op: 'verify'; hash: string; password: string } | { op: 'hash'; password: string; params: Argon2Params };
+export type PasswordAnswer = { result: boolean | string; error?: undefined } | { error: string };
 
 interface Pending {
-  task: Task;
+  task: PasswordTask;
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
 }
@@ -19,35 +22,18 @@ interface Pending {
 interface Slot {
   worker: Worker;
   busy?: Pending;
+  /** Ends the thread once it has been idle for idleMs. */
+  retire?: NodeJS.Timeout;
 }
 
-/*
- * The worker's whole program. It calls argon2 *synchronously* (@node-rs/argon2's verifySync/hashSync), so a
- * verification occupies this worker thread only: the asynchronous argon2 APIs (the `argon2` package's and
- * @node-rs/argon2's) run on libuv's shared thread pool, where four threads also serve every file read, and
- * a login flood there stalls downloads. Given as source (eval) so the same pool runs from the TypeScript
- * sources under jest and from the build, with no worker file to place.
- */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const argon2 = require(workerData.argon2);
-parentPort.on('message', (task) => {
-  try {
-    const result = task.op === 'verify'
-      ? argon2.verifySync(task.hash, task.password)
-      : argon2.hashSync(task.password, { algorithm: 2, ...task.params });
-    parentPort.postMessage({ result });
-  } catch (e) {
-    parentPort.postMessage({ error: String((e && e.message) || e) });
-  }
-});
-`;
-
 /**
- * A bounded pool of worker threads for argon2: `threads` run at once, `queueLimit` wait; one more is refused
- * with ServiceBusyError (503, Retry-After) at once, so a login flood costs at most threads × memoryCost of
- * memory and threads of CPU, whatever its size. Written on node:worker_threads rather than piscina because
- * piscina loads its task from a file path, which the TypeScript sources run by jest do not have.
+ * A bounded pool of worker threads for argon2 (password.worker.ts, which calls it synchronously: the
+ * asynchronous argon2 APIs run on libuv's shared pool, where four threads also serve every file read, and a
+ * login flood there stalls downloads): `threads` run at once, `queueLimit` wait; one more is refused with
+ * ServiceBusyError (503, Retry-After) at once, so a login flood costs at most threads × memoryCost of memory
+ * and threads of CPU, whatever its size. Not piscina: it starts its threads itself, from a file name, which
+ * under ts-jest is TypeScript a thread cannot load; startWorkerScript starts each of the gateway's threads,
+ * compiled or from the sources, the one way.
  */
 export class PasswordPool {
   private readonly slots: Slot[] = [];
@@ -58,6 +44,12 @@ export class PasswordPool {
     private readonly threads: number,
     private readonly queueLimit: number,
     private readonly retryAfterSeconds = 1,
+    /**
+     * An idle thread ends after this long: each holds a V8 isolate and argon2's memory (~5 MB), and
+     * logins are rare once the verification cache has them (the start-up admin hash left one idle
+     * for good). A login after that starts a thread again (tens of ms, beside argon2's own cost).
+     */
+    private readonly idleMs = 10_000,
   ) {}
 
   verify(hash: string, password: string): Promise<boolean> {
@@ -68,6 +60,11 @@ export class PasswordPool {
     return this.run({ op: 'hash', password, params }) as Promise<string>;
   }
 
+  /** Threads running now, busy or idle. */
+  get liveThreads(): number {
+    return this.slots.length;
+  }
+
   /** Tasks waiting for a thread. */
   get queued(): number {
     return this.queue.length;
@@ -75,11 +72,12 @@ export class PasswordPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const slot of this.slots) clearTimeout(slot.retire);
     for (const p of this.queue.splice(0)) p.reject(new Error('The password pool is closed'));
     await Promise.all(this.slots.splice(0).map((s) => s.worker.terminate()));
   }
 
-  private run(task: Task): Promise<unknown> {
+  private run(task: PasswordTask): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error('The password pool is closed'));
     return new Promise((resolve, reject) => {
       const pending: Pending = { task, resolve, reject };
@@ -103,10 +101,10 @@ export class PasswordPool {
   }
 
   private spawn(): Worker {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { argon2: require.resolve('@node-rs/argon2') } });
+    const worker = startWorkerScript(__dirname, 'password.worker');
     // Idle workers must not keep a finished process (a CLI, a test) alive.
     worker.unref();
-    worker.on('message', (msg: { result?: unknown; error?: string }) => {
+    worker.on('message', (msg: PasswordAnswer) => {
       const slot = this.slots.find((s) => s.worker === worker);
       const pending = slot?.busy;
       if (!slot || !pending) return;
@@ -134,6 +132,7 @@ export class PasswordPool {
   }
 
   private dispatch(slot: Slot, pending: Pending): void {
+    clearTimeout(slot.retire);
     slot.busy = pending;
     slot.worker.ref();
     slot.worker.postMessage(pending.task);
@@ -143,5 +142,15 @@ export class PasswordPool {
     const waiting = this.queue.shift();
     if (waiting) return this.dispatch(slot, waiting);
     slot.worker.unref();
+    slot.retire = setTimeout(() => this.retire(slot), this.idleMs);
+    slot.retire.unref();
+  }
+
+  private retire(slot: Slot): void {
+    const index = this.slots.indexOf(slot);
+    if (index < 0 || slot.busy) return;
+    // Out of the list first: its exit is then not a lost worker.
+    this.slots.splice(index, 1);
+    void slot.worker.terminate();
   }
 }

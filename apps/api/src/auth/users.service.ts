@@ -8,7 +8,6 @@ import type { Role } from '../config/config.schema';
 import type { AuthenticatedUser } from './auth.decorators';
 import { PasswordHasher } from './password-hasher';
 import { Coordination } from '../coordination/coordination.service';
-import { MemoryAttemptStore, RedisAttemptStore } from './attempt-store';
 import { LoginLockout } from './login-lockout';
 import { VerificationCache } from './verification-cache';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
@@ -41,10 +40,9 @@ export class UsersService {
     @Optional() private readonly metrics?: GatewayMetrics,
   ) {
     this.cache = new VerificationCache(config.auth.cacheTtlMs);
-    const store = coordination.redis ? new RedisAttemptStore(coordination.redis, coordination.prefix) : new MemoryAttemptStore();
     this.lockout = new LoginLockout(
       { maxFailures: config.auth.maxFailures, maxFailuresPerAddress: config.auth.maxFailuresPerAddress, lockoutSeconds: config.auth.lockoutSeconds },
-      store,
+      coordination.rateLimiter,
     );
     coordination.onEvent((event) => {
       if (event.type === 'user-changed') this.cache.forget(event.username);

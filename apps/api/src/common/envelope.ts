@@ -25,11 +25,11 @@ export interface Envelope<T> {
 export class EnvelopeInterceptor implements NestInterceptor {
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
-      map((value) => {
+      map((value: unknown): unknown => {
         if (value instanceof StreamableFile || value === undefined) return value;
         if (value instanceof StreamedObject) return value.toEnvelope();
         if (value instanceof MessageResult) {
-          return { success: true, message: value.message, results: value.results ?? null };
+          return { success: true, message: value.message, results: (value.results as unknown) ?? null };
         }
         return { success: true, results: value };
       }),

@@ -92,7 +92,7 @@ export class GatewayExceptionFilter implements ExceptionFilter {
       const response = exception.getResponse();
       let message = exception.message;
       if (typeof response === 'object' && response && 'message' in response) {
-        const m = (response as { message: unknown }).message;
+        const m = response.message;
         message = Array.isArray(m) ? m.join('; ') : String(m);
       }
       if (status === 404 && /^Cannot (GET|POST|PUT|DELETE|PATCH|HEAD|OPTIONS) /.test(message)) {

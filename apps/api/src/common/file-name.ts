@@ -1,6 +1,5 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
 
-// eslint-disable-next-line no-control-regex
 export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**

@@ -1,9 +1,6 @@
 import type { Request, Response } from 'express';
 import { PassThrough } from 'node:stream';
 import { text } from 'node:stream/consumers';
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { BODY_COLLECT_BYTES, bodyCollections } from './body-collections';
 import { IncomingContent, limitBytes, mediaTypeOf } from './incoming-content';
 
 function requestWith(headers: Record<string, string>, chunks: string[] | 'open'): Request {
@@ -82,34 +79,5 @@ describe('limitBytes', () => {
     source.destroy(new Error('Unexpected end of form'));
     await new Promise((resolve) => setImmediate(resolve));
     await expect(text(limited)).rejects.toThrow('Unexpected end of form');
-  });
-});
-
-describe('IncomingContent: the garbage of request bodies (body-collections.ts)', () => {
-  it('asks for a young-generation collection every BODY_COLLECT_BYTES of body the HTTP server hands over', async () => {
-    const size = 3 * BODY_COLLECT_BYTES;
-    let received = 0;
-    const server = createServer((req, res) => {
-      const body = new IncomingContent(req as Request, res as unknown as Response).rawStream();
-      body.on('data', (chunk: Buffer) => (received += chunk.length));
-      body.on('end', () => res.end('ok'));
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const before = bodyCollections();
-    try {
-      await new Promise<void>((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, method: 'PUT', headers: { 'content-length': size } }, (res) => {
-          res.resume();
-          res.on('end', resolve);
-        });
-        req.on('error', reject);
-        req.end(Buffer.alloc(size, 1));
-      });
-    } finally {
-      await new Promise<void>((r) => server.close(() => r()));
-    }
-    expect(received).toBe(size);
-    // The counter carries what is left between requests over: at least 2 of the 3 intervals.
-    expect(bodyCollections() - before).toBeGreaterThanOrEqual(2);
   });
 });

@@ -3,7 +3,6 @@ import type { Request, Response } from 'express';
 import multer, { MulterError, type StorageEngine } from 'multer';
 import { Transform, type Readable } from 'node:stream';
 import { InvalidArgumentError, PayloadTooLargeError, UnsupportedMediaTypeError } from '@gateway/errors';
-import { meterBody } from './body-collections';
 import { tooLarge } from './request-guards';
 
 /** One file part as it streams in; `stream` must be consumed (or abandoned by throwing). */
@@ -38,10 +37,7 @@ export class IncomingContent {
   constructor(
     private readonly req: Request,
     private readonly res: Response,
-  ) {
-    // Its garbage collected young (body-collections.ts).
-    meterBody(req);
-  }
+  ) {}
 
   /** The media type essence of the body, lower-cased; undefined without Content-Type. */
   get mediaType(): string | undefined {

@@ -3,10 +3,13 @@ import { METHOD_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/com
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { ModulesContainer } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import type { OperationObject, ParameterObject, ReferenceObject, ResponseObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type { OperationObject, ReferenceObject, ResponseObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { getMetadataStorage } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
 import { ERROR_DESCRIPTIONS, ErrorResponseDto } from './openapi';
+
+/** A DTO or controller class, as Nest's and class-validator's metadata key it. */
+type Class = (abstract new (...args: never[]) => unknown) & { prototype: Record<string, unknown> };
 
 /**
  * Completes the OpenAPI document from what the code already enforces, so the two cannot drift
@@ -52,8 +55,8 @@ function operations(item: object): OperationObject[] {
 
 function addSchemaConstraints(document: OpenAPIObject): void {
   const schemas = document.components?.schemas ?? {};
-  const byName = new Map<string, Function>();
-  const storage = getMetadataStorage() as unknown as { validationMetadatas: Map<Function, ValidationMetadata[]> };
+  const byName = new Map<string, Class>();
+  const storage = getMetadataStorage() as unknown as { validationMetadatas: Map<Class, ValidationMetadata[]> };
   for (const target of storage.validationMetadatas.keys()) byName.set(target.name, target);
   for (const [name, schema] of Object.entries(schemas)) {
     const target = byName.get(name);
@@ -71,7 +74,7 @@ function addSchemaConstraints(document: OpenAPIObject): void {
 function addQueryConstraints(document: OpenAPIObject, app: INestApplication): void {
   for (const module of app.get(ModulesContainer).values()) {
     for (const wrapper of module.controllers.values()) {
-      const controller = wrapper.metatype as (Function & { prototype: Record<string, unknown> }) | null;
+      const controller = wrapper.metatype as Class | null;
       if (!controller) continue;
       const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
       for (const name of Object.getOwnPropertyNames(controller.prototype)) {
@@ -87,7 +90,7 @@ function addQueryConstraints(document: OpenAPIObject, app: INestApplication): vo
           .map((s) => s.replace(/^:(.+)$/, '{$1}'))
           .join('/');
         const op = (document.paths[`/${route}`] as Record<string, OperationObject | undefined> | undefined)?.[RequestMethod[method].toLowerCase()];
-        for (const parameter of (op?.parameters ?? []) as Array<ParameterObject | ReferenceObject>) {
+        for (const parameter of op?.parameters ?? []) {
           if (!('in' in parameter) || parameter.in !== 'query' || !parameter.schema) continue;
           applyConstraints(parameter.schema, constraintsOf(dto, parameter.name));
         }
@@ -97,18 +100,18 @@ function addQueryConstraints(document: OpenAPIObject, app: INestApplication): vo
 }
 
 /** The class of the handler's whole-query argument (@Query() dto), if any. */
-function queryDto(controller: Function, handler: string): Function | undefined {
+function queryDto(controller: Class, handler: string): Class | undefined {
   const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler) ?? {}) as Record<string, { index: number; data?: unknown }>;
-  const types = (Reflect.getMetadata('design:paramtypes', controller.prototype, handler) ?? []) as Function[];
+  const types = (Reflect.getMetadata('design:paramtypes', controller.prototype, handler) ?? []) as unknown[];
   for (const [key, arg] of Object.entries(args)) {
-    if (Number(key.split(':')[0]) !== RouteParamtypes.QUERY || arg.data !== undefined) continue;
+    if (key.split(':')[0] !== String(RouteParamtypes.QUERY) || arg.data !== undefined) continue;
     const type = types[arg.index];
-    if (typeof type === 'function' && type !== Object) return type;
+    if (typeof type === 'function' && type !== Object) return type as Class;
   }
   return undefined;
 }
 
-function constraintsOf(target: Function, property: string): ValidationMetadata[] {
+function constraintsOf(target: Class, property: string): ValidationMetadata[] {
   return getMetadataStorage()
     .getTargetValidationMetadatas(target, '', true, false)
     .filter((m) => m.propertyName === property);

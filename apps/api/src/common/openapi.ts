@@ -63,7 +63,7 @@ export interface EnvelopeOptions {
 /** Documents a `{ success, results }` answer whose results follow `results`. */
 export function ApiEnvelope(results: Type<unknown> | Schema, options: EnvelopeOptions = {}) {
   const isModel = typeof results === 'function';
-  let resultsSchema: SchemaObject | ReferenceObject = isModel ? { $ref: getSchemaPath(results as Type<unknown>) } : (results as Schema);
+  let resultsSchema: SchemaObject | ReferenceObject = isModel ? { $ref: getSchemaPath(results) } : results;
   if (options.isArray) resultsSchema = { type: 'array', items: resultsSchema };
   const properties: Record<string, SchemaObject | ReferenceObject> = { success: { type: 'boolean', example: true }, results: resultsSchema };
   if (options.message) properties.message = { type: 'string', nullable: true };
@@ -75,7 +75,7 @@ export function ApiEnvelope(results: Type<unknown> | Schema, options: EnvelopeOp
       ...(options.headers ? { headers: options.headers } : {}),
     }),
   ];
-  if (isModel) decorators.unshift(ApiExtraModels(results as Type<unknown>));
+  if (isModel) decorators.unshift(ApiExtraModels(results));
   return applyDecorators(...decorators);
 }
 

@@ -25,7 +25,7 @@ export class Page<T> {
 export class PagingHeadersInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
-      map((value) => {
+      map((value: unknown): unknown => {
         if (!(value instanceof Page)) return value;
         if (value.nextCursor !== undefined) {
           const http = context.switchToHttp();

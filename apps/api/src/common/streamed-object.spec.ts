@@ -1,6 +1,5 @@
-import type { Readable } from 'node:stream';
 import { StreamedObject } from './streamed-object';
-import { collectable, gatedBatches, nextText } from '../../test/retention';
+import { collectable, gatedBatches, nextText } from '../../../../test/support/retention';
 
 // Values bigger than the stream's high-water mark, so it reads one batch ahead at most.
 const big = (i: number) => {
@@ -15,7 +14,7 @@ describe('StreamedObject', () => {
       yield [] as Array<readonly [string, unknown]>;
       yield [['/b "q"', { C: 'ü' }] as const];
     }
-    const stream = (await StreamedObject.start(batches())).toEnvelope().getStream() as Readable;
+    const stream = (await StreamedObject.start(batches())).toEnvelope().getStream();
     let text = '';
     for await (const chunk of stream) text += chunk.toString();
     expect(text).toBe(JSON.stringify({ success: true, results: { '/a': { A: '1', B: null }, '/b "q"': { C: 'ü' } } }));
@@ -23,7 +22,7 @@ describe('StreamedObject', () => {
 
   it('answers an empty source as an empty object', async () => {
     async function* none(): AsyncGenerator<Array<[string, unknown]>> {}
-    const stream = (await StreamedObject.start(none())).toEnvelope().getStream() as Readable;
+    const stream = (await StreamedObject.start(none())).toEnvelope().getStream();
     let text = '';
     for await (const chunk of stream) text += chunk.toString();
     expect(JSON.parse(text)).toEqual({ success: true, results: {} });
@@ -33,7 +32,7 @@ describe('StreamedObject', () => {
   // into the old generation: a 100,000-item folder left 70-90 MB there before these were let go of.
   it('holds no batch it has written while it waits for the next one', async () => {
     const source = gatedBatches(3, big);
-    const reader = ((await StreamedObject.start(source.batches())).toEnvelope().getStream() as Readable)[Symbol.asyncIterator]();
+    const reader = (await StreamedObject.start(source.batches())).toEnvelope().getStream()[Symbol.asyncIterator]();
 
     expect(await nextText(reader)).toContain('"/k0":{"n":0');
     expect(await collectable(source.refs[0])).toBe(true);

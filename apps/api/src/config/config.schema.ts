@@ -13,8 +13,8 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
-import { CONNECTOR_ID_PATTERN } from '../connectors/connector-id';
-import { JobDefinitionDto } from '../jobs/job-definition.dto';
+import { CONNECTOR_ID_PATTERN } from './connector-id';
+import { JobDefinitionDto } from './job-definition.dto';
 
 export const ROLES = ['admin', 'user'] as const;
 export type Role = (typeof ROLES)[number];

@@ -6,7 +6,7 @@ import { validateSync, type ValidationError } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
 import type { ConnectorDefinition } from '@gateway/connector-api';
 import { ConfigFile, type Role } from './config.schema';
-import { withDefaults, type JobDefinition } from '../jobs/job-definition.dto';
+import { withDefaults, type JobDefinition } from './job-definition.dto';
 import { parseUserFilesStore, type UserFilesStoreConfig } from './user-files-store';
 
 export interface ConfiguredUser {

@@ -1,7 +1,6 @@
 import type { ConnectorDefinition } from '@gateway/connector-api';
-// The params half of the S3 lib only, by path: its index loads the connector and the AWS SDK
-// (~10 MB of idle RSS), which a gateway without S3 never needs (issue 16).
-import { parseBucket, parseConnectionParams, parsePrefix, type S3ConnectionParams } from '../../../../libs/connector-s3/src/client';
+// The params entry only: the lib's index loads the connector and the AWS SDK, which a gateway without S3 never needs.
+import { parseBucket, parseConnectionParams, parsePrefix, type S3ConnectionParams } from '@gateway/connector-s3/params';
 
 /** Where user files go: the local folder (default) or an S3 bucket every gateway node can reach. */
 export type UserFilesStoreConfig =

@@ -1,6 +1,7 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional, type DynamicModule, type Type } from '@nestjs/common';
+import { LazyModuleLoader } from '@nestjs/core';
 import {
-  CONNECTOR_TYPES,
+  CONNECTOR_TYPE,
   GatewayError,
   NotFoundError,
   NotSupportedError,
@@ -16,30 +17,30 @@ import { ConfigError, type GatewayConfig } from '../config/gateway-config';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import { instrumentConnector } from '../metrics/instrument-connector';
 
-/** Resolves a connector id to its driver; built once from the config at start-up. */
+/** typeId → the loader of the Nest module that provides that kind's ConnectorType under CONNECTOR_TYPE. */
+export type ConnectorModules = Readonly<Record<string, () => Promise<Type | DynamicModule>>>;
+/** The token of the ConnectorModules the registry knows (connectors.module.ts lists the gateway's). */
+export const CONNECTOR_MODULES = Symbol('CONNECTOR_MODULES');
+
 /** How long a connector's close() may take at shutdown. */
 const CLOSE_GRACE_MS = 5_000;
 
+/** Resolves a connector id to its driver; built once from the config at start-up. */
 @Injectable()
 export class ConnectorRegistry implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(ConnectorRegistry.name);
   private readonly connectors = new Map<string, Connector>();
 
   constructor(
-    @Inject(CONNECTOR_TYPES) private readonly types: ConnectorType[],
+    @Inject(CONNECTOR_MODULES) private readonly kinds: ConnectorModules,
+    private readonly lazyModules: LazyModuleLoader,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     @Optional() private readonly metrics?: GatewayMetrics,
   ) {}
 
   async onModuleInit(): Promise<void> {
-    const byType = new Map(this.types.map((t) => [t.typeId, t]));
     for (const [index, definition] of this.config.connectors.entries()) {
-      const type = byType.get(definition.typeId);
-      if (!type) {
-        throw new ConfigError(
-          `connectors[${index}].typeId: unknown connector type '${definition.typeId}' (known: ${[...byType.keys()].join(', ')})`,
-        );
-      }
+      const type = await this.connectorType(definition.typeId, `connectors[${index}].typeId`);
       try {
         const driver = await type.create(definition, { dataDir: this.config.dataDir });
         // With metrics on, every driver call is counted and timed here, for every connector kind.
@@ -52,6 +53,15 @@ export class ConnectorRegistry implements OnModuleInit, OnApplicationShutdown {
       }
       this.logger.log(`Connector '${definition.id}' (${definition.typeId}) ready`);
     }
+  }
+
+  /** The kind's module is loaded (its lib required) on its first configured connector; Nest keeps loaded modules. */
+  private async connectorType(typeId: string, parameter: string): Promise<ConnectorType> {
+    if (!Object.hasOwn(this.kinds, typeId)) {
+      throw new ConfigError(`${parameter}: unknown connector type '${typeId}' (known: ${Object.keys(this.kinds).join(', ')})`);
+    }
+    const kindModule = await this.lazyModules.load(this.kinds[typeId]);
+    return kindModule.get<ConnectorType>(CONNECTOR_TYPE);
   }
 
   /** A content connector (spec 4.2-4.4 routes); 501 naming `content` for a search-only one. */

@@ -1,49 +1,31 @@
 import { Global, Module } from '@nestjs/common';
-import type { Connector, ConnectorContext, ConnectorDefinition, ConnectorType } from '@gateway/connector-api';
-import { CONNECTOR_TYPES } from '@gateway/connector-api';
-import { ConnectorRegistry } from './connector-registry.service';
+import { CONNECTOR_MODULES, ConnectorRegistry, type ConnectorModules } from './connector-registry.service';
 
 /**
- * A connector kind whose lib (and its driver: AWS SDK, MSAL, MongoDB, Elasticsearch...) is
- * required only when a configured connector uses it. Loading every kind at start-up cost
- * tens of MB of idle RSS (issue 16). Params are still validated at start-up: the registry
- * calls create() for every configured connector in onModuleInit.
- * The imports are relative: the Nest build rewrites `@gateway/*` aliases only in static
- * imports, so a dynamic `import('@gateway/...')` would not resolve in dist/.
+ * Every connector kind the gateway knows: its typeId and the loader of its lib's Nest module.
+ * Adding a connector is one line here and its one-line file in kinds/.
+ *
+ * A lib (and its driver: AWS SDK, MSAL, MongoDB, Elasticsearch...) is required only when a configured
+ * connector uses it; loading every kind at start-up cost tens of MB of idle RSS (apps/api/README.md).
+ * So the modules are reached by import(), and the Nest build rewrites the `@gateway/*` path aliases in
+ * static import and export declarations only: `import('@gateway/connector-cmis')` would not resolve in
+ * dist/. Each kinds/ file re-exports its lib's module by a static export (rewritten by the build), and is
+ * itself imported here by a path inside apps/api that is the same in dist/ as in the sources.
  */
-export class LazyConnectorType implements ConnectorType {
-  private loaded?: Promise<ConnectorType>;
-  constructor(
-    readonly typeId: string,
-    private readonly importType: () => Promise<new () => ConnectorType>,
-  ) {}
-
-  /** The real kind, required on first use. */
-  load(): Promise<ConnectorType> {
-    this.loaded ??= this.importType().then((Type) => new Type());
-    return this.loaded;
-  }
-
-  async create(definition: ConnectorDefinition, context: ConnectorContext): Promise<Connector> {
-    return (await this.load()).create(definition, context);
-  }
-}
-
-/** Every connector kind the gateway knows. Adding a connector is one line here. */
-export const CONNECTOR_KINDS: LazyConnectorType[] = [
-  new LazyConnectorType('filesystem', async () => (await import('../../../../libs/connector-filesystem/src')).FilesystemConnectorType),
-  new LazyConnectorType('cmis', async () => (await import('../../../../libs/connector-cmis/src')).CmisConnectorType),
-  new LazyConnectorType('solr', async () => (await import('../../../../libs/connector-solr/src')).SolrConnectorType),
-  new LazyConnectorType('elasticsearch', async () => (await import('../../../../libs/connector-elasticsearch/src')).ElasticsearchConnectorType),
-  new LazyConnectorType('mongodb', async () => (await import('../../../../libs/connector-mongodb/src')).MongoConnectorType),
-  new LazyConnectorType('s3', async () => (await import('../../../../libs/connector-s3/src')).S3ConnectorType),
-  new LazyConnectorType('graph', async () => (await import('../../../../libs/connector-graph/src')).GraphConnectorType),
-  new LazyConnectorType('sharepoint', async () => (await import('../../../../libs/connector-sharepoint/src')).SharePointConnectorType),
-];
+export const GATEWAY_CONNECTOR_MODULES: ConnectorModules = {
+  filesystem: async () => (await import('./kinds/filesystem')).FilesystemConnectorModule,
+  cmis: async () => (await import('./kinds/cmis')).CmisConnectorModule,
+  solr: async () => (await import('./kinds/solr')).SolrConnectorModule,
+  elasticsearch: async () => (await import('./kinds/elasticsearch')).ElasticsearchConnectorModule,
+  mongodb: async () => (await import('./kinds/mongodb')).MongoConnectorModule,
+  s3: async () => (await import('./kinds/s3')).S3ConnectorModule,
+  graph: async () => (await import('./kinds/graph')).GraphConnectorModule,
+  sharepoint: async () => (await import('./kinds/sharepoint')).SharePointConnectorModule,
+};
 
 @Global()
 @Module({
-  providers: [{ provide: CONNECTOR_TYPES, useValue: CONNECTOR_KINDS }, ConnectorRegistry],
+  providers: [{ provide: CONNECTOR_MODULES, useValue: GATEWAY_CONNECTOR_MODULES }, ConnectorRegistry],
   exports: [ConnectorRegistry],
 })
 export class ConnectorsModule {}

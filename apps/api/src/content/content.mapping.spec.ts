@@ -133,7 +133,7 @@ describe('collectProperties', () => {
   ])('refuses %s, naming it', (_what, query, parameter) => {
     let error: unknown;
     try {
-      collectProperties(query as Record<string, unknown>, reserved);
+      collectProperties(query, reserved);
     } catch (e) {
       error = e;
     }

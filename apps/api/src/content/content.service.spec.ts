@@ -7,7 +7,7 @@ import type { ConnectorRegistry } from '../connectors/connector-registry.service
 import { ContentService } from './content.service';
 import { DownloadOffload } from '../common/offload';
 import { StreamedObject } from '../common/streamed-object';
-import { collectable, gatedBatches, nextText } from '../../test/retention';
+import { collectable, gatedBatches, nextText } from '../../../../test/support/retention';
 
 const user: AuthenticatedUser = { username: 'alice', roles: ['user'] };
 
@@ -159,7 +159,7 @@ describe('ContentService', () => {
     const source = gatedBatches(3, item);
     const connector = coreOnly({ folderBatches: jest.fn(source.batches) });
     const page = await serviceFor(connector).folderItems('core', { id: 'folder' });
-    const reader = ((page.results as StreamedObject).toEnvelope().getStream() as Readable)[Symbol.asyncIterator]();
+    const reader = (page.results as StreamedObject).toEnvelope().getStream()[Symbol.asyncIterator]();
 
     let text = await nextText(reader);
     expect(text).toContain('"/f/d0":{"BaseType":"document"');

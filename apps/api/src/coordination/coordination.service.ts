@@ -5,6 +5,7 @@ import type Redis from 'ioredis';
 import { settlesWithin } from '@gateway/concurrency';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import type { GatewayConfig } from '../config/gateway-config';
+import { inProcessRateLimiter, redisRateLimiterFactory, type RateLimiterFactory } from './rate-limiter';
 
 /** What one node tells the others. */
 export type ClusterEvent =
@@ -16,7 +17,7 @@ export type ClusterEvent =
 type Handler = (event: ClusterEvent) => void;
 
 /**
- * State shared by the gateway's nodes. With REDIS_URL: one command connection (counters, Lua scripts) and
+ * State shared by the gateway's nodes. With REDIS_URL: one command connection (rate limiters' counters) and
  * one subscriber connection (events from other nodes on one channel). Without it: a single node, where
  * events have no one to reach and every counter lives in the process.
  *
@@ -36,6 +37,8 @@ export class Coordination implements OnApplicationShutdown {
   private readonly handlers = new Set<Handler>();
   private readonly resyncs = new Set<() => void>();
   private readonly channel: string;
+  /** Rate limiters (rate-limiter-flexible) counting in Redis, for every node at once, or in the process on a single node. */
+  readonly rateLimiter: RateLimiterFactory = inProcessRateLimiter;
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
     this.nodeId = config.nodeId;
@@ -50,6 +53,7 @@ export class Coordination implements OnApplicationShutdown {
     // One retry per command: a lock-out check must fail fast (503) while Redis is down, not hang the login.
     this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
     this.redis.on('error', (e: Error) => this.logger.warn(`Redis: ${e.message}`));
+    this.rateLimiter = redisRateLimiterFactory(this.redis, this.prefix);
     this.subscriber = new Redis(url, { maxRetriesPerRequest: null });
     this.subscriber.on('error', (e: Error) => this.logger.warn(`Redis subscriber: ${e.message}`));
     let connectedBefore = false;

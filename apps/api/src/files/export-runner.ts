@@ -3,7 +3,6 @@ import { pipeline } from 'node:stream/promises';
 import { Limiter } from '@gateway/concurrency';
 import { UpstreamUnavailableError } from '@gateway/connector-api';
 import { UserFilesRepository, type UserFileProgress, type UserFileRecord } from '@gateway/persistence';
-import { meterBody } from '../common/body-collections';
 import { Clock } from '../common/clock';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
@@ -205,8 +204,6 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
         timer = setInterval(flush, PROGRESS_FLUSH_MS);
         timer.unref();
         const out = this.store.createPartial(file.id);
-        // Every entry's bytes pass through fresh read buffers: their garbage is collected young (body-collections.ts).
-        meterBody(zip.archive);
         const written = pipeline(zip.archive, out);
         written.catch(() => undefined); // handled below; a disk error while entries are still added must not go unhandled
         try {

@@ -30,7 +30,7 @@ import { UserFilesService } from './user-files.service';
       // The S3 store (and with it the AWS SDK) is required only when configured (issue 16: idle RSS).
       useFactory: (config: GatewayConfig) => {
         if (config.files.store.kind !== 's3') return new LocalUserFileStore(config);
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- required on first use, not at load: idle RSS (issue 16)
         const { S3UserFileStore } = require('./s3-user-file.store') as typeof import('./s3-user-file.store');
         return new S3UserFileStore(config.files.store);
       },

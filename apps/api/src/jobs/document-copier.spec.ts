@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import type { Actor, ContentConnector } from '@gateway/connector-api';
 import { FilesystemConnectorType } from '@gateway/connector-filesystem';
 import { CLOCK_TOLERANCE_MS, DocumentCopier, globToRegExp, joinPath, resolveFolderId, type CopyGuard } from './document-copier';
-import type { JobDefinition } from './job-definition.dto';
+import type { JobDefinition } from '../config/job-definition.dto';
 import type { DocItem } from './task-plan';
 
 const actor: Actor = { username: 'alice' };

@@ -7,8 +7,8 @@ import { FilesystemConnectorType } from '@gateway/connector-filesystem';
 import type { ExtractionInput, ExtractionLimits, ExtractionResult, TextExtractor } from '@gateway/text-extraction';
 import type { CopyGuard } from './document-copier';
 import { DocumentIndexer, propertyField, readPrincipals, type IndexTarget } from './document-indexer';
-import { InMemoryJobStore } from './in-memory-job-store.spec-helper';
-import type { JobDefinition } from './job-definition.dto';
+import { InMemoryJobStore } from '../../../../test/support/in-memory-job-store';
+import type { JobDefinition } from '../config/job-definition.dto';
 import type { DocItem } from './task-plan';
 
 const actor: Actor = { username: 'alice' };
@@ -72,7 +72,7 @@ describe('DocumentIndexer', () => {
     dir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), 'indexer-')));
     source = await new FilesystemConnectorType().create({ id: 'src', typeId: 'filesystem', description: 'src', params: { root: path.join(dir, 'src') } }, { dataDir: dir });
     index = new MemoryIndex();
-    target = { id: 'idx', typeId: 'memory', description: 'idx', publicParams: {}, checkHealth: async () => undefined, index } as unknown as IndexTarget;
+    target = { id: 'idx', typeId: 'memory', description: 'idx', publicParams: {}, checkHealth: async () => undefined, index };
     store = new InMemoryJobStore();
     extractor = new FakeExtractor();
   });

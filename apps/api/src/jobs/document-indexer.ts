@@ -3,7 +3,7 @@ import { GatewayError, UpstreamThrottledError, UpstreamTimeoutError, UpstreamUna
 import type { ClaimedDoc, DocOutcome, IndexStateRecord } from '@gateway/persistence';
 import type { ExtractionResult, TextExtractor } from '@gateway/text-extraction';
 import { globToRegExp, joinPath, type CopyGuard } from './document-copier';
-import { INDEX_JOB_DEFAULTS, type JobDefinition } from './job-definition.dto';
+import { INDEX_JOB_DEFAULTS, type JobDefinition } from '../config/job-definition.dto';
 import type { JobStore } from './job-store';
 import { Cancelled } from './run-watcher';
 import type { DocItem } from './task-plan';

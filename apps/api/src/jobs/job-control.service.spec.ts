@@ -1,7 +1,7 @@
 import { ConflictError, InvalidArgumentError, NotFoundError } from '@gateway/connector-api';
 import type { JobRunRecord, TaskState } from '@gateway/persistence';
 import { JobControlService } from './job-control.service';
-import { jobsFixture, RecordingQueue, type JobsFixture } from './jobs-fixture.spec-helper';
+import { jobsFixture, RecordingQueue, type JobsFixture } from '../../../../test/support/jobs-fixture';
 import { parseTask, type DocsPayload } from './task-plan';
 
 /** The control service over the in-memory store: what each control call does to the job's latest run. */

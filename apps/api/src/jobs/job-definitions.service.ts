@@ -4,7 +4,7 @@ import { JobsRepository, type JobRecord } from '@gateway/persistence';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import { ConfigError, type GatewayConfig } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
-import { INDEX_JOB_DEFAULTS, withDefaults, type JobDefinition, type JobDefinitionDto, type JobDto } from './job-definition.dto';
+import { INDEX_JOB_DEFAULTS, withDefaults, type JobDefinition, type JobDefinitionDto, type JobDto } from '../config/job-definition.dto';
 import { jobView } from './job-format';
 import { isActive } from './job-states';
 import type { JobStore } from './job-store';

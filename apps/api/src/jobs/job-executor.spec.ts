@@ -1,4 +1,4 @@
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import type { ContentConnector } from '@gateway/connector-api';
 import type { DocOutcome, JobRunRecord } from '@gateway/persistence';
@@ -8,7 +8,7 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics';
 import { EmbeddedTaskQueue } from './embedded-task-queue';
 import { JobControlService } from './job-control.service';
 import { FLUSH_EVERY_DOCS, JobExecutor, OutcomeBatch } from './job-executor';
-import { jobsFixture, RecordingQueue, type JobsFixture } from './jobs-fixture.spec-helper';
+import { jobsFixture, RecordingQueue, type JobsFixture } from '../../../../test/support/jobs-fixture';
 import { DOCS_PER_TASK, docsTask } from './task-plan';
 import { TaskInterrupted, type TaskQueue } from './task-queue';
 
@@ -170,17 +170,37 @@ describe('JobExecutor', () => {
   });
 
   it('stops taking documents once the errors reach options.maxErrors, and ends FAILED', async () => {
+    // The documented bound (jobs README): once the run has recorded maxErrors failures it takes no new
+    // documents; only those already in flight finish. The test holds the documents after the first
+    // maxErrors until the executor has told its workers (notify), so "in flight" is exactly what the
+    // document slots hold and the bound is maxErrors + DOC_SLOTS whatever the machine's speed.
+    const MAX_ERRORS = 5;
+    const DOC_SLOTS = 2;
+    let opened = 0;
+    let told!: () => void;
+    const workersTold = new Promise<void>((resolve) => (told = resolve));
     const failing = (src: ContentConnector) =>
-      Object.assign(Object.create(src) as ContentConnector, { openContent: async () => Promise.reject(new Error('disk read error')) });
-    await setUp({ source: failing, concurrency: 1 });
+      Object.assign(Object.create(src) as ContentConnector, {
+        openContent: async () => {
+          if (++opened > MAX_ERRORS) await workersTold;
+          throw new Error('disk read error');
+        },
+      });
+    await setUp({ source: failing, concurrency: DOC_SLOTS, localConcurrency: DOC_SLOTS });
+    const notify = executor.notify.bind(executor);
+    executor.notify = async (runId: string) => {
+      await notify(runId);
+      if (fx.store.runs.get(runId)?.message !== undefined) told();
+    };
     await fx.writeSource(tree(3 * DOCS_PER_TASK, 'in'));
-    const jobId = fx.store.addJob(fx.definition({ maxErrors: 5 })).id;
+    const jobId = fx.store.addJob(fx.definition({ maxErrors: MAX_ERRORS })).id;
     await control.start(jobId, 'alice');
     const run = await fx.settled(jobId);
     expect(run.status).toBe('FAILED');
     expect(run.message).toMatch(/documents failed; the job's limit is 5 \(options.maxErrors\)$/);
-    expect(run.failed).toBeGreaterThanOrEqual(5);
-    expect(run.failed).toBeLessThan(3 * DOCS_PER_TASK);
+    expect(run.failed).toBeGreaterThanOrEqual(MAX_ERRORS);
+    expect(run.failed).toBeLessThanOrEqual(MAX_ERRORS + DOC_SLOTS);
+    expect(opened).toBe(run.failed);
     expect(run.written).toBe(0);
     expect(audits('e')).toBe(run.failed);
   });
@@ -361,7 +381,7 @@ function heldSource() {
         gate.opened++;
         const out = new PassThrough();
         void held.then(() => real.pipe(out));
-        return out as Readable;
+        return out;
       },
     });
   return { gate, slow };

@@ -1,6 +1,6 @@
 import type { JobRecord, JobRunRecord } from '@gateway/persistence';
-import type { JobDefinition } from './job-definition.dto';
-import type { JobDto } from './job-definition.dto';
+import type { JobDefinition } from '../config/job-definition.dto';
+import type { JobDto } from '../config/job-definition.dto';
 import { JOB_STATES, flagsOf, isActive, type JobStatus } from './job-states';
 import type { JobStatusDto } from './job-status.dto';
 

@@ -1,5 +1,5 @@
 import type { JobsStore } from '@gateway/persistence';
-import type { JobDefinition } from './job-definition.dto';
+import type { JobDefinition } from '../config/job-definition.dto';
 
 /**
  * The job service's storage as its services use it: JobsRepository (injected by its class)

@@ -4,7 +4,7 @@ import { InvalidArgumentError } from '@gateway/errors';
 import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import type { MessageResult } from '../common/envelope';
 import { Route, RouteFamily } from '../common/routes';
-import { JobDefinitionDto, JobDto } from './job-definition.dto';
+import { JobDefinitionDto, JobDto } from '../config/job-definition.dto';
 import { JobControlService } from './job-control.service';
 import { JobDefinitionsService } from './job-definitions.service';
 import { ACTIONS, stateTableMarkdown, type JobAction } from './job-states';

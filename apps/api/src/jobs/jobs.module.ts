@@ -37,7 +37,7 @@ export class JobsModule {
     }
     // Required here, not at the top: BullMQ/ioredis cost several MB of idle RSS (issue 16)
     // and are only used with REDIS_URL.
-    /* eslint-disable @typescript-eslint/no-require-imports */
+    /* eslint-disable @typescript-eslint/no-require-imports -- required on first use, not at load: idle RSS (issue 16) */
     const { BullModule } = require('@nestjs/bullmq') as typeof import('@nestjs/bullmq');
     const { BullTaskQueue, JOB_QUEUE, JobTaskProcessor, bullOptions } = require('./bullmq-task-queue') as typeof import('./bullmq-task-queue');
     /* eslint-enable @typescript-eslint/no-require-imports */

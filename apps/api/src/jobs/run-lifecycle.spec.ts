@@ -1,6 +1,6 @@
 import type { JobRunRecord, TaskState } from '@gateway/persistence';
-import { InMemoryJobStore, runRecord } from './in-memory-job-store.spec-helper';
-import type { JobDefinition } from './job-definition.dto';
+import { InMemoryJobStore, runRecord } from '../../../../test/support/in-memory-job-store';
+import type { JobDefinition } from '../config/job-definition.dto';
 import { closeSegment, failingReason, limitReason, settle } from './run-lifecycle';
 
 const DEF: JobDefinition = {

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type { JobRunRecord } from '@gateway/persistence';
 import { Cancelled, RunWatch, RunWatcher } from './run-watcher';
-import { runRecord } from './in-memory-job-store.spec-helper';
+import { runRecord } from '../../../../test/support/in-memory-job-store';
 
 /** A run source whose answer the test sets. */
 function source(initial: JobRunRecord | undefined = runRecord()) {

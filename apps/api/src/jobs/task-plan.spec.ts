@@ -1,6 +1,6 @@
 import type { ItemInfo } from '@gateway/connector-api';
 import type { FailedDoc } from '@gateway/persistence';
-import type { JobDefinition } from './job-definition.dto';
+import type { JobDefinition } from '../config/job-definition.dto';
 import { DOCS_PER_TASK, ROOT_TASK_KEY, docsTask, failedDocsTasks, folderPageTasks, isListingKey, parseTask, rootTask, type DocsPayload, type EnumPayload } from './task-plan';
 
 const DEF: JobDefinition = {

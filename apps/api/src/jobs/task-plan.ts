@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FolderPage } from '@gateway/connector-api';
 import type { JobTaskRecord, RunPlanReader, TaskSpec } from '@gateway/persistence';
-import type { JobDefinition } from './job-definition.dto';
+import type { JobDefinition } from '../config/job-definition.dto';
 
 /**
  * The task plan: how a run's work is cut into tasks and what a task carries. Shared by the

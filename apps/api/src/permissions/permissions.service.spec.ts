@@ -7,7 +7,7 @@ import {
   type ConnectorType,
   type ContentConnector,
 } from '@gateway/connector-api';
-import { ConnectorRegistry } from '../connectors/connector-registry.service';
+import { kindsOf, startConnectorRegistry } from '../../../../test/support/connector-registry';
 import type { GatewayConfig } from '../config/gateway-config';
 import { parseAclBody } from './permissions.dto';
 import { parsePrincipals, PermissionsService } from './permissions.service';
@@ -66,8 +66,7 @@ describe('PermissionsService', () => {
         { id: 'fs', typeId: 'without-acls', description: '', params: {} },
       ],
     } as unknown as GatewayConfig;
-    const registry = new ConnectorRegistry([connectorType('with-acls', acls), connectorType('without-acls')], config);
-    await registry.onModuleInit();
+    const registry = await startConnectorRegistry(config, kindsOf([connectorType('with-acls', acls), connectorType('without-acls')]));
     service = new PermissionsService(registry);
   });
 

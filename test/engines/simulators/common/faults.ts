@@ -107,7 +107,7 @@ export class Faults {
         count: positiveInt(t.count, 'throttle.count'),
         status,
         retryAfterSeconds: t.retryAfterSeconds === undefined ? 1 : positiveInt(t.retryAfterSeconds, 'throttle.retryAfterSeconds', true),
-        pathContains: t.pathContains as string | undefined,
+        pathContains: t.pathContains,
       };
     }
     if (body.delay !== undefined) {

@@ -170,7 +170,7 @@ export function createSharePointApi(ctx: ApiContext) {
         ServerRelativeUrl: item.path,
         TimeCreated: item.created,
         TimeLastModified: item.modified,
-        Title: (item.fields.Title as string | undefined) ?? null,
+        Title: item.fields.Title ?? null,
         UIVersion: f.uiVersion,
         UIVersionLabel: `${major}.0`,
         UniqueId: item.uniqueId,
@@ -202,7 +202,7 @@ export function createSharePointApi(ctx: ApiContext) {
         ServerRelativeUrl: p,
         TimeCreated: item?.created ?? list?.created ?? isoNow(),
         TimeLastModified: item?.modified ?? list?.created ?? isoNow(),
-        UniqueId: isRoot ? list!.rootFolderId : item!.uniqueId,
+        UniqueId: isRoot ? list.rootFolderId : item!.uniqueId,
         WelcomePage: '',
       },
       nav: {

@@ -19,8 +19,8 @@ import type {
   TaskSpec,
   TaskState,
 } from '@gateway/persistence';
-import type { JobDefinition } from './job-definition.dto';
-import type { JobStore } from './job-store';
+import type { JobDefinition } from '../../apps/api/src/config/job-definition.dto';
+import type { JobStore } from '../../apps/api/src/jobs/job-store';
 
 interface DocRow {
   relPath: string;
@@ -196,35 +196,27 @@ export class InMemoryJobStore implements JobStore {
       const savedDocs = new Map([...this.docs.get(runId)!].map(([k, d]) => [k, { ...d }]));
       const savedAudit = this.audit.length;
       const savedState = new Map([...this.indexState].map(([k, m]) => [k, new Map(m)]));
-      const store = this;
+      let run: JobRunRecord = { ...stored };
       const locked: LockedRun = {
-        run: { ...stored },
-        async change(patch: RunChange) {
+        get run() {
+          return run;
+        },
+        change: async (patch: RunChange) => {
           const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
-          (this as { run: JobRunRecord }).run = { ...this.run, ...defined };
+          run = { ...run, ...defined };
         },
-        async countTasks(states) {
-          return [...store.tasks.get(runId)!.values()].filter((t) => states.includes(t.state)).length;
-        },
-        async setTaskState(key, state) {
-          const task = store.tasks.get(runId)!.get(key);
+        countTasks: async (states) => [...this.tasks.get(runId)!.values()].filter((t) => states.includes(t.state)).length,
+        setTaskState: async (key, state) => {
+          const task = this.tasks.get(runId)!.get(key);
           if (task) task.state = state;
         },
-        async resetActiveTasks() {
-          for (const t of store.tasks.get(runId)!.values()) if (t.state === 'active') t.state = 'pending';
+        resetActiveTasks: async () => {
+          for (const t of this.tasks.get(runId)!.values()) if (t.state === 'active') t.state = 'pending';
         },
-        async insertTasks(tasks) {
-          store.insertTasksOf(runId, tasks);
-        },
-        async claimDocs(jobId, docs, now) {
-          return store.claimIn(this.run, jobId, docs, now);
-        },
-        async finishDocs(jobId, outcomes, now) {
-          store.finishIn(this.run, jobId, outcomes, now);
-        },
-        async recordRemoved(jobId, docs, now) {
-          store.removedIn(this.run, jobId, docs, now);
-        },
+        insertTasks: async (tasks) => this.insertTasksOf(runId, tasks),
+        claimDocs: async (jobId, docs, now) => this.claimIn(run, jobId, docs, now),
+        finishDocs: async (jobId, outcomes, now) => this.finishIn(run, jobId, outcomes, now),
+        recordRemoved: async (jobId, docs, now) => this.removedIn(run, jobId, docs, now),
       };
       try {
         const result = await fn(locked);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase, type Database } from './database';
+import { openDatabase, type Database } from '@gateway/persistence';
 
 /** A migrated SQLite database in a fresh temporary folder, opened before each test and removed after it. */
 export function useTempDatabase(): () => Database {

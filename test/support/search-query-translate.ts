@@ -1,6 +1,6 @@
-import type { QueryNode, SearchRequest } from './ast';
-import { parseQuery } from './parser';
-import { DEFAULT_FIELD_SCHEMA } from './schema';
+import type { QueryNode, SearchRequest } from '../../libs/search-query/src/ast';
+import { parseQuery } from '../../libs/search-query/src/parser';
+import { DEFAULT_FIELD_SCHEMA } from '../../libs/search-query/src/schema';
 
 export const q = (text: string): QueryNode => parseQuery(text, 'q');
 

@@ -3,14 +3,14 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Actor, ContentConnector } from '@gateway/connector-api';
-import { FilesystemConnectorType } from '@gateway/connector-filesystem';
 import type { JobRunRecord } from '@gateway/persistence';
-import type { GatewayConfig } from '../config/gateway-config';
-import { ConnectorRegistry } from '../connectors/connector-registry.service';
-import { InMemoryJobStore } from './in-memory-job-store.spec-helper';
-import type { JobDefinition } from './job-definition.dto';
-import { isActive } from './job-states';
-import type { TaskHandler, TaskQueue, TaskRef } from './task-queue';
+import type { GatewayConfig } from '../../apps/api/src/config/gateway-config';
+import type { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
+import { startConnectorRegistry } from './connector-registry';
+import { InMemoryJobStore } from './in-memory-job-store';
+import type { JobDefinition } from '../../apps/api/src/config/job-definition.dto';
+import { isActive } from '../../apps/api/src/jobs/job-states';
+import type { TaskHandler, TaskQueue, TaskRef } from '../../apps/api/src/jobs/task-queue';
 
 export const admin: Actor = { username: 'admin' };
 
@@ -38,8 +38,7 @@ export async function jobsFixture(jobs: Partial<GatewayConfig['jobs']> = {}): Pr
     connectors: ['src', 'dst'].map((id) => ({ id, typeId: 'filesystem', description: id, params: { root: path.join(dir, id) } })),
     jobs: { definitions: [], concurrency: 4, localConcurrency: 4, auditRetentionDays: 0, ...jobs },
   } as unknown as GatewayConfig;
-  const registry = new ConnectorRegistry([new FilesystemConnectorType()], config);
-  await registry.onModuleInit();
+  const registry = await startConnectorRegistry(config);
   const src = registry.get('src');
   const dst = registry.get('dst');
   const store = new InMemoryJobStore();

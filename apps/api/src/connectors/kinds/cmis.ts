@@ -1,0 +1,1 @@
+export { CmisConnectorModule } from '@gateway/connector-cmis';

@@ -1,0 +1,1 @@
+export { ElasticsearchConnectorModule } from '@gateway/connector-elasticsearch';

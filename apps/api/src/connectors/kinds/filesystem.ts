@@ -1,0 +1,1 @@
+export { FilesystemConnectorModule } from '@gateway/connector-filesystem';

@@ -1,0 +1,1 @@
+export { GraphConnectorModule } from '@gateway/connector-graph';

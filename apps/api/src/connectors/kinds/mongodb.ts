@@ -1,0 +1,1 @@
+export { MongoConnectorModule } from '@gateway/connector-mongodb';

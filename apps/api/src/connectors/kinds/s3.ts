@@ -1,0 +1,1 @@
+export { S3ConnectorModule } from '@gateway/connector-s3';

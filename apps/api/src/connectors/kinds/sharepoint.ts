@@ -1,0 +1,1 @@
+export { SharePointConnectorModule } from '@gateway/connector-sharepoint';

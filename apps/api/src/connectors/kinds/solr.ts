@@ -1,0 +1,1 @@
+export { SolrConnectorModule } from '@gateway/connector-solr';
