@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { Clock } from '../../apps/api/src/common/clock';
@@ -169,6 +170,52 @@ describe('Hardening (issue 16)', () => {
       expect(status).toBe(413);
       expect(repoNames()).not.toContain('streamed.bin');
       expect(tempFiles()).toEqual([]);
+    });
+
+    // Node's fetch reading the 413 of an upload far over the limit: process.e2e-spec.ts (a gateway of its own process).
+    it('a refused body that ends within the lingering bounds leaves the connection reusable; one that does not is cut', async () => {
+      const p = await port();
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const post = (body: Buffer) =>
+        new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+          const req = http.request(
+            { host: '127.0.0.1', port: p, agent, method: 'POST', path: `${gw.api}/repo/fs/file?folderId=fs-&fileName=linger.bin`, headers: { Authorization: adminAuth(), 'Content-Type': 'application/octet-stream' } },
+            (res) => (res.resume(), res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }))),
+          );
+          req.on('error', reject);
+          req.end(body);
+        });
+      // 2 MiB: over the upload limit, within what the gateway still reads after answering.
+      expect(await post(Buffer.alloc(2 * 1024 * 1024, 5))).toEqual({ status: 413, reused: false });
+      expect(await post(Buffer.alloc(2 * 1024 * 1024, 5))).toEqual({ status: 413, reused: true });
+      agent.destroy();
+
+      // A client that keeps sending after the answer is cut once a bound is passed (a raw socket: Node's
+      // own client stops writing once it has the answer, and would only meet the time bound).
+      const total = 256 * 1024 * 1024;
+      const outcome = await new Promise<{ status: number; cut: boolean }>((resolve) => {
+        let sent = 0;
+        let answer = '';
+        const socket = net.connect(p, '127.0.0.1', () => {
+          socket.write(
+            `PUT ${gw.api}/repo/fs/updateContent?fileId=x HTTP/1.1\r\nHost: gateway\r\nAuthorization: ${adminAuth()}\r\n` +
+              `Content-Type: application/octet-stream\r\nContent-Length: ${total}\r\n\r\n`,
+          );
+          const chunk = Buffer.alloc(256 * 1024, 6);
+          const pump = () => {
+            while (sent < total && !socket.destroyed) {
+              sent += chunk.length;
+              if (!socket.write(chunk)) return void socket.once('drain', pump);
+            }
+          };
+          pump();
+        });
+        socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+        socket.on('error', () => undefined);
+        socket.on('close', () => resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0), cut: sent < total }));
+      });
+      expect(outcome.status).toBe(413);
+      expect(outcome.cut).toBe(true);
     });
 
     it('an upload within the limit is stored', async () => {

@@ -17,6 +17,7 @@ import { bodyDepthLimit, MethodTable, requireParsedBodyType, strictUtf8Url, uplo
 import { createValidationPipe } from './common/validation';
 import { loadConfig, type GatewayConfig, type ServerTimeouts } from './config/gateway-config';
 import { UsersService } from './auth/users.service';
+import { startUpSummary } from './logging/start-up-summary';
 import { GatewayMetrics } from './metrics/gateway-metrics';
 import { httpMetrics } from './metrics/http-metrics';
 
@@ -154,7 +155,7 @@ export async function bootstrap(config: GatewayConfig = loadConfig()): Promise<G
   const { app } = gateway;
   await app.listen(config.port, config.host);
   const logger = app.get(PinoLogger);
-  logger.log(`Content gateway listening on http://${config.host}:${config.port}${config.contextPath}/api (docs at ${config.contextPath}/api/docs)`);
+  for (const line of startUpSummary(config, (app.getHttpServer() as Server).address())) logger.log(line, 'Gateway');
 
   let closing = false;
   const shutdown = (signal: string) => {

@@ -19,7 +19,7 @@ function host(req: Record<string, unknown>) {
 }
 
 describe('GatewayExceptionFilter', () => {
-  const request = { id: 'req-7f3', path: '/api/content/x', url: '/api/content/x?key=secret', method: 'GET', headers: {} };
+  const request = { id: 'req-7f3', path: '/api/content/x', url: '/api/content/x?key=secret', method: 'GET', headers: {}, complete: true };
   let logged: unknown[][];
   beforeEach(() => {
     logged = [];

@@ -1,7 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { GatewayError, PayloadTooLargeError, RangeNotSatisfiableError, RetryLaterError, UpstreamUnavailableError, type GatewayErrorKind } from '@gateway/errors';
+import { GatewayError, RangeNotSatisfiableError, RetryLaterError, UpstreamUnavailableError, type GatewayErrorKind } from '@gateway/errors';
 import { isDatabaseUnavailable } from '@gateway/persistence';
+import { lingerOnUnreadBody } from './lingering-close';
 const STATUS_BY_KIND: Record<GatewayErrorKind, number> = {
   invalid_argument: 400,
   unauthenticated: 401,
@@ -64,8 +65,8 @@ export class GatewayExceptionFilter implements ExceptionFilter {
       return;
     }
     if (status === 401) res.setHeader('WWW-Authenticate', BASIC_CHALLENGE);
-    // The rest of a refused upload is not worth receiving: close once the answer is out.
-    if (exception instanceof PayloadTooLargeError && !req.complete) res.setHeader('Connection', 'close');
+    // An answer before the whole body arrived (a refused upload): the rest is read and dropped, within bounds.
+    lingerOnUnreadBody(req);
     if (exception instanceof RetryLaterError) {
       res.setHeader('Retry-After', String(exception.retryAfterSeconds));
     }

@@ -149,7 +149,7 @@ export function mediaTypeOf(contentType: string | undefined): string | undefined
 /**
  * `source` through a counter that fails with PayloadTooLargeError (413) once more than `max` bytes
  * passed: the consumer (a driver's write) fails and removes what it staged, and the rest of the
- * body is left unread (the filter answers with Connection: close). `source` itself is not
+ * body is left unread (the filter drains it within bounds: lingering-close.ts). `source` itself is not
  * destroyed, so the 413 can still be written on its socket.
  */
 export function limitBytes(source: Readable, max: number): Readable {

@@ -186,6 +186,18 @@ describe('loadConfig', () => {
   });
 
   it.each([
+    [undefined, undefined],
+    ['pretty', 'pretty'],
+    ['json', 'json'],
+  ])('reads LOG_FORMAT=%j as %j (undefined: decided by whether stdout is a terminal)', (raw, expected) => {
+    expect(loadConfig({ LOG_FORMAT: raw }).logFormat).toBe(expected);
+  });
+
+  it('refuses an unknown LOG_FORMAT, naming the variable', () => {
+    expect(refusal({ LOG_FORMAT: 'text' }).message).toBe("LOG_FORMAT: must be pretty or json (got 'text')");
+  });
+
+  it.each([
     ['false', false],
     ['true', true],
     ['1', 1],

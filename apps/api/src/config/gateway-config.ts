@@ -67,6 +67,8 @@ export interface GatewayConfig {
   /** Largest document content one upload may carry, in bytes; 0 = no limit (413 beyond it). */
   maxUploadBytes: number;
   logLevel: string;
+  /** LOG_FORMAT: one readable line per entry, or JSON lines; undefined: pretty on a terminal, JSON otherwise. */
+  logFormat?: 'pretty' | 'json';
   /** Milliseconds that shutdown waits for in-flight requests. */
   shutdownGraceMs: number;
   /** Time-outs of the HTTP server (node:http), ms; see the README's configuration table. */
@@ -208,6 +210,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     jsonBodyLimit: parseInteger(env, 'GATEWAY_JSON_LIMIT_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxUploadBytes: parseInteger(env, 'GATEWAY_MAX_UPLOAD_BYTES', 10 * 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
     logLevel: env.LOG_LEVEL || 'info',
+    logFormat: parseLogFormat(env.LOG_FORMAT),
     shutdownGraceMs: parseInteger(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     server: {
       headersTimeoutMs,
@@ -367,6 +370,12 @@ function parseInteger(env: Env, name: string, fallback: number, min: number, max
     throw new ConfigError(`${name}: must be an integer between ${min} and ${max} (got '${raw}')`);
   }
   return Number(raw);
+}
+
+function parseLogFormat(raw: string | undefined): 'pretty' | 'json' | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (raw === 'pretty' || raw === 'json') return raw;
+  throw new ConfigError(`LOG_FORMAT: must be pretty or json (got '${raw}')`);
 }
 
 function parseContextPath(raw: string | undefined): string {

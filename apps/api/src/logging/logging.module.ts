@@ -1,66 +1,85 @@
-import { DynamicModule, Inject, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { DynamicModule, Inject, Injectable, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger, PARAMS_PROVIDER_TOKEN, PinoLogger, type Params } from 'nestjs-pino';
 import pino from 'pino';
 import { pinoHttp, type HttpLogger } from 'pino-http';
 import type { GatewayConfig } from '../config/gateway-config';
+import { prettyDestination } from './pretty';
+import { markRequestStart, requestLine } from './request-line';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The token of the request-logging middleware (pino-http), applied to every route by LoggingModule. */
 const HTTP_LOGGER = Symbol('HTTP_LOGGER');
 
+/** Nest's start-up detail (a line per module and per route mapped): debug, not info (README.md). */
+const START_UP_DETAIL = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
+/** nestjs-pino's adapter for Nest's Logger, with Nest's start-up detail moved down to debug. */
+@Injectable()
+export class GatewayLogger extends Logger {
+  override log(message: unknown, ...optionalParams: unknown[]): void {
+    const context = optionalParams[optionalParams.length - 1];
+    if (typeof context === 'string' && START_UP_DETAIL.has(context)) this.debug(message, ...optionalParams);
+    else super.log(message, ...optionalParams);
+  }
+}
+
+/** The request-logging middleware: one line per request when its answer is done (request-line.ts). */
+export function requestLogger(root: pino.Logger): HttpLogger {
+  return pinoHttp({
+    logger: root,
+    genReqId: (req: IncomingMessage, res: ServerResponse) => {
+      markRequestStart(req);
+      const incoming = req.headers['x-request-id'];
+      const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    // The line is built when the answer is done, from the request itself: no headers, no query string.
+    quietReqLogger: true,
+    quietResLogger: true,
+    customSuccessObject: (req, res, value: { responseTime: number }) => requestLine(req, res, value.responseTime),
+    // A 5xx's cause is logged by the exception filter (with the request id); pino-http's stand-in error adds nothing.
+    customErrorObject: (req, res, _err, value: { responseTime: number }) => requestLine(req, res, value.responseTime),
+    customSuccessMessage: () => 'request completed',
+    customErrorMessage: () => 'request failed',
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+    autoLogging: { ignore: (req) => (req.url ?? '').endsWith('/api/health') },
+  });
+}
+
 /**
- * Structured JSON logs (pino) with a request id; credentials never reach the log. One pino
- * logger writes everything: the request lines (pino-http, carrying the request id) and what
- * services log through Nest's Logger (nestjs-pino's adapter). See README.md for why no
+ * Logs pino writes, as JSON lines or one readable line each (LOG_FORMAT); credentials never reach
+ * them. One pino logger writes everything: a line per request (pino-http; request-line.ts) and
+ * what services log through Nest's Logger (nestjs-pino's adapter). See README.md for why no
  * request context follows the code a request runs (no AsyncLocalStorage).
  */
 @Module({})
 export class LoggingModule implements NestModule {
   static forRoot(config: GatewayConfig): DynamicModule {
-    const root = pino({
+    const pretty = (config.logFormat ?? (process.stdout.isTTY ? 'pretty' : 'json')) === 'pretty';
+    const options: pino.LoggerOptions = {
       level: config.logLevel,
       redact: {
-        paths: [
-          'req.headers.authorization',
-          'req.headers.cookie',
-          'req.headers["proxy-authorization"]',
-          'res.headers["set-cookie"]',
-          'password',
-          '*.password',
-          'body.password',
-        ],
+        // Request lines carry no headers; these cover any other object logged with its headers.
+        paths: ['*.headers.authorization', '*.headers.cookie', '*.headers["proxy-authorization"]', '*.headers["set-cookie"]', 'password', '*.password', 'body.password'],
         censor: '[redacted]',
       },
-    });
+    };
+    const root = pretty ? pino(options, prettyDestination()) : pino(options);
     const params: Params = { pinoHttp: { logger: root } };
-    const http = pinoHttp({
-      logger: root,
-      genReqId: (req: IncomingMessage, res: ServerResponse) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      // The query string can carry public download keys: log the path only.
-      serializers: {
-        req: (req: { id: string; method: string; url: string; remoteAddress?: string; headers: Record<string, unknown> }) => ({
-          id: req.id,
-          method: req.method,
-          path: req.url.split('?')[0],
-          remoteAddress: req.remoteAddress,
-          headers: req.headers,
-        }),
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-      autoLogging: { ignore: (req) => (req.url ?? '').endsWith('/api/health') },
-    });
+    const http = requestLogger(root);
     return {
       module: LoggingModule,
       global: true,
-      providers: [{ provide: PARAMS_PROVIDER_TOKEN, useValue: params }, PinoLogger, Logger, { provide: HTTP_LOGGER, useValue: http }],
+      providers: [
+        { provide: PARAMS_PROVIDER_TOKEN, useValue: params },
+        PinoLogger,
+        { provide: Logger, useClass: GatewayLogger },
+        { provide: HTTP_LOGGER, useValue: http },
+      ],
       exports: [Logger],
     };
   }
