@@ -167,7 +167,7 @@ describe('The gateway process', () => {
             if (--chunksLeft === 0) controller.close();
           },
         }),
-      } as RequestInit);
+      });
       expect(streamed.status).toBe(413);
       expect(((await streamed.json()) as { error: { code: string } }).error.code).toBe('PAYLOAD_TOO_LARGE');
     } finally {

@@ -155,7 +155,8 @@ export async function bootstrap(config: GatewayConfig = loadConfig()): Promise<G
   const { app } = gateway;
   await app.listen(config.port, config.host);
   const logger = app.get(PinoLogger);
-  for (const line of startUpSummary(config, (app.getHttpServer() as Server).address())) logger.log(line, 'Gateway');
+  const listening: Server = app.getHttpServer();
+  for (const line of startUpSummary(config, listening.address())) logger.log(line, 'Gateway');
 
   let closing = false;
   const shutdown = (signal: string) => {

@@ -6,6 +6,11 @@ const PLACED = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'context', 'e
 
 type Entry = Record<string, unknown>;
 
+/** A value of a log entry as text: a string as it is, anything else as its JSON. */
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
 /**
  * One readable line for one JSON log entry (LOG_FORMAT=pretty, README.md). A request's line reads
  * `10:42:07.120Z INFO  POST /api/admin/users 201 412 B 9 ms admin req=3f2…`; any other entry
@@ -16,18 +21,18 @@ export function prettyLine(entry: Entry): string {
   const level = (LEVEL_NAMES[entry.level as number] ?? String(entry.level)).padEnd(5);
   const parts = [time, level];
   if (typeof entry.method === 'string' && typeof entry.status === 'number') {
-    parts.push(entry.method, String(entry.path), String(entry.status), `${String(entry.bytes)} B`, `${String(entry.ms)} ms`);
-    if (entry.user !== undefined) parts.push(String(entry.user));
+    parts.push(entry.method, text(entry.path), text(entry.status), `${text(entry.bytes)} B`, `${text(entry.ms)} ms`);
+    if (entry.user !== undefined) parts.push(text(entry.user));
   } else {
-    if (entry.context !== undefined) parts.push(`[${String(entry.context)}]`);
-    if (entry.msg !== undefined) parts.push(String(entry.msg));
+    if (entry.context !== undefined) parts.push(`[${text(entry.context)}]`);
+    if (entry.msg !== undefined) parts.push(text(entry.msg));
   }
-  if (entry.reqId !== undefined) parts.push(`req=${String(entry.reqId)}`);
+  if (entry.reqId !== undefined) parts.push(`req=${text(entry.reqId)}`);
   for (const [key, value] of Object.entries(entry)) {
-    if (!PLACED.has(key)) parts.push(`${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
+    if (!PLACED.has(key)) parts.push(`${key}=${text(value)}`);
   }
   const err = entry.err as { stack?: unknown; message?: unknown } | undefined;
-  const detail = err === undefined ? '' : `\n${String(err.stack ?? err.message ?? JSON.stringify(err))}`;
+  const detail = err === undefined ? '' : `\n${text(err.stack ?? err.message ?? err)}`;
   return parts.join(' ') + detail;
 }
 
