@@ -3,5 +3,5 @@ export { MultipartWriter } from './multipart-writer';
 export * from './s3.connector';
 export * from './s3.connector-type';
 export { encodeId as encodeS3Id } from './keys';
-export { RawGetObject } from './raw-get-object';
+export { SignedGetObject } from './signed-get-object';
 export { ObjectReader } from './object-reader';

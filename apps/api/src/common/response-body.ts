@@ -2,21 +2,6 @@ import type { ServerResponse } from 'node:http';
 import { finished, type Readable } from 'node:stream';
 
 /**
- * A source whose chunks are lent: once a chunk is written, it is handed back
- * and its memory is read into again (libs/raw-http/src/lent-reads.ts).
- * Fresh read buffers for every chunk cost the gateway, with its ~40 MB heap,
- * about half its CPU in garbage collection on a large download. Structural:
- * any source with this method takes part; others are unaffected.
- */
-export interface ChunkLender {
-  returnChunk(chunk: Uint8Array): void;
-}
-
-function isChunkLender(source: Readable): source is Readable & ChunkLender {
-  return typeof (source as Partial<ChunkLender>).returnChunk === 'function';
-}
-
-/**
  * Writes `source` to `res` and ends it, with backpressure (the source is paused
  * while the client's socket is full) and, when `length` is given, a check that
  * there are exactly that many bytes: content that changed size since it was
@@ -30,12 +15,10 @@ function isChunkLender(source: Readable): source is Readable & ChunkLender {
  * - The client goes away: the source is destroyed and the promise resolves
  *   (there is nobody to tell).
  *
- * Written out rather than stream.pipeline(source, check, res): the write
- * callbacks are what tell when a lent chunk can be handed back, and one layer
+ * Written out rather than stream.pipeline(source, check, res): one layer
  * fewer means less work per chunk.
  */
 export function sendBody(source: Readable, res: ServerResponse, length: number | undefined): Promise<void> {
-  const lender = isChunkLender(source) ? source : undefined;
   return new Promise<void>((resolve, reject) => {
     let seen = 0;
     let settled = false;
@@ -61,8 +44,7 @@ export function sendBody(source: Readable, res: ServerResponse, length: number |
       if (length !== undefined && seen > length) {
         return fail(new Error(`Content is longer than the ${length} bytes announced; it changed while being served`));
       }
-      const more = lender ? res.write(chunk, (e) => (e ? undefined : lender.returnChunk(chunk))) : res.write(chunk);
-      if (!more) source.pause();
+      if (!res.write(chunk)) source.pause();
     };
     const onDrain = (): void => {
       source.resume();
