@@ -58,8 +58,7 @@ export class SignedGetObject {
       }
       if (answer.status === 200 || answer.status === 206) {
         if (options.range && answer.status !== 206) {
-          // Not read: the connection goes (undici reports the early destroy as an error nobody needs).
-          answer.body.on('error', () => undefined).destroy();
+          answer.body.destroy();
           throw serviceException(502, 'RangeIgnored', 'The server answered the whole object to a Range request');
         }
         return answer.body;

@@ -74,6 +74,17 @@ describe('ContentTransport', () => {
     await expect(readSmall(silent.body)).rejects.toBeInstanceOf(Silence);
   });
 
+  it('lets a reader destroy a body it no longer wants without an unhandled error', async () => {
+    answer = (socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\nfirst bytes');
+    const { body } = await transport().get(new URL(origin()), {});
+    // As sendBody reads: 'data' events, the body destroyed when the client goes away.
+    body.on('data', () => body.destroy());
+    await new Promise((resolve) => body.once('close', resolve));
+    // Without the transport's own listener, the RequestAbortedError undici emits would have failed this test.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(body.destroyed).toBe(true);
+  });
+
   it('keeps the connection alive from one download to the next', async () => {
     answer = (socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nbytes');
     const one = transport();

@@ -81,6 +81,9 @@ export class ContentTransport {
     for (const [name, value] of Object.entries(answer.headers)) {
       if (value !== undefined) joined[name] = Array.isArray(value) ? value.join(', ') : value;
     }
+    // A reader that stops early destroys the body (sendBody when the client goes away); undici then emits
+    // RequestAbortedError, which must not go unhandled. Readers that care listen for errors themselves.
+    answer.body.on('error', ignore);
     return { status: answer.statusCode, headers: joined, body: answer.body };
   }
 
@@ -89,6 +92,8 @@ export class ContentTransport {
     return this.agent.close();
   }
 }
+
+function ignore(): void {}
 
 /** The (small) body of an error answer as text, at most MAX_ERROR_BODY_BYTES kept. */
 export async function readSmall(stream: Readable): Promise<string> {
