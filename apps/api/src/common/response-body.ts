@@ -18,6 +18,9 @@ import { finished, type Readable } from 'node:stream';
  * Written out rather than stream.pipeline(source, check, res): one layer
  * fewer means less work per chunk.
  */
+/** The most written in one tick before the source is paused (and the writes go out at the end of the tick). */
+const MAX_CORKED_BYTES = 256 * 1024;
+
 export function sendBody(source: Readable, res: ServerResponse, length: number | undefined): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let seen = 0;
@@ -44,7 +47,22 @@ export function sendBody(source: Readable, res: ServerResponse, length: number |
       if (length !== undefined && seen > length) {
         return fail(new Error(`Content is longer than the ${length} bytes announced; it changed while being served`));
       }
-      if (!res.write(chunk)) source.pause();
+      if (!corked) {
+        corked = true;
+        res.cork();
+        process.nextTick(uncork);
+      }
+      // Backpressure within the tick too: a source that hands on synchronously must not flood memory.
+      if (!res.write(chunk) && res.writableLength >= MAX_CORKED_BYTES) source.pause();
+    };
+    // The chunks a source hands on in one tick (one socket read: 16 KiB TLS records, a servlet's 8 KiB
+    // chunks) go to the client as one write (writev) instead of a syscall each; backpressure is checked
+    // once they are out, or at MAX_CORKED_BYTES.
+    let corked = false;
+    const uncork = (): void => {
+      corked = false;
+      res.uncork();
+      if (res.writableNeedDrain && !settled) source.pause();
     };
     const onDrain = (): void => {
       source.resume();
