@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as net from 'node:net';
 import { CmisClient } from './cmis-client';
+import { readHandingBack } from '../../content-transport/test/lent-reader';
 
 /**
  * Content downloads against a plain TCP server that plays a CMIS content URL, so the test
@@ -89,5 +90,15 @@ describe('CmisClient.getContent', () => {
     for (const chunk of kept) hash.update(chunk);
     expect(kept.reduce((n, c) => n + c.length, 0)).toBe(BODY_BYTES);
     expect(hash.digest('hex')).toBe(sentHash);
+  });
+
+  it('reads into the memory of chunks handed back, never into chunks still held', async () => {
+    const { stream } = await client().getContent('doc-1', undefined);
+    const read = await readHandingBack(stream);
+    await finished;
+    expect(read.received).toBe(BODY_BYTES);
+    expect(read.sha256).toBe(sentHash);
+    // 64 MiB through a handful of 4 MiB slabs instead of 16 or more fresh ones.
+    expect(read.memories).toBeLessThanOrEqual(6);
   });
 });

@@ -143,12 +143,8 @@ export class CmisClient {
   constructor(readonly options: CmisClientOptions) {
     this.repositoryUrl = `${options.url}/${encodeURIComponent(options.repositoryId)}`;
     this.rootUrl = `${this.repositoryUrl}/root`;
-    this.content = new ContentTransport({ idleTimeoutMs: options.timeoutMs, idleTimeout: (ms) => new CmisTimeout(ms) });
-  }
-
-  /** Closes the kept-alive content connections. */
-  close(): Promise<void> {
-    return this.content.close();
+    // HTTP/1.0: servlet containers then send the bytes themselves, not chunked (README: downloads).
+    this.content = new ContentTransport({ idleTimeoutMs: options.timeoutMs, idleTimeout: (ms) => new CmisTimeout(ms), http10: true });
   }
 
   // ---- repository -----------------------------------------------------------
@@ -245,7 +241,8 @@ export class CmisClient {
    * The content stream of one object (a version id, not a version series).
    * A range goes to the server as an HTTP Range header; the body is handed on
    * as it arrives, with the idle timeout applied between chunks (CmisTimeout),
-   * over the client's kept-alive content connections (@gateway/content-transport).
+   * read by @gateway/content-transport: HTTP/1.0 on a connection of its own, its
+   * reads lent to the response writer.
    */
   async getContent(objectId: string, range: { start: number; end: number } | undefined, options: CallOptions = {}): Promise<ContentResponse> {
     const url = new URL(`${this.rootUrl}?${new URLSearchParams({ objectId, cmisselector: 'content' })}`);

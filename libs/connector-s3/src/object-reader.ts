@@ -13,7 +13,7 @@ export class ObjectReader {
 
   constructor(
     private readonly client: S3Client,
-    params: Pick<S3ConnectionParams, 'endpoint' | 'forcePathStyle' | 'timeoutMs' | 'connectTimeoutMs' | 'maxSockets'>,
+    params: Pick<S3ConnectionParams, 'endpoint' | 'forcePathStyle' | 'timeoutMs' | 'connectTimeoutMs'>,
   ) {
     this.signed = SignedGetObject.applies(params) ? new SignedGetObject(client, params) : undefined;
   }

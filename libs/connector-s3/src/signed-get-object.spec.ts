@@ -156,8 +156,8 @@ describe('SignedGetObject', () => {
       const client = createS3Client(params);
       try {
         const sdkSide = await sdkRequest(client, bucket, 'a b/c+d');
-        const { hostname, path } = new SignedGetObject(client, params).target(bucket, 'a b/c+d');
-        expect({ url, bucket, forcePathStyle, hostname, path }).toEqual({ url, bucket, forcePathStyle, hostname: sdkSide.hostname, path: sdkSide.path });
+        const { target, path } = new SignedGetObject(client, params).target(bucket, 'a b/c+d');
+        expect({ url, bucket, forcePathStyle, hostname: target.hostname, path }).toEqual({ url, bucket, forcePathStyle, hostname: sdkSide.hostname, path: sdkSide.path });
       } finally {
         client.destroy();
       }
@@ -190,7 +190,7 @@ describe('SignedGetObject', () => {
       res.write(Buffer.alloc(4096, 1), () => res.socket?.destroy());
     };
     const body: Readable = await raw().open('b-1', 'k');
-    await expect(readSmall(body)).rejects.toThrow();
+    await expect(readSmall(body)).rejects.toThrow(/closed before the answer was complete/);
   });
 
   it.each([

@@ -1,14 +1,14 @@
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
-import { ContentTransport, readSmall, type ContentAnswer } from '@gateway/content-transport';
+import { ContentTransport, readSmall, type ContentAnswer, type LentTarget } from '@gateway/content-transport';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { S3ConnectionParams } from './client';
 
 /**
  * GetObject without the SDK, for content over plain HTTP: a GET signed here with the SDK's own signer
  * (Signature V4 with the client's credentials and region, unsigned payload) and sent by
- * @gateway/content-transport over kept-alive connections. Errors come back as the S3ServiceException
+ * @gateway/content-transport, whose reads are lent to the response writer. Errors come back as the S3ServiceException
  * the SDK would have thrown (name = S3's `<Code>`, the HTTP status), so `mapS3Error` maps both paths
  * alike; transient failures are retried as the SDK's standard strategy does (3 attempts). The retry
  * loop is this file's rather than undici's retry interceptor: a failed answer's XML body must become
@@ -23,17 +23,13 @@ export class SignedGetObject {
 
   constructor(
     client: S3Client,
-    private readonly params: Pick<S3ConnectionParams, 'endpoint' | 'forcePathStyle' | 'timeoutMs' | 'connectTimeoutMs' | 'maxSockets'>,
+    private readonly params: Pick<S3ConnectionParams, 'endpoint' | 'forcePathStyle' | 'timeoutMs' | 'connectTimeoutMs'>,
     private readonly attempts = MAX_ATTEMPTS,
   ) {
     if (!SignedGetObject.applies(params)) throw new Error('SignedGetObject is for http:// endpoints only');
     this.endpoint = new URL(params.endpoint as string);
-    this.transport = new ContentTransport({
-      idleTimeoutMs: params.timeoutMs,
-      idleTimeout: (ms) => new S3ReadTimeout(ms),
-      connectTimeoutMs: params.connectTimeoutMs,
-      connections: params.maxSockets,
-    });
+    // HTTP/1.0 as for CMIS: the answer is the bytes until the close (its Content-Length checked).
+    this.transport = new ContentTransport({ idleTimeoutMs: params.timeoutMs, idleTimeout: (ms) => new S3ReadTimeout(ms), connectTimeoutMs: params.connectTimeoutMs, http10: true });
     // The client's own providers and hash: static keys, or the default chain the client resolved (refreshed as it refreshes them).
     this.signer = new SignatureV4({ service: 's3', region: client.config.region, credentials: client.config.credentials, sha256: client.config.sha256, uriEscapePath: false, applyChecksum: false });
   }
@@ -74,7 +70,7 @@ export class SignedGetObject {
   }
 
   /** Where the GET goes and what is signed, as the SDK addresses the object (path style or virtual host). */
-  target(bucket: string, key: string, versionId?: string): { origin: string; hostname: string; port: number; pathAndQuery: string; path: string; query: Record<string, string> } {
+  target(bucket: string, key: string, versionId?: string): { target: LentTarget; path: string; query: Record<string, string> } {
     const base = this.endpoint.pathname.replace(/\/+$/, '');
     const virtualHost = !this.params.forcePathStyle && virtualHostable(bucket, this.endpoint);
     const host = virtualHost ? `${bucket}.${this.endpoint.host}` : this.endpoint.host;
@@ -82,22 +78,16 @@ export class SignedGetObject {
     const path = `${base}${virtualHost ? '' : `/${escapeUri(bucket)}`}/${keyPath(key)}`;
     const query: Record<string, string> = versionId !== undefined ? { versionId } : {};
     const search = Object.entries(query).map(([k, v]) => `${escapeUri(k)}=${escapeUri(v)}`).join('&');
-    return { origin: `http://${host}`, hostname, port: Number(this.endpoint.port || 80), pathAndQuery: search ? `${path}?${search}` : path, path, query };
-  }
-
-  /** Closes the kept-alive connections. */
-  close(): Promise<void> {
-    return this.transport.close();
+    return { target: { secure: false, hostname, port: Number(this.endpoint.port || 80), host, path: search ? `${path}?${search}` : path }, path, query };
   }
 
   private async send(bucket: string, key: string, options: { versionId?: string; range?: { start: number; end: number } }): Promise<ContentAnswer> {
-    const { origin, hostname, port, pathAndQuery, path, query } = this.target(bucket, key, options.versionId);
-    // The Host undici sends (from the origin) is the one signed.
-    const headers: Record<string, string> = { host: new URL(origin).host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' };
+    const { target, path, query } = this.target(bucket, key, options.versionId);
+    const headers: Record<string, string> = { host: target.host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' };
     if (options.range) headers.range = `bytes=${options.range.start}-${options.range.end}`;
-    const signed = await this.signer.sign({ method: 'GET', protocol: 'http:', hostname, port, path, query, headers });
+    const signed = await this.signer.sign({ method: 'GET', protocol: 'http:', hostname: target.hostname, port: target.port, path, query, headers });
     const { host: _host, ...sent } = signed.headers as Record<string, string>;
-    return this.transport.get({ origin, path: pathAndQuery }, sent);
+    return this.transport.get(target, sent);
   }
 }
 

@@ -1,17 +1,16 @@
 import type { Readable } from 'node:stream';
 import * as tls from 'node:tls';
-import { Agent, type Dispatcher } from 'undici';
+import { lentGet, targetOf, type LentTarget } from './lent-body';
 
 /**
- * The one HTTP client of content downloads (CMIS content, S3 objects on http:// endpoints, Graph and
- * SharePoint downloads): undici's `request()` over a keep-alive `Agent` per connector connection.
- * undici parses HTTP/1.1 (Content-Length, chunked) in llhttp, keeps connections alive between
- * downloads, and pauses the socket while the reader is busy (backpressure). What the connectors
- * need on top is here: their trust (CA, rejectUnauthorized), idle and connect time-outs failing
- * with the error types their mappers know, and paths sent exactly as given.
+ * The one HTTP client of content downloads: CMIS content, S3 objects on http:// endpoints, Graph and
+ * SharePoint downloads. One per connector connection: its trust (CA, rejectUnauthorized, built into
+ * one TLS context), its time-outs failing with the error types the connector's mapper knows, and the
+ * TLS sessions its downloads resume. Each GET is a lent read on a connection of its own (lent-body.ts;
+ * why not undici or node:http: README, with the A/B figures).
  */
 export interface ContentTransportOptions {
-  /** Longest silence of the server: before the answer's headers, and between two reads of its body. */
+  /** Longest silence of the server: before the answer, and between two reads of its body. */
   idleTimeoutMs: number;
   /** The error an idle time-out fails the request (or the body already handed on) with. */
   idleTimeout: (ms: number) => Error;
@@ -23,77 +22,63 @@ export interface ContentTransportOptions {
   ca?: string | Buffer | Array<string | Buffer>;
   /** false accepts any server certificate (a connector configured so); default true. */
   rejectUnauthorized?: boolean;
-  /** Connections kept alive per origin; default 64. */
-  connections?: number;
+  /**
+   * Ask in HTTP/1.0: the server sends the bytes themselves until it closes, never chunked (servlet
+   * containers chunk large content for HTTP/1.1 clients). Default HTTP/1.1.
+   */
+  http10?: boolean;
 }
 
-/** Where a GET goes: a URL, or an origin and a path sent byte for byte (a signed S3 path must not be normalised). */
-export type ContentTarget = URL | { origin: string; path: string };
+/** Where a GET goes: a URL, or a target whose path is sent byte for byte (a signed S3 path must not be normalised). */
+export type ContentTarget = URL | LentTarget;
 
 export interface ContentAnswer {
   status: number;
   /** Header names in lower case; repeated headers joined with ', '. */
   headers: Record<string, string>;
-  /** The body as it arrives; a body cut before its Content-Length fails instead of ending. */
+  /** The body as it arrives, its chunks lent (ChunkLender); a body cut before its Content-Length fails instead of ending. */
   body: Readable;
 }
 
 /** Error answers are read up to this much; the rest is read and dropped. */
 export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
 export class ContentTransport {
-  private readonly agent: Dispatcher;
+  /** TLS sessions by host:port, so that each download resumes one. */
+  private readonly sessions = new Map<string, Buffer>();
+  /** Built once: tls.connect({ ca }) parses the ~140 public roots and the CA on every connection (~50 ms). */
+  private readonly secureContext: tls.SecureContext | undefined;
 
-  constructor(options: ContentTransportOptions) {
-    const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
-    const connectTimeout = options.connectTimeout ?? options.idleTimeout;
-    const agent = new Agent({
-      connections: options.connections ?? 64,
-      headersTimeout: options.idleTimeoutMs,
-      bodyTimeout: options.idleTimeoutMs,
-      connect: {
-        timeout: connectTimeoutMs,
-        // Built once: tls.connect({ ca }) parses the ~140 public roots and the CA on every connection (~50 ms).
-        ...(options.ca !== undefined ? { secureContext: tls.createSecureContext({ ca: options.ca }) } : {}),
-        ...(options.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
-      },
-    });
-    // undici's own time-out errors become the caller's, on the answer and on a body already handed on alike.
-    this.agent = agent.compose(
-      renameErrors((error) => {
-        const code = (error as { code?: string }).code;
-        if (code === 'UND_ERR_CONNECT_TIMEOUT') return connectTimeout(connectTimeoutMs);
-        if (code !== undefined && TIMEOUT_CODES.has(code)) return options.idleTimeout(options.idleTimeoutMs);
-        return error;
-      }),
-    );
+  constructor(private readonly options: ContentTransportOptions) {
+    this.secureContext = options.ca !== undefined ? tls.createSecureContext({ ca: options.ca }) : undefined;
   }
 
   /** Sends the GET; resolves with status and headers once they are in, the body unread. */
-  async get(target: ContentTarget, headers: Record<string, string | number>, signal?: AbortSignal): Promise<ContentAnswer> {
-    const { origin, path } = target instanceof URL ? { origin: target.origin, path: `${target.pathname}${target.search}` } : target;
-    const sent: Record<string, string> = {};
-    for (const [name, value] of Object.entries(headers)) sent[name] = String(value).replace(/[\r\n]/g, '');
-    const answer = await this.agent.request({ origin, path, method: 'GET', headers: sent, signal });
+  async get(to: ContentTarget, headers: Record<string, string | number>, signal?: AbortSignal): Promise<ContentAnswer> {
+    const target = to instanceof URL ? targetOf(to) : to;
+    const { idleTimeoutMs, idleTimeout } = this.options;
+    const connectTimeoutMs = this.options.connectTimeoutMs ?? 10_000;
+    const connectTimeout = this.options.connectTimeout ?? idleTimeout;
+    const answer = await lentGet({
+      target,
+      headers,
+      http10: this.options.http10,
+      rejectUnauthorized: this.options.rejectUnauthorized,
+      secureContext: target.secure ? this.secureContext : undefined,
+      sessions: this.sessions,
+      connectTimeoutMs,
+      idleTimeoutMs,
+      connectTimeout: () => connectTimeout(connectTimeoutMs),
+      idleTimeout: () => idleTimeout(idleTimeoutMs),
+      signal,
+    });
     const joined: Record<string, string> = {};
     for (const [name, value] of Object.entries(answer.headers)) {
       if (value !== undefined) joined[name] = Array.isArray(value) ? value.join(', ') : value;
     }
-    // A reader that stops early destroys the body (sendBody when the client goes away); undici then emits
-    // RequestAbortedError, which must not go unhandled. Readers that care listen for errors themselves.
-    answer.body.on('error', ignore);
-    return { status: answer.statusCode, headers: joined, body: answer.body };
-  }
-
-  /** Closes the kept-alive connections (a connector being shut down). */
-  close(): Promise<void> {
-    return this.agent.close();
+    return { status: answer.status, headers: joined, body: answer.body };
   }
 }
-
-function ignore(): void {}
 
 /** The (small) body of an error answer as text, at most MAX_ERROR_BODY_BYTES kept. */
 export async function readSmall(stream: Readable): Promise<string> {
@@ -104,17 +89,4 @@ export async function readSmall(stream: Readable): Promise<string> {
     size += (chunk as Buffer).length;
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** An interceptor that passes every error through `rename` before the request (and its body) sees it. */
-function renameErrors(rename: (error: Error) => Error): Dispatcher.DispatcherComposeInterceptor {
-  return (dispatch) => (options, handler) =>
-    dispatch(options, {
-      onRequestStart: (controller, context) => handler.onRequestStart?.(controller, context),
-      onRequestUpgrade: (controller, status, headers, socket) => handler.onRequestUpgrade?.(controller, status, headers, socket),
-      onResponseStart: (controller, status, headers, message) => handler.onResponseStart?.(controller, status, headers, message),
-      onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
-      onResponseEnd: (controller, trailers) => handler.onResponseEnd?.(controller, trailers),
-      onResponseError: (controller, error) => handler.onResponseError?.(controller, rename(error)),
-    });
 }

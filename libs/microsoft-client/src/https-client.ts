@@ -85,7 +85,7 @@ export class MicrosoftHttpClient {
   private readonly idleTimeoutMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly userAgent: string;
-  /** Content downloads' kept-alive connections, made on the first download. */
+  /** Content downloads' transport (its TLS context and sessions), made on the first download. */
   private contentTransport?: ContentTransport;
 
   constructor(private readonly options: MicrosoftHttpClientOptions) {
@@ -153,7 +153,6 @@ export class MicrosoftHttpClient {
   close(): void {
     this.agents.https.destroy();
     this.agents.http.destroy();
-    void this.contentTransport?.close();
   }
 
   private context(req: MicrosoftRequest): ServiceErrorContext {
