@@ -8,11 +8,10 @@ import type { S3ConnectionParams } from './client';
 /**
  * GetObject without the SDK, for content over plain HTTP: a GET signed here with the SDK's own signer
  * (Signature V4 with the client's credentials and region, unsigned payload) and sent by
- * @gateway/content-transport, whose reads are lent to the response writer. Errors come back as the S3ServiceException
- * the SDK would have thrown (name = S3's `<Code>`, the HTTP status), so `mapS3Error` maps both paths
- * alike; transient failures are retried as the SDK's standard strategy does (3 attempts). The retry
- * loop is this file's rather than undici's retry interceptor: a failed answer's XML body must become
- * the exception, which the interceptor does not hand on once its retries are spent.
+ * @gateway/content-transport, whose reads are lent to the response writer (the SDK's handler reads
+ * into a fresh buffer each time: README, figures). Errors come back as the S3ServiceException the SDK
+ * would have thrown (name = S3's `<Code>`, the HTTP status), so `mapS3Error` maps both paths alike;
+ * transient failures are retried as the SDK's standard strategy does (3 attempts).
  *
  * Only for `http://` endpoints; HTTPS endpoints (AWS itself) keep the SDK's GetObject (README).
  */
@@ -94,7 +93,7 @@ export class SignedGetObject {
 const MAX_ATTEMPTS = 3;
 /** What the SDK's standard retry strategy retries: throttling and server errors, and connections that failed before an answer. */
 const RETRIED_STATUSES = new Set([429, 500, 502, 503, 504]);
-const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET']);
+const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
 
 /** The idle time-out, named and coded as the SDK's time-outs (mapS3Error: UpstreamTimeoutError). */
 export class S3ReadTimeout extends Error {
