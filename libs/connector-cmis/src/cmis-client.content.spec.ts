@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as net from 'node:net';
 import { CmisClient } from './cmis-client';
-import { readHandingBack } from '../../raw-http/test/lent-reader';
+import { readHandingBack } from '../../../test/support/lent-reader';
 
 /**
  * Content downloads against a plain TCP server that plays a CMIS content URL, so the test

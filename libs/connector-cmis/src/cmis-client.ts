@@ -1,6 +1,6 @@
 /**
  * A CMIS 1.1 browser-binding client on Node's global fetch (undici), except
- * for content downloads, which use node:http (see getContent).
+ * for content downloads, which go through @gateway/content-transport (see getContent).
  *
  * Why not the npm `cmis` package: it has been unmaintained since 2020 and it
  * buffers uploads whole in memory (it builds the multipart body as one
@@ -15,7 +15,7 @@
  */
 import { Readable } from 'node:stream';
 import { GatewayError } from '@gateway/connector-api';
-import { rawGet, readSmall, type RawAnswer } from '@gateway/raw-http';
+import { ContentTransport, readSmall, type ContentAnswer } from '@gateway/content-transport';
 import { CmisTimeout, mapCmisFailure, mapTransportError, type CmisErrorContext, type CmisFailure } from './cmis-errors';
 import { multipartBody, type FormField } from './multipart';
 
@@ -138,10 +138,13 @@ class IdleTimer {
 export class CmisClient {
   readonly repositoryUrl: string;
   readonly rootUrl: string;
+  private readonly content: ContentTransport;
 
   constructor(readonly options: CmisClientOptions) {
     this.repositoryUrl = `${options.url}/${encodeURIComponent(options.repositoryId)}`;
     this.rootUrl = `${this.repositoryUrl}/root`;
+    // HTTP/1.0: servlet containers then send the bytes themselves, not chunked (README: downloads).
+    this.content = new ContentTransport({ idleTimeoutMs: options.timeoutMs, idleTimeout: (ms) => new CmisTimeout(ms), http10: true });
   }
 
   // ---- repository -----------------------------------------------------------
@@ -237,24 +240,17 @@ export class CmisClient {
   /**
    * The content stream of one object (a version id, not a version series).
    * A range goes to the server as an HTTP Range header; the body is handed on
-   * as it arrives, with the idle timeout applied between chunks.
-   *
-   * This one call bypasses fetch and node:http: it sends a plain HTTP/1.0
-   * GET on a connection of its own, so the server answers with the bytes
-   * themselves until it closes (no chunked framing), and the socket is handed
-   * on as the stream. Servlet containers answer large content chunked to
-   * HTTP/1.1 clients, and decoding that framing (fetch, or node:http with
-   * its thousands of small chunks) cost two thirds of the throughput of a
-   * 100 MB download (bench/cmis-download.js). The price is one connection
-   * per download. The GET itself is @gateway/raw-http's rawGet.
+   * as it arrives, with the idle timeout applied between chunks (CmisTimeout),
+   * read by @gateway/content-transport: HTTP/1.0 on a connection of its own, its
+   * reads lent to the response writer.
    */
   async getContent(objectId: string, range: { start: number; end: number } | undefined, options: CallOptions = {}): Promise<ContentResponse> {
-    const url = new URL(`${this.rootUrl}?${new URLSearchParams({ objectId, cmisselector: 'content' })}`);
+    const url = new URL(`${this.rootUrl}?${new URLSearchParams({ objectId, cmisselector: 'content' }).toString()}`);
     const headers: Record<string, string> = { authorization: this.authorization(options.as) };
     if (range) headers.range = `bytes=${range.start}-${range.end}`;
-    let answer: RawAnswer;
+    let answer: ContentAnswer;
     try {
-      answer = await rawGet(url, headers, { timeoutMs: this.options.timeoutMs, timeoutError: (ms) => new CmisTimeout(ms) });
+      answer = await this.content.get(url, headers);
     } catch (e) {
       throw mapTransportError(e, this.options.url);
     }
@@ -372,7 +368,7 @@ export class CmisClient {
         body: init.body as never,
         signal: controller.signal,
         ...(streamed ? { duplex: 'half' } : {}),
-      } as RequestInit);
+      });
       timer.touch();
       return { response, timer };
     } catch (e) {
@@ -382,7 +378,7 @@ export class CmisClient {
   }
 
   private async getJson<T>(base: string, query: Record<string, string>, options: CallOptions = {}): Promise<T> {
-    const url = `${base}?${new URLSearchParams(query)}`;
+    const url = `${base}?${new URLSearchParams(query).toString()}`;
     return this.exchange<T>(url, { method: 'GET' }, options);
   }
 

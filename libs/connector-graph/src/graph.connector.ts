@@ -302,8 +302,8 @@ export class GraphConnector implements ContentConnector {
       await drain(res.body);
       if (!location) throw new UpstreamError('Microsoft Graph redirected a download without a Location');
       // The pre-authenticated URL gets no Authorization header (it may live on another host); Range goes there.
-      // Read into reusable memory, its chunks lent to the response writer (microsoft-client: lent-get.ts).
-      res = await this.http.request({ method: 'GET', url: new URL(location, this.params.graphUrl).href, auth: false, headers, errorContext: { id }, lent: true });
+      // Read into reusable memory lent to the response writer (@gateway/content-transport).
+      res = await this.http.request({ method: 'GET', url: new URL(location, this.params.graphUrl).href, auth: false, headers, errorContext: { id }, content: true });
     } else if (range) {
       // Answered in place (no redirect): the body is the whole content.
       return res.body.pipe(sliceBytes(range.start, range.end - range.start + 1));

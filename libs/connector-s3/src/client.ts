@@ -139,7 +139,7 @@ const md5InsteadOfCrc32: BuildMiddleware<object, MetadataBearer> =
       const crc = Object.keys(headers).filter((h) => h.toLowerCase().startsWith('x-amz-checksum-') || h.toLowerCase() === 'x-amz-sdk-checksum-algorithm');
       if (crc.length > 0) {
         for (const h of crc) delete headers[h];
-        headers['content-md5'] = createHash('md5').update(request.body as string | Buffer).digest('base64');
+        headers['content-md5'] = createHash('md5').update(request.body).digest('base64');
       }
     }
     return next(args);

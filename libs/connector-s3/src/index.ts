@@ -4,5 +4,5 @@ export * from './s3.connector';
 export * from './s3.connector-type';
 export * from './s3-connector.module';
 export { encodeId as encodeS3Id } from './keys';
-export { RawGetObject } from './raw-get-object';
+export { SignedGetObject } from './signed-get-object';
 export { ObjectReader } from './object-reader';

@@ -1,26 +1,25 @@
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { S3ConnectionParams } from './client';
-import { RawGetObject } from './raw-get-object';
+import { SignedGetObject } from './signed-get-object';
 
 /**
  * An object's bytes (or a range of them), for the connector's content and the user-file store's
- * exports alike: lent reads through RawGetObject on plain HTTP endpoints (about twice the SDK's
- * throughput through the gateway), the SDK's GetObject otherwise. Errors are the SDK's exceptions
- * on both paths (`mapS3Error`).
+ * exports alike: SignedGetObject (@gateway/content-transport) on plain HTTP endpoints (README: figures),
+ * the SDK's GetObject otherwise. Errors are the SDK's exceptions on both paths (`mapS3Error`).
  */
 export class ObjectReader {
-  private readonly raw: RawGetObject | undefined;
+  private readonly signed: SignedGetObject | undefined;
 
   constructor(
     private readonly client: S3Client,
-    params: Pick<S3ConnectionParams, 'endpoint' | 'forcePathStyle' | 'timeoutMs'>,
+    params: Pick<S3ConnectionParams, 'endpoint' | 'forcePathStyle' | 'timeoutMs' | 'connectTimeoutMs'>,
   ) {
-    this.raw = RawGetObject.applies(params) ? new RawGetObject(client, params) : undefined;
+    this.signed = SignedGetObject.applies(params) ? new SignedGetObject(client, params) : undefined;
   }
 
   async open(bucket: string, key: string, options: { versionId?: string; range?: { start: number; end: number } } = {}): Promise<Readable> {
-    if (this.raw) return this.raw.open(bucket, key, options);
+    if (this.signed) return this.signed.open(bucket, key, options);
     const { versionId, range } = options;
     const answer = await this.client.send(
       new GetObjectCommand({ Bucket: bucket, Key: key, VersionId: versionId, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),

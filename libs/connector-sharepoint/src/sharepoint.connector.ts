@@ -348,8 +348,8 @@ export class SharePointConnector implements ContentConnector {
       url: `${this.api}/${path}`,
       headers: range ? { range: `bytes=${range.start}-${range.end}` } : {},
       errorContext: { id },
-      // Read into reusable memory, its chunks lent to the response writer (microsoft-client: lent-get.ts).
-      lent: true,
+      // Read into reusable memory lent to the response writer (@gateway/content-transport).
+      content: true,
     });
     if (range && res.status === 200) return res.body.pipe(sliceBytes(range.start, range.end - range.start + 1));
     return res.body;

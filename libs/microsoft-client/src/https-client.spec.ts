@@ -3,8 +3,8 @@ import { Agent, createServer, type IncomingMessage, type Server, type ServerResp
 import { Agent as HttpsAgent } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { spareSlabCount, type ChunkLender } from '@gateway/content-transport';
 import { MicrosoftHttpClient, readText, WRITE_SLICE_BYTES, type TokenSource } from './https-client';
-import { spareSlabCount, type ChunkLender } from './lent-get';
 
 /** A real local HTTP server whose answers each test scripts, and a record of what reached it. */
 class ScriptedServer {
@@ -183,7 +183,7 @@ describe('MicrosoftHttpClient', () => {
     expect(Math.max(...writes.map((w) => w.pending))).toBeLessThan(WRITE_SLICE_BYTES);
   });
 
-  describe('lent downloads (README: memory)', () => {
+  describe('content downloads (README: downloads)', () => {
     /** A raw TCP server answering every connection with `answer` (framing written by hand), then closing. */
     async function rawServer(answer: Buffer | ((socket: Socket) => void)): Promise<{ url: string; close: () => Promise<void> }> {
       const server = createNetServer((socket) => {
@@ -197,7 +197,7 @@ describe('MicrosoftHttpClient', () => {
     }
 
     /** Reads as apps/api's sendBody does: 'data' events (flowing mode hands each chunk on as pushed; read() may join them). */
-    function readAll(body: Readable, giveBack: boolean): Promise<{ bytes: Buffer; memory: Set<ArrayBufferLike> }> {
+    function readAll(body: Readable, giveBack = false): Promise<{ bytes: Buffer; memory: Set<ArrayBufferLike> }> {
       const parts: Buffer[] = [];
       const memory = new Set<ArrayBufferLike>();
       return new Promise((resolve, reject) => {
@@ -219,14 +219,14 @@ describe('MicrosoftHttpClient', () => {
       await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
       const url = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/content`;
       try {
-        const first = await client().request({ method: 'GET', url, lent: true });
+        const first = await client().request({ method: 'GET', url, content: true });
         expect(first.headers['content-length']).toBe(String(content.length));
         const one = await readAll(first.body, true);
         expect(one.bytes.equals(content)).toBe(true);
-        // 5 MiB in 1 MiB slabs, not thousands of read buffers.
+        // 5 MiB in a few slabs, not thousands of read buffers.
         expect(one.memory.size).toBeLessThanOrEqual(7);
         expect(spareSlabCount()).toBeGreaterThan(0);
-        const second = await readAll((await client().request({ method: 'GET', url, lent: true })).body, true);
+        const second = await readAll((await client().request({ method: 'GET', url, content: true })).body, true);
         expect(second.bytes.equals(content)).toBe(true);
         // The second download was read into the first one's memory.
         expect([...second.memory].some((m) => one.memory.has(m))).toBe(true);
@@ -253,9 +253,9 @@ describe('MicrosoftHttpClient', () => {
       ] as const) {
         const server = await rawServer(answer);
         try {
-          const res = await client().request({ method: 'GET', url: server.url, lent: true });
+          const res = await client().request({ method: 'GET', url: server.url, content: true });
           expect(res.status).toBe(200);
-          expect((await readAll(res.body, false)).bytes.equals(expected)).toBe(true);
+          expect((await readAll(res.body)).bytes.equals(expected)).toBe(true);
         } finally {
           await server.close();
         }
@@ -268,8 +268,8 @@ describe('MicrosoftHttpClient', () => {
         socket.end(Buffer.alloc(400, 1));
       });
       try {
-        const res = await client().request({ method: 'GET', url: server.url, lent: true });
-        await expect(readAll(res.body, true)).rejects.toThrow(/closed before the answer was complete/);
+        const res = await client().request({ method: 'GET', url: server.url, content: true });
+        await expect(readAll(res.body)).rejects.toThrow(/closed before the answer was complete/);
       } finally {
         await server.close();
       }
@@ -281,9 +281,9 @@ describe('MicrosoftHttpClient', () => {
       s.answers.push(throttle(429, '0'), (_q, res) => res.writeHead(200, { 'content-length': 5 }).end('bytes'));
       s.answers.push((_q, res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"itemNotFound","message":"gone"}}'));
       try {
-        const ok = await client().request({ method: 'GET', url: `${s.url}/a`, lent: true });
-        expect((await readAll(ok.body, true)).bytes.toString()).toBe('bytes');
-        await expect(client().request({ method: 'GET', url: `${s.url}/b`, lent: true, errorContext: { id: 'b' } })).rejects.toThrow("Item 'b' not found");
+        const ok = await client().request({ method: 'GET', url: `${s.url}/a`, content: true });
+        expect((await readAll(ok.body)).bytes.toString()).toBe('bytes');
+        await expect(client().request({ method: 'GET', url: `${s.url}/b`, content: true, errorContext: { id: 'b' } })).rejects.toThrow("Item 'b' not found");
         expect(s.seen.map((x) => x.url)).toEqual(['/a', '/a', '/b']);
       } finally {
         await new Promise<void>((r) => s.server.close(() => r()));

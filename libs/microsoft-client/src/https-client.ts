@@ -1,13 +1,12 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { Readable } from 'node:stream';
-import * as tls from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ContentTransport } from '@gateway/content-transport';
 import { GatewayError, UpstreamError, UpstreamTimeoutError, UpstreamUnavailableError } from '@gateway/errors';
 import { createAgents } from './agent';
 import { DEFAULT_RETRY, decideThrottleRetry, isThrottle, retryAfterSeconds, type RetryOptions } from './retry';
 import { mapServiceError, parseServiceError, type ServiceErrorContext } from './service-errors';
-import { lentGet } from './lent-get';
 
 /** Where bearer tokens come from (MsalTokenProvider); invalidate() forces a fresh one after a 401. */
 export interface TokenSource {
@@ -35,11 +34,8 @@ export interface MicrosoftRequest {
   /** How errors name the item and parameter. */
   errorContext?: Omit<ServiceErrorContext, 'service'>;
   signal?: AbortSignal;
-  /**
-   * A content download (a GET without body): the answer is read into reusable memory and its body's
-   * chunks are lent to the reader (lent-get.ts, README: memory), on a connection of its own.
-   */
-  lent?: boolean;
+  /** A content download (a GET without body): sent through @gateway/content-transport (README: downloads). */
+  content?: boolean;
 }
 
 export interface MicrosoftResponse {
@@ -89,9 +85,8 @@ export class MicrosoftHttpClient {
   private readonly idleTimeoutMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly userAgent: string;
-  /** TLS sessions of the lent downloads' connections, by host:port, so that each resumes one. */
-  private readonly tlsSessions = new Map<string, Buffer>();
-  private secureContext?: tls.SecureContext;
+  /** Content downloads' transport (its TLS context and sessions), made on the first download. */
+  private contentTransport?: ContentTransport;
 
   constructor(private readonly options: MicrosoftHttpClientOptions) {
     this.agents = options.agents ?? createAgents({ caFile: options.caFile });
@@ -165,7 +160,7 @@ export class MicrosoftHttpClient {
   }
 
   private send(req: MicrosoftRequest, headers: Record<string, string | number>): Promise<MicrosoftResponse> {
-    if (req.lent && req.body === undefined && req.method.toUpperCase() === 'GET') return this.sendLent(req, headers);
+    if (req.content && req.body === undefined && req.method.toUpperCase() === 'GET') return this.sendContent(req, headers);
     const url = new URL(req.url);
     const isHttps = url.protocol === 'https:';
     const body = typeof req.body === 'function' ? req.body() : req.body;
@@ -214,20 +209,18 @@ export class MicrosoftHttpClient {
     });
   }
 
-  private async sendLent(req: MicrosoftRequest, headers: Record<string, string | number>): Promise<MicrosoftResponse> {
+  private async sendContent(req: MicrosoftRequest, headers: Record<string, string | number>): Promise<MicrosoftResponse> {
     const url = new URL(req.url);
+    this.contentTransport ??= new ContentTransport({
+      // The agent's trust: the public roots and the connector's caFile (agent.ts).
+      ca: this.agents.https.options.ca,
+      connectTimeoutMs: this.connectTimeoutMs,
+      connectTimeout: () => new UpstreamTimeoutError(`Could not connect to ${this.options.service} within ${this.connectTimeoutMs} ms`),
+      idleTimeoutMs: this.idleTimeoutMs,
+      idleTimeout: () => new UpstreamTimeoutError(`${this.options.service} sent nothing for ${this.idleTimeoutMs} ms`),
+    });
     try {
-      const answer = await lentGet({
-        url,
-        headers,
-        secureContext: url.protocol === 'https:' ? (this.secureContext ??= tls.createSecureContext({ ca: this.agents.https.options.ca })) : undefined,
-        sessions: this.tlsSessions,
-        connectTimeoutMs: this.connectTimeoutMs,
-        idleTimeoutMs: this.idleTimeoutMs,
-        connectTimeout: () => new UpstreamTimeoutError(`Could not connect to ${this.options.service} at ${url.host} within ${this.connectTimeoutMs} ms`),
-        idleTimeout: () => new UpstreamTimeoutError(`${this.options.service} sent nothing for ${this.idleTimeoutMs} ms`),
-        signal: req.signal,
-      });
+      const answer = await this.contentTransport.get(url, headers, req.signal);
       return { status: answer.status, headers: answer.headers, body: answer.body };
     } catch (e) {
       throw this.networkError(e, url);

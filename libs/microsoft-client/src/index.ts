@@ -4,4 +4,3 @@ export * from './retry';
 export * from './service-errors';
 export * from './token-provider';
 export * from './attribution';
-export { spareSlabCount, type ChunkLender } from './lent-get';

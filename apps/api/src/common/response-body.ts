@@ -3,7 +3,7 @@ import { finished, type Readable } from 'node:stream';
 
 /**
  * A source whose chunks are lent: once a chunk is written, it is handed back
- * and its memory is read into again (libs/raw-http/src/lent-reads.ts).
+ * and its memory is read into again (@gateway/content-transport, lent-body.ts).
  * Fresh read buffers for every chunk cost the gateway, with its ~40 MB heap,
  * about half its CPU in garbage collection on a large download. Structural:
  * any source with this method takes part; others are unaffected.
@@ -34,6 +34,9 @@ function isChunkLender(source: Readable): source is Readable & ChunkLender {
  * callbacks are what tell when a lent chunk can be handed back, and one layer
  * fewer means less work per chunk.
  */
+/** The most written in one tick before the source is paused (and the writes go out at the end of the tick). */
+const MAX_CORKED_BYTES = 256 * 1024;
+
 export function sendBody(source: Readable, res: ServerResponse, length: number | undefined): Promise<void> {
   const lender = isChunkLender(source) ? source : undefined;
   return new Promise<void>((resolve, reject) => {
@@ -61,8 +64,23 @@ export function sendBody(source: Readable, res: ServerResponse, length: number |
       if (length !== undefined && seen > length) {
         return fail(new Error(`Content is longer than the ${length} bytes announced; it changed while being served`));
       }
+      if (!corked) {
+        corked = true;
+        res.cork();
+        process.nextTick(uncork);
+      }
+      // Backpressure within the tick too: a source that hands on synchronously must not flood memory.
       const more = lender ? res.write(chunk, (e) => (e ? undefined : lender.returnChunk(chunk))) : res.write(chunk);
-      if (!more) source.pause();
+      if (!more && res.writableLength >= MAX_CORKED_BYTES) source.pause();
+    };
+    // The chunks a source hands on in one tick (one socket read: 16 KiB TLS records, a servlet's 8 KiB
+    // chunks) go to the client as one write (writev) instead of a syscall each; backpressure is checked
+    // once they are out, or at MAX_CORKED_BYTES.
+    let corked = false;
+    const uncork = (): void => {
+      corked = false;
+      res.uncork();
+      if (res.writableNeedDrain && !settled) source.pause();
     };
     const onDrain = (): void => {
       source.resume();

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { ChunkLender } from '../src/lent-reads';
+import type { ChunkLender } from '@gateway/content-transport';
 
 /**
  * Reads a lending stream the way a careful consumer does, and checks the lending contract on the way:

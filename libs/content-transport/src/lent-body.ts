@@ -2,56 +2,73 @@ import type { IncomingHttpHeaders } from 'node:http';
 import * as net from 'node:net';
 import { Readable } from 'node:stream';
 import * as tls from 'node:tls';
-import { SlabPool, type Slab } from '@gateway/raw-http';
+import { SlabPool, type Slab } from './slab-pool';
 
 /**
- * A GET whose answer body is read into reusable memory and **lent** to the reader (README: memory).
+ * A GET whose answer body is read into reusable memory and **lent** to the reader (README: why).
  *
- * Why not node:https: every decrypted TLS read is copied into a fresh Buffer (16 KiB), and node's
- * HTTP parser copies each body piece into another one: two new ArrayBuffers per 16 KiB, 2 GiB of
- * garbage per GiB downloaded. V8 frees it only when its young generation is collected, which it
- * forces once ~32 MiB of such buffers have piled up; that pile was the gateway's RSS growth during a
- * download (+30 to +45 MiB), and collecting it was a good part of what a download cost the gateway.
- *
- * Here the socket reads into windows of reusable slabs (net's `onread`, which TLS sockets honour:
+ * The socket reads into windows of reusable slabs (net's `onread`, which TLS sockets honour too:
  * TLSWrap copies the decrypted bytes into the buffer the listener hands it instead of a fresh one),
- * the status line and headers are parsed here, and the body goes out as views of those slabs.
- * A reader that knows the protocol (apps/api's response writer) hands each chunk back with
- * `returnChunk` once written, and a slab is read into again once every chunk cut from it came
- * back. A reader that does not simply keeps the slab out of the pool; it is then garbage like any
- * buffer, 1 MiB at a time instead of 16 KiB. The same scheme as the CMIS connector's plain-HTTP
- * downloads (libs/raw-http: lent-reads.ts, and the slab pool shared with it), here over TLS and with HTTP/1.1 framing
- * (Content-Length, chunked, or until close).
+ * the status line and headers are parsed here (HTTP/1.1 framing: Content-Length, chunked, or until
+ * close), and the body goes out as views of those slabs. A reader that knows the protocol (apps/api's
+ * response writer) hands each chunk back with `returnChunk` once written, and a slab is read into
+ * again once every chunk cut from it came back. A reader that does not simply keeps the slab out of
+ * the pool; it is then garbage like any buffer, a window at a time instead of 16 or 64 KiB.
  *
- * One connection per answer (`Connection: close`): framing and reuse of a kept-alive connection
- * stay with node:https for everything else; the host's last TLS session is offered for
- * resumption (`sessions`), so a download can cost an abbreviated handshake (README: the price, ~2 ms).
+ * One connection per answer (`Connection: close`); over TLS the host's last session is offered for
+ * resumption (`sessions`), so a download can cost an abbreviated handshake.
  */
 export interface ChunkLender {
   returnChunk(chunk: Uint8Array): void;
 }
 
-/** TLS hands over at most one 16 KiB record per read; plain TCP reads up to a window. */
-const WINDOW_BYTES = 64 * 1024;
-const SLAB_BYTES = 1024 * 1024;
-/** Spare slabs kept for the next reads, process-wide: a download in flight holds one or two. */
-const SPARE_SLABS = 16;
+/**
+ * Read windows: TLS hands over at most one 16 KiB record per read; plain TCP reads up to a window, and
+ * 64 KiB reads cost a CMIS download a third of its throughput against 1 MiB ones (README).
+ */
+const TLS_WINDOW_BYTES = 64 * 1024;
+const PLAIN_WINDOW_BYTES = 1024 * 1024;
 const MAX_HEAD_BYTES = 64 * 1024;
 /** The largest chunk handed on: consecutive reads are joined up to this (see `lend`). */
 const MAX_CHUNK_BYTES = 256 * 1024;
 
-const pool = new SlabPool(SLAB_BYTES, SPARE_SLABS);
+/** Spare slabs kept for the next reads, process-wide: a download in flight holds one or two. */
+const tlsPool = new SlabPool(1024 * 1024, 16);
+const plainPool = new SlabPool(4 * PLAIN_WINDOW_BYTES, 8);
 /** Where reads go once an answer is complete (discarded). */
-const scratch = Buffer.allocUnsafeSlow(WINDOW_BYTES);
+const scratch = Buffer.allocUnsafeSlow(PLAIN_WINDOW_BYTES);
 
-/** How many slabs wait in the pool (for tests). */
+/** How many slabs wait in the pools (for tests). */
 export function spareSlabCount(): number {
-  return pool.spareCount;
+  return tlsPool.spareCount + plainPool.spareCount;
+}
+
+/** Where a GET goes, with the path exactly as it is sent (no normalisation, no re-encoding: a signed S3 path). */
+export interface LentTarget {
+  secure: boolean;
+  /** Host name or address to connect to (an IPv6 address without brackets). */
+  hostname: string;
+  port: number;
+  /** The Host header (host[:port]). */
+  host: string;
+  /** Path and query string as they go on the request line. */
+  path: string;
+}
+
+export function targetOf(url: URL): LentTarget {
+  const secure = url.protocol === 'https:';
+  return { secure, hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port || (secure ? 443 : 80)), host: url.host, path: `${url.pathname}${url.search}` };
 }
 
 export interface LentGetOptions {
-  url: URL;
+  target: LentTarget;
   headers: Record<string, string | number>;
+  /**
+   * Ask in HTTP/1.0: the server then sends the bytes themselves until it closes, never chunked
+   * (servlet containers chunk large content for HTTP/1.1 clients: CMIS). Default HTTP/1.1.
+   */
+  http10?: boolean;
+  rejectUnauthorized?: boolean;
   /**
    * Trust for https (the connector's CAs), made once per client: building it per connection (parsing
    * the ~140 public roots plus the connector's CA) cost ~50 ms per download.
@@ -61,7 +78,7 @@ export interface LentGetOptions {
   sessions?: Map<string, Buffer>;
   connectTimeoutMs: number;
   idleTimeoutMs: number;
-  /** The errors for a connect time-out and an idle time-out. */
+  /** The errors for a connect time-out and an idle time-out (what the caller's error mapper knows). */
   connectTimeout: () => Error;
   idleTimeout: () => Error;
   signal?: AbortSignal;
@@ -84,6 +101,8 @@ type Framing = { kind: 'length'; left: number } | { kind: 'close' } | { kind: 'c
 
 export class LentBody extends Readable implements ChunkLender {
   readonly socket: net.Socket;
+  private readonly pool: SlabPool;
+  private readonly windowBytes: number;
   private slab: Slab | undefined;
   private readonly lent = new WeakMap<Uint8Array, Slab>();
   private head: Buffer | undefined = Buffer.alloc(0);
@@ -99,17 +118,25 @@ export class LentBody extends Readable implements ChunkLender {
     private readonly answer: (a: LentAnswer) => void,
     private readonly refuse: (e: Error) => void,
   ) {
+    const { secure, hostname: host, port } = options.target;
+    const windowBytes = secure ? TLS_WINDOW_BYTES : PLAIN_WINDOW_BYTES;
     // One window's worth: what pauses the socket while the reader is busy.
-    super({ highWaterMark: WINDOW_BYTES });
-    const url = options.url;
-    const secure = url.protocol === 'https:';
-    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    const port = Number(url.port || (secure ? 443 : 80));
+    super({ highWaterMark: windowBytes });
+    this.windowBytes = windowBytes;
+    this.pool = secure ? tlsPool : plainPool;
     const onread = { buffer: () => this.nextWindow(), callback: (bytes: number, window: Uint8Array) => this.received(bytes, window) };
     const key = `${host}:${port}`;
     if (secure) {
       const session = options.sessions?.get(key);
-      const socket = tls.connect({ host, port, servername: net.isIP(host) ? undefined : host, secureContext: options.secureContext, session, onread } as tls.ConnectionOptions);
+      const socket = tls.connect({
+        host,
+        port,
+        servername: net.isIP(host) ? undefined : host,
+        secureContext: options.secureContext,
+        session,
+        onread,
+        ...(options.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+      } as tls.ConnectionOptions);
       socket.on('session', (s: Buffer) => options.sessions?.set(key, s));
       this.socket = socket;
     } else {
@@ -125,7 +152,7 @@ export class LentBody extends Readable implements ChunkLender {
     socket.once('close', () => {
       clearTimeout(connectTimer);
       // Only now does no read target the current slab any more.
-      if (this.slab) pool.retire(this.slab);
+      if (this.slab) this.pool.retire(this.slab);
       this.slab = undefined;
       if (!this.complete) this.fail(new Error('the connection closed before the answer was complete'));
     });
@@ -138,7 +165,7 @@ export class LentBody extends Readable implements ChunkLender {
         socket.once('close', () => signal.removeEventListener('abort', abort));
       }
     }
-    const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, `Host: ${url.host}`, 'Connection: close'];
+    const lines = [`GET ${options.target.path} HTTP/1.${options.http10 ? 0 : 1}`, `Host: ${options.target.host}`, 'Connection: close'];
     for (const [name, value] of Object.entries(options.headers)) {
       if (name.toLowerCase() === 'host' || name.toLowerCase() === 'connection') continue;
       lines.push(`${name}: ${String(value).replace(/[\r\n]/g, '')}`);
@@ -150,7 +177,7 @@ export class LentBody extends Readable implements ChunkLender {
     const slab = this.lent.get(chunk);
     if (!slab) return;
     this.lent.delete(chunk);
-    pool.returned(slab);
+    this.pool.returned(slab);
   }
 
   override _read(): void {
@@ -177,11 +204,11 @@ export class LentBody extends Readable implements ChunkLender {
   private nextWindow(): Uint8Array {
     // Done (net asks once more after the last read): nothing read now is kept, and no slab is held for it.
     if (this.complete) return scratch;
-    if (!this.slab || this.slab.bytes.length - this.slab.used < WINDOW_BYTES) {
-      if (this.slab) pool.retire(this.slab);
-      this.slab = pool.take();
+    if (!this.slab || this.slab.bytes.length - this.slab.used < this.windowBytes) {
+      if (this.slab) this.pool.retire(this.slab);
+      this.slab = this.pool.take();
     }
-    return this.slab.bytes.subarray(this.slab.used, this.slab.used + WINDOW_BYTES);
+    return this.slab.bytes.subarray(this.slab.used, this.slab.used + this.windowBytes);
   }
 
   /** net calls this with the window it last got from nextWindow, before asking for the next one. */
@@ -331,7 +358,7 @@ export class LentBody extends Readable implements ChunkLender {
     this.push(null);
     this.socket.destroy();
     // No read lands in the slab any more: it is spare as soon as its chunks are back.
-    if (this.slab) pool.retire(this.slab);
+    if (this.slab) this.pool.retire(this.slab);
     this.slab = undefined;
   }
 

@@ -1,34 +1,34 @@
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { S3ServiceException, type S3Client } from '@aws-sdk/client-s3';
-import { rawGet, readSmall, type RawAnswer, type RawTarget } from '@gateway/raw-http';
+import { ContentTransport, readSmall, type ContentAnswer, type LentTarget } from '@gateway/content-transport';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { S3ConnectionParams } from './client';
 
 /**
- * GetObject without the SDK, for content over plain HTTP: a GET signed here (Signature V4 with the
- * client's own credentials and region, unsigned payload) and sent by @gateway/raw-http, whose reads
- * land in pooled slabs lent to the response writer. The SDK's NodeHttpHandler reads the body 64 KiB
- * at a time into a fresh buffer each: with the gateway's heap that garbage cost about half the
- * throughput of a 1 GiB download (figures in the README). Errors come back as the S3ServiceException
- * the SDK would have thrown (name = S3's `<Code>`, the HTTP status), so `mapS3Error` maps both paths
- * alike; transient failures are retried as the SDK's standard strategy does (3 attempts).
+ * GetObject without the SDK, for content over plain HTTP: a GET signed here with the SDK's own signer
+ * (Signature V4 with the client's credentials and region, unsigned payload) and sent by
+ * @gateway/content-transport, whose reads are lent to the response writer (the SDK's handler reads
+ * into a fresh buffer each time: README, figures). Errors come back as the S3ServiceException the SDK
+ * would have thrown (name = S3's `<Code>`, the HTTP status), so `mapS3Error` maps both paths alike;
+ * transient failures are retried as the SDK's standard strategy does (3 attempts).
  *
- * Only for `http://` endpoints: @gateway/raw-http speaks plain TCP, so HTTPS endpoints (AWS itself) keep
- * the SDK's GetObject. TLS could be lent too (Node 20's TLS sockets honour net's `onread`, which
- * libs/microsoft-client's lent-get.ts relies on); not done, with no AWS here to measure it against.
+ * Only for `http://` endpoints; HTTPS endpoints (AWS itself) keep the SDK's GetObject (README).
  */
-export class RawGetObject {
+export class SignedGetObject {
   private readonly signer: SignatureV4;
   private readonly endpoint: URL;
+  private readonly transport: ContentTransport;
 
   constructor(
     client: S3Client,
-    private readonly params: Pick<S3ConnectionParams, 'endpoint' | 'forcePathStyle' | 'timeoutMs'>,
+    private readonly params: Pick<S3ConnectionParams, 'endpoint' | 'forcePathStyle' | 'timeoutMs' | 'connectTimeoutMs'>,
     private readonly attempts = MAX_ATTEMPTS,
   ) {
-    if (!RawGetObject.applies(params)) throw new Error('RawGetObject is for http:// endpoints only');
+    if (!SignedGetObject.applies(params)) throw new Error('SignedGetObject is for http:// endpoints only');
     this.endpoint = new URL(params.endpoint as string);
+    // HTTP/1.0 as for CMIS: the answer is the bytes until the close (its Content-Length checked).
+    this.transport = new ContentTransport({ idleTimeoutMs: params.timeoutMs, idleTimeout: (ms) => new S3ReadTimeout(ms), connectTimeoutMs: params.connectTimeoutMs, http10: true });
     // The client's own providers and hash: static keys, or the default chain the client resolved (refreshed as it refreshes them).
     this.signer = new SignatureV4({ service: 's3', region: client.config.region, credentials: client.config.credentials, sha256: client.config.sha256, uriEscapePath: false, applyChecksum: false });
   }
@@ -41,7 +41,7 @@ export class RawGetObject {
   /** The object's bytes (a range of them: 206), as the SDK's GetObject would give them, or its error. */
   async open(bucket: string, key: string, options: { versionId?: string; range?: { start: number; end: number } } = {}): Promise<Readable> {
     for (let attempt = 1; ; attempt++) {
-      let answer: RawAnswer;
+      let answer: ContentAnswer;
       try {
         answer = await this.send(bucket, key, options);
       } catch (e) {
@@ -69,7 +69,7 @@ export class RawGetObject {
   }
 
   /** Where the GET goes and what is signed, as the SDK addresses the object (path style or virtual host). */
-  target(bucket: string, key: string, versionId?: string): { target: RawTarget; path: string; query: Record<string, string> } {
+  target(bucket: string, key: string, versionId?: string): { target: LentTarget; path: string; query: Record<string, string> } {
     const base = this.endpoint.pathname.replace(/\/+$/, '');
     const virtualHost = !this.params.forcePathStyle && virtualHostable(bucket, this.endpoint);
     const host = virtualHost ? `${bucket}.${this.endpoint.host}` : this.endpoint.host;
@@ -80,13 +80,13 @@ export class RawGetObject {
     return { target: { secure: false, hostname, port: Number(this.endpoint.port || 80), host, path: search ? `${path}?${search}` : path }, path, query };
   }
 
-  private async send(bucket: string, key: string, options: { versionId?: string; range?: { start: number; end: number } }): Promise<RawAnswer> {
+  private async send(bucket: string, key: string, options: { versionId?: string; range?: { start: number; end: number } }): Promise<ContentAnswer> {
     const { target, path, query } = this.target(bucket, key, options.versionId);
     const headers: Record<string, string> = { host: target.host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' };
     if (options.range) headers.range = `bytes=${options.range.start}-${options.range.end}`;
     const signed = await this.signer.sign({ method: 'GET', protocol: 'http:', hostname: target.hostname, port: target.port, path, query, headers });
     const { host: _host, ...sent } = signed.headers as Record<string, string>;
-    return rawGet(target, sent, { timeoutMs: this.params.timeoutMs, checkLength: true });
+    return this.transport.get(target, sent);
   }
 }
 
@@ -94,6 +94,15 @@ const MAX_ATTEMPTS = 3;
 /** What the SDK's standard retry strategy retries: throttling and server errors, and connections that failed before an answer. */
 const RETRIED_STATUSES = new Set([429, 500, 502, 503, 504]);
 const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
+
+/** The idle time-out, named and coded as the SDK's time-outs (mapS3Error: UpstreamTimeoutError). */
+export class S3ReadTimeout extends Error {
+  override readonly name = 'TimeoutError';
+  readonly code = 'ETIMEDOUT';
+  constructor(readonly ms: number) {
+    super(`S3 sent nothing for ${ms} ms`);
+  }
+}
 
 /** The SDK's back-off: a random delay up to 100 ms × 2^attempt. */
 function backOff(attempt: number): Promise<void> {

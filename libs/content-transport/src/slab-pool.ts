@@ -1,9 +1,9 @@
 /**
- * Reusable read memory for lent reads (lent-reads.ts here, libs/microsoft-client's lent-get.ts): slabs
+ * Reusable read memory for lent reads (lent-body.ts): slabs
  * that reads go into window by window, whose chunks are lent to a reader and handed back once written.
  * A slab is read into again once it is retired (full, or its connection done) and every chunk cut from
  * it came back; until then it stays out of the pool, and a slab whose chunks never come back is
- * garbage like any buffer. Each kind of reader has its own pool (its own slab size and spare count).
+ * garbage like any buffer. One pool per window size (plain TCP and TLS read differently).
  */
 export interface Slab {
   bytes: Buffer;

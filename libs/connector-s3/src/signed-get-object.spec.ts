@@ -4,10 +4,10 @@ import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { NotFoundError, UpstreamError, UpstreamUnavailableError } from '@gateway/connector-api';
-import { readSmall } from '@gateway/raw-http';
+import { readSmall } from '@gateway/content-transport';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { createS3Client, parseConnectionParams } from './client';
-import { RawGetObject } from './raw-get-object';
+import { SignedGetObject } from './signed-get-object';
 import { mapS3Error } from './s3.connector';
 
 /**
@@ -62,7 +62,7 @@ async function signatureHolds(req: http.IncomingMessage): Promise<boolean> {
 
 const errorXml = (code: string, message: string) => `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message><RequestId>r1</RequestId></Error>`;
 
-describe('RawGetObject', () => {
+describe('SignedGetObject', () => {
   let server: http.Server;
   let seen: Array<{ url: string; range?: string; signed: boolean }>;
   let handle: (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -93,7 +93,7 @@ describe('RawGetObject', () => {
 
   const connection = (url: string, extra: Record<string, unknown> = {}) =>
     parseConnectionParams({ endpoint: url, region: REGION, accessKeyId: ACCESS_KEY, secretAccessKey: SECRET, timeoutMs: 5000, ...extra });
-  const raw = (attempts?: number) => new RawGetObject(sdk, connection(endpoint), attempts);
+  const raw = (attempts?: number) => new SignedGetObject(sdk, connection(endpoint), attempts);
 
   /** The request the SDK builds for GetObject (signed, not sent). */
   async function sdkRequest(client: S3Client, bucket: string, key: string, versionId?: string): Promise<{ hostname: string; path: string; query: Record<string, string> }> {
@@ -156,7 +156,7 @@ describe('RawGetObject', () => {
       const client = createS3Client(params);
       try {
         const sdkSide = await sdkRequest(client, bucket, 'a b/c+d');
-        const { target, path } = new RawGetObject(client, params).target(bucket, 'a b/c+d');
+        const { target, path } = new SignedGetObject(client, params).target(bucket, 'a b/c+d');
         expect({ url, bucket, forcePathStyle, hostname: target.hostname, path }).toEqual({ url, bucket, forcePathStyle, hostname: sdkSide.hostname, path: sdkSide.path });
       } finally {
         client.destroy();
@@ -190,7 +190,7 @@ describe('RawGetObject', () => {
       res.write(Buffer.alloc(4096, 1), () => res.socket?.destroy());
     };
     const body: Readable = await raw().open('b-1', 'k');
-    await expect(readSmall(body)).rejects.toThrow(/closed after/);
+    await expect(readSmall(body)).rejects.toThrow(/closed before the answer was complete/);
   });
 
   it.each([
@@ -241,8 +241,8 @@ describe('RawGetObject', () => {
   });
 
   it('is for plain-HTTP endpoints only', () => {
-    expect(RawGetObject.applies(connection('http://s3.internal:9000'))).toBe(true);
-    expect(RawGetObject.applies(connection('https://s3.internal'))).toBe(false);
-    expect(RawGetObject.applies(parseConnectionParams({ region: REGION }))).toBe(false);
+    expect(SignedGetObject.applies(connection('http://s3.internal:9000'))).toBe(true);
+    expect(SignedGetObject.applies(connection('https://s3.internal'))).toBe(false);
+    expect(SignedGetObject.applies(parseConnectionParams({ region: REGION }))).toBe(false);
   });
 });
