@@ -2,3 +2,4 @@ export { AbortedWhileQueued, Limiter, mapBounded } from './limiter';
 export { settlesWithin } from './settles-within';
 export { eventLoopBudget, TurnBudget, TURN_BUDGET_MS } from './turn-budget';
 export { TurnBatch } from './turn-batch';
+export { KeyedMutex } from './keyed-mutex';

@@ -171,7 +171,7 @@ describe('JobExecutor', () => {
 
   it('stops taking documents once the errors reach options.maxErrors, and ends FAILED', async () => {
     const failing = (src: ContentConnector) =>
-      Object.assign(Object.create(src) as ContentConnector, { openContent: async () => Promise.reject(new Error('disk read error')) });
+      Object.assign(Object.create(src) as ContentConnector, { openContent: async () => Promise.reject(new Error('disk read error')), localFiles: undefined });
     await setUp({ source: failing, concurrency: 1 });
     await fx.writeSource(tree(3 * DOCS_PER_TASK, 'in'));
     const jobId = fx.store.addJob(fx.definition({ maxErrors: 5 })).id;
@@ -349,13 +349,14 @@ describe('JobExecutor', () => {
 
 /**
  * A source whose documents open at once but send nothing until `gate.release()`: copies stay in
- * flight (a wrapped driver is read through openContent, not copied directly).
+ * flight (read through openContent: the wrapper withdraws the localFiles group, so no direct copy).
  */
 function heldSource() {
   const gate: { release?: () => void; opened: number } = { opened: 0 };
   const held = new Promise<void>((r) => (gate.release = r));
   const slow = (src: ContentConnector) =>
     Object.assign(Object.create(src) as ContentConnector, {
+      localFiles: undefined,
       openContent: async (id: string) => {
         const real = await src.openContent(id);
         gate.opened++;
