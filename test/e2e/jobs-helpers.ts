@@ -42,7 +42,9 @@ ${options.extraYaml ?? ''}`,
 /**
  * Wraps a connector's openContent: while the gate is closed, content streams
  * are handed out but their bytes wait (documents are "in flight"); names
- * matching `failing` throw an upstream error.
+ * matching `failing` throw an upstream error. It withdraws the connector's
+ * localFiles group, as anything that makes openContent read otherwise must,
+ * so a target reads through openContent rather than copying the files directly.
  */
 export class Faulty {
   opened = 0;
@@ -50,9 +52,13 @@ export class Faulty {
   leadSent = 0;
   failing?: RegExp;
   private gate?: { promise: Promise<void>; open: () => void; leadBytes: number };
+  private readonly localFiles?: PropertyDescriptor;
 
   constructor(readonly connector: ContentConnector) {
     const original = connector.openContent.bind(connector);
+    // The driver's own property, not what a metrics Proxy would hand out for it (restore puts it back).
+    this.localFiles = Object.getOwnPropertyDescriptor(connector, 'localFiles');
+    Object.assign(connector, { localFiles: undefined });
     connector.openContent = async (id, range) => {
       const item = await connector.getItem(id);
       if (this.failing?.test(item.name)) throw new UpstreamError(`injected failure for ${item.name}`);
@@ -95,6 +101,13 @@ export class Faulty {
   open(): void {
     this.gate?.open();
     this.gate = undefined;
+  }
+
+  /** Undoes the wrapping: the connector's own openContent and localFiles group again. */
+  restore(): void {
+    this.open();
+    delete (this.connector as Partial<ContentConnector>).openContent;
+    if (this.localFiles) Object.defineProperty(this.connector, 'localFiles', this.localFiles);
   }
 
   /** Resolves once `n` content streams have been opened in total. */

@@ -144,28 +144,45 @@ export interface SiteCapability {
 }
 
 /**
- * Content kept as plain files on a local disk. The download offload
- * (GATEWAY_ACCEL_REDIRECT / GATEWAY_SENDFILE_HEADER) hands such a file to the
- * reverse proxy instead of streaming it through the gateway.
+ * Content kept as plain files on a local disk, read as they are: offering this group says that
+ * reading a document's file is what openContent does. The download offload
+ * (GATEWAY_ACCEL_REDIRECT / GATEWAY_SENDFILE_HEADER) hands such a file to the reverse proxy, and a
+ * target's `directCopy` copies it, instead of reading openContent. Whatever makes openContent read
+ * otherwise (a test's fault injection wrapping it) withdraws this group (`localFiles: undefined`).
  */
 export interface LocalFilesCapability {
   /** The real folder every such file lies under; the offload maps it to one internal location. */
   readonly root: string;
   /** The file that holds the content of document `id` (a version id: that version), located as openContent would. */
   localPath(id: string): Promise<string>;
+  /**
+   * Where the current content of document `id` lies, without looking: undefined when `id` names a
+   * version. The file is the document only if it is a regular file and each of `foldersAbove` a
+   * real folder (lstat, no link): the checks openContent makes, left to the caller, which makes
+   * them beside the event loop (the filesystem connector's copy thread). An id that does not
+   * decode throws as openContent would.
+   */
+  unverifiedFile(id: string): UnverifiedFile | undefined;
+}
+
+export interface UnverifiedFile {
+  file: string;
+  /** The folders between `root` and the file, outermost first (both excluded). */
+  foldersAbove: readonly string[];
 }
 
 /**
- * Copies a document of another connector without streaming it through the gateway (a job between
- * two filesystem connectors: the kernel copies). Internal to the gateway, not a spec capability.
+ * Copies a document of a `localFiles` source without streaming it through the gateway (a job
+ * between two filesystem connectors: the kernel copies, on a thread of its own). Internal to the
+ * gateway, not a spec capability, so not reported among the capabilities.
  */
 export interface DirectCopyCapability {
   /**
-   * What `createFile({ ...target, content: await source.openContent(sourceId) })` does, with the
-   * same errors; undefined when this connector cannot copy that document directly (another kind
-   * of source, a version id, a large file): the caller then streams it.
+   * What `createFile({ ...target, content: await openContent(sourceId) })` does, with the same
+   * errors; undefined when this connector cannot copy that document directly (a version id, a
+   * large file): the caller then streams it.
    */
-  copyFrom(source: ContentConnector, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor): Promise<string | undefined>;
+  copyFrom(source: LocalFilesCapability, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor): Promise<string | undefined>;
 }
 
 export interface CopyCapability {
@@ -266,5 +283,3 @@ export interface ConnectorType {
   create(definition: ConnectorDefinition, context: ConnectorContext): Promise<Connector>;
 }
 
-/** Injection token for the array of every registered ConnectorType. */
-export const CONNECTOR_TYPES = Symbol('CONNECTOR_TYPES');

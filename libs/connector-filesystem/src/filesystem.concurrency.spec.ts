@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { ConflictError, InvalidArgumentError } from '@gateway/connector-api';
 import type { FilesystemConnector } from './filesystem.connector';
 import { encodeId } from './paths';
-import { alice, bob, body, filesUnder, readAll, readText, sandbox, sha256, type Sandbox } from '../test/sandbox';
+import { alice, bob, body, filesUnder, readAll, readText, sandbox, sha256, type Sandbox } from '../../../test/support/fs-sandbox';
 
 /** An upload that sends some bytes and then fails, like a client that disconnects. */
 function abortedUpload(): Readable {
@@ -39,7 +39,7 @@ describe('FilesystemConnector under load and concurrency', () => {
     const names = Array.from({ length: 2500 }, (_, i) => `file-${String(i).padStart(5, '0')}-${i % 7}.txt`);
     await writeMany(sb.root, names);
     // some with gateway metadata, so both paths of the listing are exercised
-    for (const name of names.slice(0, 25)) await fs.updateProperties(encodeId(name), { batch: 'x' }, alice);
+    for (const name of names.slice(0, 25)) await fs.propertyUpdate.updateProperties(encodeId(name), { batch: 'x' }, alice);
 
     for (const limit of [100, 333]) {
       const seen: string[] = [];
@@ -85,13 +85,13 @@ describe('FilesystemConnector under load and concurrency', () => {
     const readers = Array.from({ length: 4 }, reader);
     // each upload trickles in over several chunks, so the writes really overlap
     const chunked = (data: Buffer) => Readable.from([data.subarray(0, 1000), data.subarray(1000, 100_000), data.subarray(100_000)]);
-    await Promise.all(contents.map((c, i) => fs.updateContent(id, { content: chunked(c) }, i % 2 ? alice : bob)));
+    await Promise.all(contents.map((c, i) => fs.contentUpdate.updateContent(id, { content: chunked(c) }, i % 2 ? alice : bob)));
     writing = false;
     await Promise.all(readers);
 
     expect(reads.length).toBeGreaterThan(0);
     for (const hash of reads) expect(valid.has(hash)).toBe(true);
-    const versions = await fs.listVersions(id);
+    const versions = await fs.versioning.listVersions(id);
     expect(versions).toHaveLength(9);
     const stored = await Promise.all(versions.map(async (v) => sha256(await readAll(await fs.openContent(v.id)))));
     expect(new Set(stored)).toEqual(valid);
@@ -113,7 +113,7 @@ describe('FilesystemConnector under load and concurrency', () => {
 
   it('gives a check-out to exactly one of two concurrent users', async () => {
     const id = await fs.createFile({ folderId: rootId, fileName: 'a.txt', content: body('x') }, alice);
-    const results = await Promise.allSettled([fs.checkOut(id, alice), fs.checkOut(id, bob)]);
+    const results = await Promise.allSettled([fs.checkInOut.checkOut(id, alice), fs.checkInOut.checkOut(id, bob)]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const holder = (await fs.getItem(id)).checkedOutBy;
     const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')!;
@@ -123,7 +123,7 @@ describe('FilesystemConnector under load and concurrency', () => {
 
   it('keeps every concurrent property update (metadata writes are serialised)', async () => {
     const id = await fs.createFile({ folderId: rootId, fileName: 'a.txt', content: body('x') }, alice);
-    await Promise.all(Array.from({ length: 20 }, (_, i) => fs.updateProperties(id, { [`p${i}`]: String(i) }, alice)));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => fs.propertyUpdate.updateProperties(id, { [`p${i}`]: String(i) }, alice)));
     const properties = (await (await sb.reopen()).getItem(id)).properties!;
     expect(Object.keys(properties)).toHaveLength(20);
   });
@@ -141,7 +141,7 @@ describe('FilesystemConnector under load and concurrency', () => {
   it('keeps the current content when an update stream fails', async () => {
     const id = await fs.createFile({ folderId: rootId, fileName: 'a.txt', content: body('intact') }, alice);
     const before = await fs.getItem(id);
-    await expect(fs.updateContent(id, { content: abortedUpload() }, alice)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(fs.contentUpdate.updateContent(id, { content: abortedUpload() }, alice)).rejects.toBeInstanceOf(InvalidArgumentError);
     expect(await readText(fs.openContent(id))).toBe('intact');
     expect(await fs.getItem(id)).toEqual(before);
     expect(await filesUnder(path.join(sb.root, '.gateway', 'tmp'))).toEqual([]);

@@ -6,14 +6,13 @@ import {
   InvalidArgumentError,
   NotFoundError,
   deriveCapabilities,
-  type ContentConnector,
   type ItemInfo,
 } from '@gateway/connector-api';
 import { DIRECT_COPY_MAX_BYTES, type FilesystemConnector } from './filesystem.connector';
 import { FilesystemConnectorType } from './filesystem.connector-type';
 import { nameKey } from './metadata-store';
 import { encodeId } from './paths';
-import { alice, bob, body, filesUnder, readText, sandbox, type Sandbox } from '../test/sandbox';
+import { alice, bob, body, filesUnder, readText, sandbox, type Sandbox } from '../../../test/support/fs-sandbox';
 
 describe('FilesystemConnector', () => {
   let sb: Sandbox;
@@ -33,7 +32,7 @@ describe('FilesystemConnector', () => {
 
   describe('repository calls', () => {
     it('declares every capability group it implements, including folder deletion by path', () => {
-      const caps = deriveCapabilities(fs as ContentConnector);
+      const caps = deriveCapabilities(fs);
       for (const name of ['createFile', 'updateFile', 'listVersions', 'checkIn', 'checkOut', 'createFolder', 'deleteFolder', 'updateProperties'] as const) {
         expect(caps[name]).toBe(true);
       }
@@ -119,7 +118,7 @@ describe('FilesystemConnector', () => {
 
     it('refuses a second file with the same name, or the name of a folder, with a conflict', async () => {
       await create('a.txt', 'first');
-      await fs.createFolder('/sub', alice);
+      await fs.folders.createFolder('/sub', alice);
       for (const name of ['a.txt', 'sub']) {
         const error = await create(name, 'second').catch((e) => e);
         expect(error).toBeInstanceOf(ConflictError);
@@ -141,7 +140,7 @@ describe('FilesystemConnector', () => {
     });
 
     it('creates files inside subfolders', async () => {
-      const folderId = await fs.createFolder('/x/y', alice);
+      const folderId = await fs.folders.createFolder('/x/y', alice);
       const id = await create('deep.txt', 'deep', folderId);
       expect(id).toBe(encodeId('x/y/deep.txt'));
       expect((await fs.getItem(id)).path).toBe('/x/y/deep.txt');
@@ -151,30 +150,30 @@ describe('FilesystemConnector', () => {
     it('answers 404 for ids of missing items and 400 for folders where documents are expected', async () => {
       await expect(fs.getItem(encodeId('missing.txt'))).rejects.toBeInstanceOf(NotFoundError);
       await expect(fs.openContent(encodeId('missing.txt'))).rejects.toBeInstanceOf(NotFoundError);
-      await fs.createFolder('/dir', alice);
+      await fs.folders.createFolder('/dir', alice);
       await expect(fs.openContent(encodeId('dir'))).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'id' });
       await expect(fs.deleteItem(encodeId('dir'), true, alice)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'id' });
-      await expect(fs.listVersions(encodeId('dir'))).rejects.toMatchObject({ kind: 'invalid_argument' });
+      await expect(fs.versioning.listVersions(encodeId('dir'))).rejects.toMatchObject({ kind: 'invalid_argument' });
     });
   });
 
   describe('ids and metadata across restarts', () => {
     it('gives the same ids and state to a new connector instance on the same root', async () => {
-      const folderId = await fs.createFolder('/docs', alice);
+      const folderId = await fs.folders.createFolder('/docs', alice);
       const id = await create('a.txt', 'v1', folderId);
-      await fs.updateContent(id, { content: body('v2') }, bob);
-      await fs.updateProperties(id, { project: 'apollo' }, bob);
-      await fs.checkOut(id, alice);
+      await fs.contentUpdate.updateContent(id, { content: body('v2') }, bob);
+      await fs.propertyUpdate.updateProperties(id, { project: 'apollo' }, bob);
+      await fs.checkInOut.checkOut(id, alice);
       const before = await fs.getItem(id);
-      const versionsBefore = await fs.listVersions(id);
+      const versionsBefore = await fs.versioning.listVersions(id);
 
       const again = await sb.reopen();
       expect(await again.idByPath('/docs', 'a.txt')).toBe(id);
       expect(await again.idByPath('/', 'docs')).toBe(folderId);
       expect(await again.getItem(id)).toEqual(before);
-      expect(await again.listVersions(id)).toEqual(versionsBefore);
+      expect(await again.versioning.listVersions(id)).toEqual(versionsBefore);
       expect(await readText(again.openContent(versionsBefore[1].id))).toBe('v1');
-      await expect(again.updateContent(id, { content: body('v3') }, bob)).rejects.toBeInstanceOf(ConflictError);
+      await expect(again.contentUpdate.updateContent(id, { content: body('v3') }, bob)).rejects.toBeInstanceOf(ConflictError);
     });
   });
 
@@ -187,11 +186,11 @@ describe('FilesystemConnector', () => {
 
     it('copies a whole document, including an older version, and closes the source stream', async () => {
       const id = await create('a.bin', 'version one');
-      await fs.updateContent(id, { content: body('version two, longer') }, bob);
+      await fs.contentUpdate.updateContent(id, { content: body('version two, longer') }, bob);
       const otherRoot = (await other.connector.rootFolder()).folderId;
       for (const [name, sourceId, expected] of [
         ['current.bin', id, 'version two, longer'],
-        ['older.bin', (await fs.listVersions(id))[1].id, 'version one'],
+        ['older.bin', (await fs.versioning.listVersions(id))[1].id, 'version one'],
       ]) {
         const stream = await fs.openContent(sourceId);
         const copied = await other.connector.createFile({ folderId: otherRoot, fileName: name, content: stream }, alice);
@@ -205,9 +204,9 @@ describe('FilesystemConnector', () => {
     describe('directly (copyFrom, on the copy thread)', () => {
       it('copies the current document with its first record: creator, media type, one version, nothing staged left', async () => {
         const id = await create('a.txt', 'version one');
-        await fs.updateContent(id, { content: body('version two') }, bob);
+        await fs.contentUpdate.updateContent(id, { content: body('version two') }, bob);
         const otherRoot = (await other.connector.rootFolder()).folderId;
-        const copied = await other.connector.copyFrom(fs, id, { folderId: otherRoot, fileName: 'b.txt', mimeType: 'text/x-note' }, alice);
+        const copied = await other.connector.directCopy.copyFrom(fs.localFiles, id, { folderId: otherRoot, fileName: 'b.txt', mimeType: 'text/x-note' }, alice);
         expect(copied).toBe(encodeId('b.txt'));
         expect(await readText(other.connector.openContent(copied!))).toBe('version two');
         expect(await other.connector.getItem(copied!)).toMatchObject({ size: 11, createdBy: 'alice', modifiedBy: 'alice', mimeType: 'text/x-note', versionCount: 1 });
@@ -216,24 +215,34 @@ describe('FilesystemConnector', () => {
         expect(await (await other.reopen()).getItem(copied!)).toMatchObject({ createdBy: 'alice', mimeType: 'text/x-note' });
       });
 
-      it('leaves to streaming (undefined, nothing written) what it cannot copy: a version id, a derived source or one reading otherwise, a large file, a leftover record', async () => {
+      it('leaves to streaming (undefined, nothing written) what it cannot copy: a version id, a large file, a leftover record', async () => {
         const id = await create('a.txt', 'one');
-        await fs.updateContent(id, { content: body('two') }, bob);
+        await fs.contentUpdate.updateContent(id, { content: body('two') }, bob);
         const otherRoot = (await other.connector.rootFolder()).folderId;
         const to = (fileName: string) => ({ folderId: otherRoot, fileName });
-        expect(await other.connector.copyFrom(fs, (await fs.listVersions(id))[1].id, to('v.txt'), alice)).toBeUndefined();
-        expect(await other.connector.copyFrom(Object.create(fs) as FilesystemConnector, id, to('d.txt'), alice)).toBeUndefined();
-        const replaced = await sb.reopen();
-        replaced.openContent = async () => body('not the file');
-        expect(await other.connector.copyFrom(replaced, id, to('r.txt'), alice)).toBeUndefined();
+        expect(await other.connector.directCopy.copyFrom(fs.localFiles, (await fs.versioning.listVersions(id))[1].id, to('v.txt'), alice)).toBeUndefined();
         const big = await create('big.bin', 'x'.repeat(DIRECT_COPY_MAX_BYTES + 1));
-        expect(await other.connector.copyFrom(fs, big, to('big.bin'), alice)).toBeUndefined();
+        expect(await other.connector.directCopy.copyFrom(fs.localFiles, big, to('big.bin'), alice)).toBeUndefined();
         // A record whose file was deleted by hand: createFile clears it, so it streams.
         const gone = await other.connector.createFile({ folderId: otherRoot, fileName: 'gone.txt', content: body('old') }, alice);
         await fsp.unlink(path.join(other.root, 'gone.txt'));
-        expect(await other.connector.copyFrom(fs, id, to('gone.txt'), alice)).toBeUndefined();
+        expect(await other.connector.directCopy.copyFrom(fs.localFiles, id, to('gone.txt'), alice)).toBeUndefined();
         expect(await fsp.readdir(other.root)).toEqual(['.gateway']);
         expect(gone).toBe(encodeId('gone.txt'));
+      });
+
+      it('finds the source through its localFiles group, whatever wraps the connector', async () => {
+        const id = await create('a.txt', 'alpha');
+        const otherRoot = (await other.connector.rootFolder()).folderId;
+        // As the metrics Proxy does: every member read through a wrapper, the driver's identity gone.
+        const asked: string[] = [];
+        const wrapped = new Proxy(fs, {
+          get: (object, property) => (property === 'localFiles' ? { ...object.localFiles, unverifiedFile: (i: string) => (asked.push(i), object.localFiles.unverifiedFile(i)) } : Reflect.get(object, property)),
+        });
+        const copied = await other.connector.directCopy.copyFrom(wrapped.localFiles, id, { folderId: otherRoot, fileName: 'a.txt' }, alice);
+        expect(copied).toBe(encodeId('a.txt'));
+        expect(asked).toEqual([id]);
+        expect(await readText(other.connector.openContent(copied!))).toBe('alpha');
       });
 
       it('refuses as createFile and openContent would: taken name, missing source, folder ids, links', async () => {
@@ -241,29 +250,29 @@ describe('FilesystemConnector', () => {
         const otherRoot = (await other.connector.rootFolder()).folderId;
         await other.connector.createFile({ folderId: otherRoot, fileName: 'taken.txt', content: body('mine') }, bob);
         const error = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
-        const taken = await error(other.connector.copyFrom(fs, id, { folderId: otherRoot, fileName: 'taken.txt' }, alice));
+        const taken = await error(other.connector.directCopy.copyFrom(fs.localFiles, id, { folderId: otherRoot, fileName: 'taken.txt' }, alice));
         expect(taken).toBeInstanceOf(ConflictError);
         expect((taken as ConflictError).code).toBe('ALREADY_EXISTS');
         expect(await readText(other.connector.openContent(encodeId('taken.txt')))).toBe('mine');
-        expect(await error(other.connector.copyFrom(fs, encodeId('none.txt'), { folderId: otherRoot, fileName: 'n.txt' }, alice))).toBeInstanceOf(NotFoundError);
-        const folderSource = await error(other.connector.copyFrom(fs, rootId, { folderId: otherRoot, fileName: 'f.txt' }, alice));
+        expect(await error(other.connector.directCopy.copyFrom(fs.localFiles, encodeId('none.txt'), { folderId: otherRoot, fileName: 'n.txt' }, alice))).toBeInstanceOf(NotFoundError);
+        const folderSource = await error(other.connector.directCopy.copyFrom(fs.localFiles, rootId, { folderId: otherRoot, fileName: 'f.txt' }, alice));
         expect(folderSource).toBeInstanceOf(InvalidArgumentError);
-        const docAsFolder = await error(other.connector.copyFrom(fs, id, { folderId: encodeId('taken.txt'), fileName: 'x.txt' }, alice));
+        const docAsFolder = await error(other.connector.directCopy.copyFrom(fs.localFiles, id, { folderId: encodeId('taken.txt'), fileName: 'x.txt' }, alice));
         expect(docAsFolder).toMatchObject({ parameter: 'folderId' });
         await fsp.mkdir(path.join(sb.dir, 'outside'));
         await fsp.symlink(path.join(sb.dir, 'outside'), path.join(other.root, 'linked'));
-        expect(await error(other.connector.copyFrom(fs, id, { folderId: encodeId('linked'), fileName: 'a.txt' }, alice))).toBeInstanceOf(NotFoundError);
+        expect(await error(other.connector.directCopy.copyFrom(fs.localFiles, id, { folderId: encodeId('linked'), fileName: 'a.txt' }, alice))).toBeInstanceOf(NotFoundError);
         await fsp.symlink(path.join(sb.root, 'a.txt'), path.join(sb.root, 'alias.txt'));
-        expect(await error(other.connector.copyFrom(fs, encodeId('alias.txt'), { folderId: otherRoot, fileName: 'y.txt' }, alice))).toBeInstanceOf(NotFoundError);
+        expect(await error(other.connector.directCopy.copyFrom(fs.localFiles, encodeId('alias.txt'), { folderId: otherRoot, fileName: 'y.txt' }, alice))).toBeInstanceOf(NotFoundError);
         expect(await fsp.readdir(path.join(sb.dir, 'outside'))).toEqual([]);
         expect((await fsp.readdir(other.root)).sort()).toEqual(['.gateway', 'linked', 'taken.txt']);
-        await expect(other.connector.copyFrom(fs, id, { folderId: otherRoot, fileName: '../x' }, alice)).rejects.toMatchObject({ parameter: 'fileName' });
+        await expect(other.connector.directCopy.copyFrom(fs.localFiles, id, { folderId: otherRoot, fileName: '../x' }, alice)).rejects.toMatchObject({ parameter: 'fileName' });
       });
 
       it('copies many documents at once, each whole, with a record each', async () => {
         const otherRoot = (await other.connector.rootFolder()).folderId;
         const ids = await Promise.all(Array.from({ length: 50 }, (_, i) => create(`f${i}.txt`, `content ${i}`)));
-        const copied = await Promise.all(ids.map((id, i) => other.connector.copyFrom(fs, id, { folderId: otherRoot, fileName: `f${i}.txt` }, alice)));
+        const copied = await Promise.all(ids.map((id, i) => other.connector.directCopy.copyFrom(fs.localFiles, id, { folderId: otherRoot, fileName: `f${i}.txt` }, alice)));
         for (const [i, c] of copied.entries()) expect(await readText(other.connector.openContent(c!))).toBe(`content ${i}`);
         const listed = await other.connector.listFolder(otherRoot);
         expect(listed.items).toHaveLength(50);
@@ -297,14 +306,14 @@ describe('FilesystemConnector', () => {
       const item = await fs.getItem(id);
       expect(item).toMatchObject({ versionCount: 1, createdBy: undefined });
       expect(await readText(fs.openContent(id))).toBe('first');
-      await fs.updateContent(id, { content: body('second') }, bob);
-      expect((await fs.listVersions(id)).length).toBe(2);
+      await fs.contentUpdate.updateContent(id, { content: body('second') }, bob);
+      expect((await fs.versioning.listVersions(id)).length).toBe(2);
     });
 
     it('keeps every record change across a restart, as one database file beside the content', async () => {
       const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => create(`f${i}.txt`, `content ${i}`)));
-      await fs.checkOut(ids[3], bob);
-      await fs.updateProperties(ids[4], { project: 'apollo' }, alice);
+      await fs.checkInOut.checkOut(ids[3], bob);
+      await fs.propertyUpdate.updateProperties(ids[4], { project: 'apollo' }, alice);
       await fs.close();
       expect(await fsp.readdir(path.join(sb.root, '.gateway'))).toEqual(expect.arrayContaining(['metadata.db', 'format.json']));
       expect((await filesUnder(path.join(sb.root, '.gateway', 'docs'))).length).toBe(0);
@@ -338,14 +347,14 @@ describe('FilesystemConnector', () => {
       expect(await readText(fs.openContent(file.id))).toBe('by hand');
       const inner = await fs.idByPath('/dropped-dir', 'inner.csv');
       expect((await fs.getItem(inner)).mimeType).toBe('text/csv');
-      expect(await fs.listVersions(file.id)).toHaveLength(1);
+      expect(await fs.versioning.listVersions(file.id)).toHaveLength(1);
     });
 
     it('keep the hand-dropped content as version 1 when updated through the gateway', async () => {
       await fsp.writeFile(path.join(sb.root, 'dropped.txt'), 'original');
       const id = encodeId('dropped.txt');
-      await fs.updateContent(id, { content: body('new') }, alice);
-      const versions = await fs.listVersions(id);
+      await fs.contentUpdate.updateContent(id, { content: body('new') }, alice);
+      const versions = await fs.versioning.listVersions(id);
       expect(versions.map((v) => v.label)).toEqual(['2.0', '1.0']);
       expect(await readText(fs.openContent(versions[1].id))).toBe('original');
       expect(await readText(fs.openContent(id))).toBe('new');
@@ -360,8 +369,8 @@ describe('FilesystemConnector', () => {
       expect(after.etag).not.toBe(before.etag);
       expect(after.modifiedBy).toBeUndefined();
       expect(after.versionCount).toBe(1);
-      await fs.updateContent(id, { content: body('next') }, bob);
-      const [latest, previous] = await fs.listVersions(id);
+      await fs.contentUpdate.updateContent(id, { content: body('next') }, bob);
+      const [latest, previous] = await fs.versioning.listVersions(id);
       expect(previous.size).toBe(15);
       expect(await readText(fs.openContent(previous.id))).toBe('edited by hand!');
       expect(latest.size).toBe(4);
@@ -369,7 +378,7 @@ describe('FilesystemConnector', () => {
 
     it('drop the history of a document deleted by hand when a new one takes its name', async () => {
       const id = await create('a.txt', 'one');
-      await fs.updateContent(id, { content: body('two') }, alice);
+      await fs.contentUpdate.updateContent(id, { content: body('two') }, alice);
       await fsp.rm(path.join(sb.root, 'a.txt'));
       await expect(fs.getItem(id)).rejects.toBeInstanceOf(NotFoundError);
       expect(await create('a.txt', 'fresh', rootId, bob)).toBe(id);
@@ -382,8 +391,8 @@ describe('FilesystemConnector', () => {
   describe('listing', () => {
     it('never shows the metadata folder, whatever the gateway has stored', async () => {
       const id = await create('a.txt', 'x');
-      await fs.updateContent(id, { content: body('y') }, alice);
-      await fs.checkOut(id, alice);
+      await fs.contentUpdate.updateContent(id, { content: body('y') }, alice);
+      await fs.checkInOut.checkOut(id, alice);
       expect(await fsp.readdir(path.join(sb.root, '.gateway'))).not.toHaveLength(0);
       const items = (await fs.listFolder(rootId)).items;
       expect(names(items)).toEqual(['a.txt']);
@@ -392,7 +401,7 @@ describe('FilesystemConnector', () => {
 
     it('sorts by name, mixes folders and documents, and pages with an opaque cursor', async () => {
       for (const name of ['b.txt', 'a.txt', 'C.txt', 'é.txt', '10.txt', '2.txt']) await create(name, name);
-      await fs.createFolder('/m-folder', alice);
+      await fs.folders.createFolder('/m-folder', alice);
       const all = (await fs.listFolder(rootId)).items;
       expect(names(all)).toEqual(['10.txt', '2.txt', 'C.txt', 'a.txt', 'b.txt', 'm-folder', 'é.txt']);
       expect(all.find((i) => i.name === 'm-folder')!.baseType).toBe('folder');
@@ -431,9 +440,9 @@ describe('FilesystemConnector', () => {
 
     it('describes documents in a listing exactly as getItem does', async () => {
       const id = await create('a.txt', 'x');
-      await fs.updateContent(id, { content: body('yy') }, bob);
-      await fs.updateProperties(id, { colour: 'blue' }, bob);
-      await fs.checkOut(id, bob);
+      await fs.contentUpdate.updateContent(id, { content: body('yy') }, bob);
+      await fs.propertyUpdate.updateProperties(id, { colour: 'blue' }, bob);
+      await fs.checkInOut.checkOut(id, bob);
       const listed = (await fs.listFolder(rootId)).items[0];
       expect(listed).toEqual(await fs.getItem(id));
       expect(listed).toMatchObject({ checkedOut: true, checkedOutBy: 'bob', versionCount: 2, properties: { colour: 'blue' } });
@@ -442,7 +451,7 @@ describe('FilesystemConnector', () => {
 
   describe('idByPath', () => {
     it('finds documents and folders by their parent path and name', async () => {
-      const folderId = await fs.createFolder('/a/b', alice);
+      const folderId = await fs.folders.createFolder('/a/b', alice);
       const id = await create('c.txt', 'x', folderId);
       expect(await fs.idByPath('/a/b', 'c.txt')).toBe(id);
       expect(await fs.idByPath('/a/b/', 'c.txt')).toBe(id);
@@ -463,13 +472,13 @@ describe('FilesystemConnector', () => {
     it('adds a version on every content update and keeps older ones readable, newest first', async () => {
       const id = await create('a.txt', 'one');
       const etags = [(await fs.getItem(id)).etag];
-      expect(await fs.updateContent(id, { content: body('two!') }, bob)).toBe(id);
+      expect(await fs.contentUpdate.updateContent(id, { content: body('two!') }, bob)).toBe(id);
       etags.push((await fs.getItem(id)).etag);
-      await fs.updateContent(id, { content: body('three') }, alice);
+      await fs.contentUpdate.updateContent(id, { content: body('three') }, alice);
       etags.push((await fs.getItem(id)).etag);
       expect(new Set(etags).size).toBe(3);
 
-      const versions = await fs.listVersions(id);
+      const versions = await fs.versioning.listVersions(id);
       expect(versions.map((v) => v.label)).toEqual(['3.0', '2.0', '1.0']);
       expect(versions.map((v) => v.size)).toEqual([5, 4, 3]);
       expect(versions.map((v) => v.id)).toEqual([`${id};3`, `${id};2`, `${id};1`]);
@@ -496,8 +505,8 @@ describe('FilesystemConnector', () => {
 
     it('applies changes through the current version id but refuses an older one', async () => {
       const id = await create('a.txt', 'one');
-      await fs.updateContent(`${id};1`, { content: body('two') }, alice);
-      const error = await fs.updateContent(`${id};1`, { content: body('three') }, alice).catch((e) => e);
+      await fs.contentUpdate.updateContent(`${id};1`, { content: body('two') }, alice);
+      const error = await fs.contentUpdate.updateContent(`${id};1`, { content: body('three') }, alice).catch((e) => e);
       expect(error).toBeInstanceOf(InvalidArgumentError);
       expect(error.parameter).toBe('fileId');
       expect(await readText(fs.openContent(id))).toBe('two');
@@ -505,9 +514,9 @@ describe('FilesystemConnector', () => {
 
     it('keeps the declared media type of the previous version unless a new one is declared', async () => {
       const id = await fs.createFile({ folderId: rootId, fileName: 'data', mimeType: 'text/x-special', content: body('x') }, alice);
-      await fs.updateContent(id, { content: body('y') }, alice);
+      await fs.contentUpdate.updateContent(id, { content: body('y') }, alice);
       expect((await fs.getItem(id)).mimeType).toBe('text/x-special');
-      await fs.updateContent(id, { content: body('z'), mimeType: 'text/x-other' }, alice);
+      await fs.contentUpdate.updateContent(id, { content: body('z'), mimeType: 'text/x-other' }, alice);
       expect((await fs.getItem(id)).mimeType).toBe('text/x-other');
       expect((await fs.getItem(`${id};1`)).mimeType).toBe('text/x-special');
     });
@@ -516,8 +525,8 @@ describe('FilesystemConnector', () => {
   describe('delete', () => {
     it('removes a document with all its versions and metadata', async () => {
       const id = await create('a.txt', 'one');
-      await fs.updateContent(id, { content: body('two') }, alice);
-      await fs.updateProperties(id, { k: 'v' }, alice);
+      await fs.contentUpdate.updateContent(id, { content: body('two') }, alice);
+      await fs.propertyUpdate.updateProperties(id, { k: 'v' }, alice);
       expect(await fs.deleteItem(id, true, alice)).toBe(id);
       await expect(fsp.access(path.join(sb.root, 'a.txt'))).rejects.toThrow();
       await expect(fs.getItem(id)).rejects.toBeInstanceOf(NotFoundError);
@@ -530,17 +539,17 @@ describe('FilesystemConnector', () => {
 
     it('removes only the latest version when asked, restoring the previous one', async () => {
       const id = await create('a.txt', 'one');
-      await fs.updateContent(id, { content: body('two') }, bob);
-      await fs.updateContent(id, { content: body('three') }, alice);
+      await fs.contentUpdate.updateContent(id, { content: body('two') }, bob);
+      await fs.contentUpdate.updateContent(id, { content: body('three') }, alice);
       expect(await fs.deleteItem(id, false, alice)).toBe(id);
       expect(await readText(fs.openContent(id))).toBe('two');
       expect(await fs.getItem(id)).toMatchObject({ versionCount: 2, versionLabel: '2.0', modifiedBy: 'bob', size: 3 });
-      expect((await fs.listVersions(id)).map((v) => v.label)).toEqual(['2.0', '1.0']);
+      expect((await fs.versioning.listVersions(id)).map((v) => v.label)).toEqual(['2.0', '1.0']);
       await expect(fs.getItem(`${id};3`)).rejects.toBeInstanceOf(NotFoundError);
       expect(await readText(fs.openContent(`${id};1`))).toBe('one');
       // version numbers are never reused, so an old version id never changes meaning
-      await fs.updateContent(id, { content: body('four') }, alice);
-      expect((await fs.listVersions(id)).map((v) => v.label)).toEqual(['4.0', '2.0', '1.0']);
+      await fs.contentUpdate.updateContent(id, { content: body('four') }, alice);
+      expect((await fs.versioning.listVersions(id)).map((v) => v.label)).toEqual(['4.0', '2.0', '1.0']);
       expect(await readText(fs.openContent(`${id};2`))).toBe('two');
     });
 
@@ -565,17 +574,17 @@ describe('FilesystemConnector', () => {
   describe('check-out and check-in', () => {
     it('records the holder and refuses others, naming the holder', async () => {
       const id = await create('a.txt', 'one');
-      expect(await fs.checkOut(id, alice)).toBe(id);
+      expect(await fs.checkInOut.checkOut(id, alice)).toBe(id);
       expect(await fs.getItem(id)).toMatchObject({ checkedOut: true, checkedOutBy: 'alice' });
-      expect(await fs.checkOut(id, alice)).toBe(id); // again by the holder: no-op
+      expect(await fs.checkInOut.checkOut(id, alice)).toBe(id); // again by the holder: no-op
 
       const attempts: (() => Promise<unknown>)[] = [
-        () => fs.checkOut(id, bob),
-        () => fs.updateContent(id, { content: body('bob') }, bob),
-        () => fs.updateProperties(id, { k: 'v' }, bob),
+        () => fs.checkInOut.checkOut(id, bob),
+        () => fs.contentUpdate.updateContent(id, { content: body('bob') }, bob),
+        () => fs.propertyUpdate.updateProperties(id, { k: 'v' }, bob),
         () => fs.deleteItem(id, true, bob),
         () => fs.deleteItem(id, false, bob),
-        () => fs.checkIn(id, bob, 'not mine'),
+        () => fs.checkInOut.checkIn(id, bob, 'not mine'),
       ];
       for (const attempt of attempts) {
         const error = (await attempt().catch((e: unknown) => e)) as ConflictError;
@@ -589,34 +598,34 @@ describe('FilesystemConnector', () => {
 
     it('lets the holder update, then check in a new version with a comment', async () => {
       const id = await create('a.txt', 'one');
-      await fs.checkOut(id, alice);
-      await fs.updateContent(id, { content: body('two') }, alice);
-      await fs.updateProperties(id, { status: 'draft' }, alice);
-      expect(await fs.checkIn(id, alice, 'ready for review')).toBe(id);
+      await fs.checkInOut.checkOut(id, alice);
+      await fs.contentUpdate.updateContent(id, { content: body('two') }, alice);
+      await fs.propertyUpdate.updateProperties(id, { status: 'draft' }, alice);
+      expect(await fs.checkInOut.checkIn(id, alice, 'ready for review')).toBe(id);
       const item = await fs.getItem(id);
       expect(item).toMatchObject({ checkedOut: false, versionCount: 3, versionLabel: '3.0', checkinComment: 'ready for review', modifiedBy: 'alice', size: 3 });
       expect(item.checkedOutBy).toBeUndefined();
-      const [latest, middle] = await fs.listVersions(id);
+      const [latest, middle] = await fs.versioning.listVersions(id);
       expect(latest).toMatchObject({ label: '3.0', comment: 'ready for review', size: 3 });
       expect(middle.comment).toBeUndefined();
       expect(await readText(fs.openContent(latest.id))).toBe('two');
       expect(await readText(fs.openContent(middle.id))).toBe('two');
       // others may act again
-      await fs.updateContent(id, { content: body('bob') }, bob);
+      await fs.contentUpdate.updateContent(id, { content: body('bob') }, bob);
       expect((await fs.getItem(id)).checkinComment).toBeUndefined();
     });
 
     it('checks in without a comment', async () => {
       const id = await create('a.txt', 'one');
-      await fs.checkOut(id, alice);
-      await fs.checkIn(id, alice);
+      await fs.checkInOut.checkOut(id, alice);
+      await fs.checkInOut.checkIn(id, alice);
       expect(await fs.getItem(id)).toMatchObject({ versionCount: 2, checkedOut: false });
       expect((await fs.getItem(id)).checkinComment).toBeUndefined();
     });
 
     it('refuses to check in a document that is not checked out', async () => {
       const id = await create('a.txt', 'one');
-      const error = await fs.checkIn(id, alice, 'x').catch((e) => e);
+      const error = await fs.checkInOut.checkIn(id, alice, 'x').catch((e) => e);
       expect(error).toBeInstanceOf(ConflictError);
       expect(error.code).toBe('NOT_CHECKED_OUT');
       expect((await fs.getItem(id)).versionCount).toBe(1);
@@ -625,22 +634,22 @@ describe('FilesystemConnector', () => {
     it('checks out files dropped in by hand', async () => {
       await fsp.writeFile(path.join(sb.root, 'dropped.txt'), 'x');
       const id = encodeId('dropped.txt');
-      await fs.checkOut(id, bob);
+      await fs.checkInOut.checkOut(id, bob);
       await expect(fs.deleteItem(id, true, alice)).rejects.toMatchObject({ details: { checkedOutBy: 'bob' } });
     });
 
     it('refuses folders', async () => {
-      const folderId = await fs.createFolder('/f', alice);
-      await expect(fs.checkOut(folderId, alice)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'id' });
+      const folderId = await fs.folders.createFolder('/f', alice);
+      await expect(fs.checkInOut.checkOut(folderId, alice)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'id' });
     });
   });
 
   describe('properties', () => {
     it('stores custom properties without adding a version, and removes them with an empty value', async () => {
       const id = await create('a.txt', 'x');
-      expect(await fs.updateProperties(id, { project: 'apollo', 'dc:title': 'Report' }, bob)).toBe(id);
+      expect(await fs.propertyUpdate.updateProperties(id, { project: 'apollo', 'dc:title': 'Report' }, bob)).toBe(id);
       expect((await fs.getItem(id)).properties).toEqual({ project: 'apollo', 'dc:title': 'Report' });
-      await fs.updateProperties(id, { project: '', owner: 'carol' }, bob);
+      await fs.propertyUpdate.updateProperties(id, { project: '', owner: 'carol' }, bob);
       const item = await fs.getItem(id);
       expect(item.properties).toEqual({ 'dc:title': 'Report', owner: 'carol' });
       expect(item.versionCount).toBe(1);
@@ -650,52 +659,52 @@ describe('FilesystemConnector', () => {
     it('refuses built-in names, naming the property', async () => {
       const id = await create('a.txt', 'x');
       for (const name of ['svc_filename', 'SVC_content_type', 'name', 'Name', 'mimeType', 'cmis:name', 'size', 'bad name', '1st']) {
-        const error = await fs.updateProperties(id, { [name]: 'renamed.txt' }, alice).catch((e) => e);
+        const error = await fs.propertyUpdate.updateProperties(id, { [name]: 'renamed.txt' }, alice).catch((e) => e);
         expect(error).toBeInstanceOf(InvalidArgumentError);
         expect(error.parameter).toBe(name);
       }
-      await expect(fs.updateProperties(id, { note: 'x'.repeat(9000) }, alice)).rejects.toMatchObject({ parameter: 'note' });
+      await expect(fs.propertyUpdate.updateProperties(id, { note: 'x'.repeat(9000) }, alice)).rejects.toMatchObject({ parameter: 'note' });
       expect(await fs.idByPath('/', 'a.txt')).toBe(id);
       expect((await fs.getItem(id)).properties).toEqual({});
     });
 
     it('refuses folders and missing documents', async () => {
-      const folderId = await fs.createFolder('/f', alice);
-      await expect(fs.updateProperties(folderId, { k: 'v' }, alice)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'fileId' });
-      await expect(fs.updateProperties(encodeId('nope'), { k: 'v' }, alice)).rejects.toBeInstanceOf(NotFoundError);
+      const folderId = await fs.folders.createFolder('/f', alice);
+      await expect(fs.propertyUpdate.updateProperties(folderId, { k: 'v' }, alice)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'fileId' });
+      await expect(fs.propertyUpdate.updateProperties(encodeId('nope'), { k: 'v' }, alice)).rejects.toBeInstanceOf(NotFoundError);
     });
   });
 
   describe('folders', () => {
     it('creates missing parents and is idempotent', async () => {
-      const id = await fs.createFolder('/a/b/c', alice);
+      const id = await fs.folders.createFolder('/a/b/c', alice);
       expect(id).toBe(encodeId('a/b/c'));
       expect((await fsp.stat(path.join(sb.root, 'a', 'b', 'c'))).isDirectory()).toBe(true);
-      expect(await fs.createFolder('/a/b/c', alice)).toBe(id);
-      expect(await fs.createFolder('/a/b/c/', bob)).toBe(id);
-      expect(await fs.createFolder('/a', alice)).toBe(encodeId('a'));
-      expect(await fs.createFolder('/', alice)).toBe(rootId);
+      expect(await fs.folders.createFolder('/a/b/c', alice)).toBe(id);
+      expect(await fs.folders.createFolder('/a/b/c/', bob)).toBe(id);
+      expect(await fs.folders.createFolder('/a', alice)).toBe(encodeId('a'));
+      expect(await fs.folders.createFolder('/', alice)).toBe(rootId);
       expect((await fs.getItem(id)).baseType).toBe('folder');
     });
 
     it('answers a conflict when a document is in the way', async () => {
       await create('file', 'x');
       for (const p of ['/file', '/file/sub']) {
-        const error = await fs.createFolder(p, alice).catch((e) => e);
+        const error = await fs.folders.createFolder(p, alice).catch((e) => e);
         expect(error).toBeInstanceOf(ConflictError);
       }
     });
 
     it('deletes a folder recursively, with the metadata of everything inside', async () => {
-      const folderId = await fs.createFolder('/doomed/inner', alice);
+      const folderId = await fs.folders.createFolder('/doomed/inner', alice);
       const a = await create('a.txt', 'a', folderId);
-      await fs.updateContent(a, { content: body('a2') }, alice);
+      await fs.contentUpdate.updateContent(a, { content: body('a2') }, alice);
       await create('b.txt', 'b', encodeId('doomed'));
-      await fs.checkOut(a, alice);
+      await fs.checkInOut.checkOut(a, alice);
       const keeper = await create('keep.txt', 'k');
-      await fs.updateProperties(keeper, { k: 'v' }, alice);
+      await fs.propertyUpdate.updateProperties(keeper, { k: 'v' }, alice);
 
-      expect(await fs.deleteFolder('/doomed', alice)).toBe(encodeId('doomed'));
+      expect(await fs.folders.deleteFolder('/doomed', alice)).toBe(encodeId('doomed'));
       await expect(fsp.access(path.join(sb.root, 'doomed'))).rejects.toThrow();
       await expect(fs.getItem(a)).rejects.toBeInstanceOf(NotFoundError);
       const docs = await fsp.readdir(path.join(sb.root, '.gateway', 'docs'));
@@ -704,31 +713,31 @@ describe('FilesystemConnector', () => {
       expect(await filesUnder(path.join(sb.root, '.gateway', 'trash'))).toEqual([]);
       expect((await fs.getItem(keeper)).properties).toEqual({ k: 'v' });
       // re-created content does not inherit anything
-      const again = await fs.createFolder('/doomed/inner', bob);
+      const again = await fs.folders.createFolder('/doomed/inner', bob);
       await fsp.writeFile(path.join(sb.root, 'doomed', 'inner', 'a.txt'), 'hand');
       expect(await fs.getItem(encodeId('doomed/inner/a.txt'))).toMatchObject({ versionCount: 1, checkedOut: false });
       expect(again).toBe(folderId);
     });
 
     it('refuses while another user holds a document inside', async () => {
-      const folderId = await fs.createFolder('/shared/deep', alice);
+      const folderId = await fs.folders.createFolder('/shared/deep', alice);
       const id = await create('a.txt', 'a', folderId);
-      await fs.checkOut(id, alice);
-      const error = await fs.deleteFolder('/shared', bob).catch((e) => e);
+      await fs.checkInOut.checkOut(id, alice);
+      const error = await fs.folders.deleteFolder('/shared', bob).catch((e) => e);
       expect(error).toBeInstanceOf(ConflictError);
       expect(error.details).toMatchObject({ checkedOutBy: 'alice', path: '/shared/deep/a.txt' });
       expect(await readText(fs.openContent(id))).toBe('a');
-      await fs.deleteFolder('/shared', alice);
+      await fs.folders.deleteFolder('/shared', alice);
       await expect(fs.getItem(id)).rejects.toBeInstanceOf(NotFoundError);
     });
 
     it('refuses the root, documents and missing folders', async () => {
       for (const p of ['/', '', 'a/..']) {
-        await expect(fs.deleteFolder(p, alice)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'path' });
+        await expect(fs.folders.deleteFolder(p, alice)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'path' });
       }
       await create('file.txt', 'x');
-      await expect(fs.deleteFolder('/file.txt', alice)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'path' });
-      const missing = await fs.deleteFolder('/missing', alice).catch((e) => e);
+      await expect(fs.folders.deleteFolder('/file.txt', alice)).rejects.toMatchObject({ kind: 'invalid_argument', parameter: 'path' });
+      const missing = await fs.folders.deleteFolder('/missing', alice).catch((e) => e);
       expect(missing).toBeInstanceOf(NotFoundError);
       expect(await fsp.readFile(path.join(sb.root, 'file.txt'), 'utf8')).toBe('x');
     });
@@ -788,14 +797,14 @@ describe('FilesystemConnector', () => {
         modifiedBy: 'dave',
         checkinComment: 'second',
       });
-      expect((await legacy.listVersions(a)).map((v) => v.label)).toEqual(['2.0', '1.0']);
+      expect((await legacy.versioning.listVersions(a)).map((v) => v.label)).toEqual(['2.0', '1.0']);
       expect(await readText(legacy.openContent(`${a};1`))).toBe('one');
       expect(await readText(legacy.openContent(encodeId('sub/b.txt')))).toBe('new b');
       expect(await readText(legacy.openContent(`${encodeId('sub/b.txt')};1`))).toBe('old b');
       expect(await legacy.getItem(encodeId('c.txt'))).toMatchObject({ versionCount: 1, createdBy: undefined });
-      await expect(legacy.updateContent(a, { content: body('three') }, alice)).rejects.toBeInstanceOf(ConflictError);
-      await legacy.checkIn(a, { username: 'dave' }, 'third');
-      expect((await legacy.listVersions(a)).map((v) => v.label)).toEqual(['3.0', '2.0', '1.0']);
+      await expect(legacy.contentUpdate.updateContent(a, { content: body('three') }, alice)).rejects.toBeInstanceOf(ConflictError);
+      await legacy.checkInOut.checkIn(a, { username: 'dave' }, 'third');
+      expect((await legacy.versioning.listVersions(a)).map((v) => v.label)).toEqual(['3.0', '2.0', '1.0']);
 
       const left = await filesUnder(path.join(legacyRoot(), '.gateway', 'docs'));
       expect(left.filter((f) => f.endsWith('meta.json'))).toEqual([]);
@@ -804,7 +813,7 @@ describe('FilesystemConnector', () => {
 
       // Started again, nothing is moved twice and nothing is lost.
       const again = await openLegacy();
-      expect((await again.listVersions(a)).map((v) => v.label)).toEqual(['3.0', '2.0', '1.0']);
+      expect((await again.versioning.listVersions(a)).map((v) => v.label)).toEqual(['3.0', '2.0', '1.0']);
       expect((await again.getItem(a)).checkedOut).toBe(false);
       await again.close();
     });

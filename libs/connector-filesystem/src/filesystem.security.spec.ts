@@ -6,7 +6,7 @@ import { GatewayError, InvalidArgumentError, NotFoundError, UpstreamError } from
 import { FilesystemConnectorType } from './filesystem.connector-type';
 import type { FilesystemConnector } from './filesystem.connector';
 import { encodeId } from './paths';
-import { alice, body, filesUnder, readText, sandbox, type Sandbox } from '../test/sandbox';
+import { alice, body, filesUnder, readText, sandbox, type Sandbox } from '../../../test/support/fs-sandbox';
 
 /** Ids built around hostile paths, as an attacker would craft them. */
 const idOf = (raw: string) => 'fs-' + Buffer.from(raw, 'utf8').toString('base64url');
@@ -71,12 +71,12 @@ describe('FilesystemConnector confinement to the root', () => {
         ['id', () => fs.getItem(id)],
         ['id', () => fs.openContent(id)],
         ['id', () => fs.listFolder(id)],
-        ['id', () => fs.listVersions(id)],
+        ['id', () => fs.versioning.listVersions(id)],
         ['id', () => fs.deleteItem(id, true, alice)],
-        ['id', () => fs.checkOut(id, alice)],
-        ['id', () => fs.checkIn(id, alice)],
-        ['fileId', () => fs.updateContent(id, { content: body('pwned') }, alice)],
-        ['fileId', () => fs.updateProperties(id, { k: 'v' }, alice)],
+        ['id', () => fs.checkInOut.checkOut(id, alice)],
+        ['id', () => fs.checkInOut.checkIn(id, alice)],
+        ['fileId', () => fs.contentUpdate.updateContent(id, { content: body('pwned') }, alice)],
+        ['fileId', () => fs.propertyUpdate.updateProperties(id, { k: 'v' }, alice)],
         ['folderId', () => fs.createFile({ folderId: id, fileName: 'dropped.txt', content: body('pwned') }, alice)],
       ];
       for (const [parameter, call] of calls) expectRefused(await call().catch((e) => e), parameter);
@@ -105,9 +105,9 @@ describe('FilesystemConnector confinement to the root', () => {
   it.each(HOSTILE_FOLDER_PATHS)('refuses %j as a folder path everywhere', async (folderPath) => {
     const before = await snapshotOutside();
     expectRefused(await fs.idByPath(folderPath, 'secret.txt').catch((e) => e), 'folderPath');
-    expectRefused(await fs.createFolder(folderPath, alice).catch((e) => e), 'path');
-    expectRefused(await fs.createFolder(`${folderPath}/new`, alice).catch((e) => e), 'path');
-    expectRefused(await fs.deleteFolder(folderPath, alice).catch((e) => e), 'path');
+    expectRefused(await fs.folders.createFolder(folderPath, alice).catch((e) => e), 'path');
+    expectRefused(await fs.folders.createFolder(`${folderPath}/new`, alice).catch((e) => e), 'path');
+    expectRefused(await fs.folders.deleteFolder(folderPath, alice).catch((e) => e), 'path');
     expect(await snapshotOutside()).toEqual(before);
     expect((await fsp.stat(path.join(sb.root, '.gateway', 'docs'))).isDirectory()).toBe(true);
   });
@@ -140,7 +140,7 @@ describe('FilesystemConnector confinement to the root', () => {
         await expect(fs.getItem(id)).rejects.toBeInstanceOf(NotFoundError);
         await expect(fs.openContent(id)).rejects.toBeInstanceOf(NotFoundError);
         await expect(fs.listFolder(id)).rejects.toBeInstanceOf(NotFoundError);
-        await expect(fs.listVersions(id)).rejects.toBeInstanceOf(NotFoundError);
+        await expect(fs.versioning.listVersions(id)).rejects.toBeInstanceOf(NotFoundError);
       }
       await expect(fs.idByPath('/link-out', 'secret.txt')).rejects.toBeInstanceOf(NotFoundError);
       await expect(fs.idByPath('/', 'file-out.txt')).rejects.toBeInstanceOf(NotFoundError);
@@ -150,16 +150,16 @@ describe('FilesystemConnector confinement to the root', () => {
     it('cannot be written through, and nothing outside changes', async () => {
       const before = await snapshotOutside();
       await expect(fs.createFile({ folderId: encodeId('link-out'), fileName: 'x.txt', content: body('pwned') }, alice)).rejects.toBeInstanceOf(NotFoundError);
-      await expect(fs.updateContent(encodeId('file-out.txt'), { content: body('pwned') }, alice)).rejects.toBeInstanceOf(NotFoundError);
-      await expect(fs.updateContent(encodeId('link-out/secret.txt'), { content: body('pwned') }, alice)).rejects.toBeInstanceOf(NotFoundError);
-      await expect(fs.updateProperties(encodeId('file-out.txt'), { k: 'v' }, alice)).rejects.toBeInstanceOf(NotFoundError);
-      await expect(fs.checkOut(encodeId('file-out.txt'), alice)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(fs.contentUpdate.updateContent(encodeId('file-out.txt'), { content: body('pwned') }, alice)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(fs.contentUpdate.updateContent(encodeId('link-out/secret.txt'), { content: body('pwned') }, alice)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(fs.propertyUpdate.updateProperties(encodeId('file-out.txt'), { k: 'v' }, alice)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(fs.checkInOut.checkOut(encodeId('file-out.txt'), alice)).rejects.toBeInstanceOf(NotFoundError);
       await expect(fs.deleteItem(encodeId('file-out.txt'), true, alice)).rejects.toBeInstanceOf(NotFoundError);
       await expect(fs.deleteItem(encodeId('link-out/secret.txt'), true, alice)).rejects.toBeInstanceOf(NotFoundError);
-      await expect(fs.deleteFolder('/link-out', alice)).rejects.toBeInstanceOf(NotFoundError);
-      await expect(fs.deleteFolder('/meta-link', alice)).rejects.toBeInstanceOf(NotFoundError);
-      await expect(fs.createFolder('/link-out/new', alice)).rejects.toMatchObject({ kind: 'conflict' });
-      await expect(fs.createFolder('/link-out', alice)).rejects.toMatchObject({ kind: 'conflict' });
+      await expect(fs.folders.deleteFolder('/link-out', alice)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(fs.folders.deleteFolder('/meta-link', alice)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(fs.folders.createFolder('/link-out/new', alice)).rejects.toMatchObject({ kind: 'conflict' });
+      await expect(fs.folders.createFolder('/link-out', alice)).rejects.toMatchObject({ kind: 'conflict' });
       expect(await snapshotOutside()).toEqual(before);
       expect((await fsp.lstat(path.join(sb.root, 'link-out'))).isSymbolicLink()).toBe(true);
       expect(await fsp.readFile(path.join(outside, 'secret.txt'), 'utf8')).toBe('top secret');
@@ -167,7 +167,7 @@ describe('FilesystemConnector confinement to the root', () => {
 
     it('inside a folder being deleted are removed as links, never followed', async () => {
       await fsp.symlink(outside, path.join(sb.root, 'sub', 'nested-out'));
-      await fs.deleteFolder('/sub', alice);
+      await fs.folders.deleteFolder('/sub', alice);
       await expect(fsp.access(path.join(sb.root, 'sub'))).rejects.toThrow();
       expect(await fsp.readFile(path.join(outside, 'secret.txt'), 'utf8')).toBe('top secret');
     });
@@ -188,7 +188,7 @@ describe('FilesystemConnector confinement to the root', () => {
   describe('the metadata folder', () => {
     beforeEach(async () => {
       const id = await fs.createFile({ folderId: rootId, fileName: 'a.txt', content: body('x') }, alice);
-      await fs.updateContent(id, { content: body('y') }, alice);
+      await fs.contentUpdate.updateContent(id, { content: body('y') }, alice);
     });
 
     it('is never listed and cannot be addressed by id or path', async () => {
@@ -200,8 +200,8 @@ describe('FilesystemConnector confinement to the root', () => {
       }
       expectRefused(await fs.idByPath('/', '.gateway').catch((e) => e), 'fileName');
       expectRefused(await fs.idByPath('/.gateway', 'format.json').catch((e) => e), 'folderPath');
-      expectRefused(await fs.createFolder('/.gateway/x', alice).catch((e) => e), 'path');
-      expectRefused(await fs.deleteFolder('/.gateway', alice).catch((e) => e), 'path');
+      expectRefused(await fs.folders.createFolder('/.gateway/x', alice).catch((e) => e), 'path');
+      expectRefused(await fs.folders.deleteFolder('/.gateway', alice).catch((e) => e), 'path');
       expect(await fsp.readdir(path.join(sb.root, '.gateway'))).toEqual(expect.arrayContaining(['docs', 'tmp', 'format.json']));
     });
 
@@ -214,7 +214,7 @@ describe('FilesystemConnector confinement to the root', () => {
     });
 
     it('is an ordinary name below the root', async () => {
-      const folderId = await fs.createFolder('/sub/.gateway', alice);
+      const folderId = await fs.folders.createFolder('/sub/.gateway', alice);
       const id = await fs.createFile({ folderId, fileName: 'note.txt', content: body('fine') }, alice);
       expect(await readText(fs.openContent(id))).toBe('fine');
     });

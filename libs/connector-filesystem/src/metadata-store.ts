@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, unlinkSync, type BigIntStats } from 'node:fs';
+import { closeSync, constants, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, type BigIntStats } from 'node:fs';
 import * as fsp from 'node:fs/promises';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { InvalidArgumentError, UpstreamError } from '@gateway/connector-api';
 import { errnoCode, unlinkIfPresent, unlinkQuietly } from './fs-calls';
 import { METADATA_FOLDER, nameOf, parentOf } from './paths';
 import { RecordDatabase } from './record-database';
+import { OWNER_PREFIX, TEMP_FILE, currentOwner, ownerState, readOwner, type OwnerState } from './temp-owners';
 import { RECORD_FORMAT, identityOf, latestVersion, sameIdentity, statDate, type DocumentMeta } from './record-format';
 
 export { unlinkIfPresent, unlinkQuietly } from './fs-calls';
@@ -400,70 +400,6 @@ export class MetadataStore {
   }
 }
 
-const OWNER_PREFIX = /^[0-9a-f]{16}$/;
-const TEMP_FILE = /^\d+-([0-9a-f]{16})-/;
-
-/** Who writes the temp files of one prefix: enough to tell, on the same machine, whether it still runs. */
-interface TempOwner {
-  pid: number;
-  host: string;
-  /** Changes with every boot (Linux); absent elsewhere. */
-  bootId?: string;
-  /** The process's start time in clock ticks since boot (Linux), so a reused pid is not mistaken for it. */
-  started?: string;
-}
-
-type OwnerState = 'alive' | 'dead' | 'unknown';
-
-function currentOwner(): TempOwner {
-  return { pid: process.pid, host: os.hostname(), bootId: bootId(), started: processStart(process.pid) };
-}
-
-function ownerState(owner: TempOwner | undefined): OwnerState {
-  if (owner === undefined || owner.host !== os.hostname()) return 'unknown';
-  const boot = bootId();
-  if (owner.bootId !== undefined && boot !== undefined && owner.bootId !== boot) return 'dead';
-  // Another prefix with our own pid: an earlier process of this pid namespace (a container restarted).
-  if (owner.pid === process.pid) return 'dead';
-  try {
-    process.kill(owner.pid, 0);
-  } catch (e) {
-    if (errnoCode(e) === 'ESRCH') return 'dead';
-  }
-  if (owner.started !== undefined) {
-    const started = processStart(owner.pid);
-    if (started !== undefined && started !== owner.started) return 'dead';
-  }
-  return 'alive';
-}
-
-async function readOwner(file: string): Promise<TempOwner | undefined> {
-  try {
-    const owner = JSON.parse(await fsp.readFile(file, 'utf8')) as TempOwner;
-    return typeof owner?.pid === 'number' && typeof owner.host === 'string' ? owner : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function bootId(): string | undefined {
-  try {
-    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-  } catch {
-    return undefined;
-  }
-}
-
-function processStart(pid: number): string | undefined {
-  try {
-    // Field 22 of /proc/<pid>/stat; the command name (field 2) may hold spaces, so count from its closing parenthesis.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
 /** Checks a record's shape; a record whose path is not `expectedRel` describes some other document (copied by hand). */
 function parseRecord(text: string, expectedRel: string): DocumentMeta | undefined {
   let meta: DocumentMeta;
@@ -500,6 +436,3 @@ function readLegacyRecord(file: string): DocumentMeta | undefined {
   if (meta?.format !== RECORD_FORMAT || typeof meta.path !== 'string') throw new UpstreamError('damaged');
   return parseRecord(text, meta.path);
 }
-
-
-/** Removes a file that may already be gone. */

@@ -22,7 +22,6 @@ const VERSION_NUMBER = /^[1-9][0-9]{0,8}$/;
 const MAX_NAME_BYTES = 255;
 // A proxy, a client library and the gateway may each decode once; beyond that, refuse rather than guess.
 const MAX_DECODE_ROUNDS = 3;
-// eslint-disable-next-line no-control-regex
 // C1 controls (U+0080-U+009F, NEL among them) break lines and terminals as C0 ones do (issue 16, defect 6).
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 

@@ -106,7 +106,7 @@ export function createS3Client(p: S3ConnectionParams): S3Client {
   const agentOptions = { keepAlive: true, maxSockets: p.maxSockets };
   // Required here: this file's params half is imported at start-up by the config (user-files store),
   // and the SDK is ~10 MB of idle RSS a gateway without S3 never needs (issue 16).
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- required on first use (above)
   const { S3Client } = require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
   const client = new S3Client({
     endpoint: p.endpoint,

@@ -48,7 +48,7 @@ export class Coordination implements OnApplicationShutdown {
     const url = config.jobs.redisUrl;
     if (!url) return;
     // Required only with REDIS_URL: ioredis is ~5 MB of idle RSS a single node does without (issue 16).
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- required only with REDIS_URL (above)
     const Redis = (require('ioredis') as typeof import('ioredis')).default;
     // One retry per command: a lock-out check must fail fast (503) while Redis is down, not hang the login.
     this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableAutoPipelining: true });

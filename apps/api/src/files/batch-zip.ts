@@ -13,7 +13,7 @@ let archiverModule: typeof import('archiver') | undefined;
  */
 function loadArchiver(): typeof import('archiver') {
   if (archiverModule === undefined) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- required on first export, not at load: idle RSS (decision 0004)
     archiverModule = require('archiver') as typeof import('archiver');
     // Every entry's CRC-32 through zlib instead of JavaScript (see native-crc32.ts).
     useNativeCrc32ForArchiver();

@@ -13,7 +13,7 @@ function archiverChain(): { compressCommons: string; crc32Stream: string } {
 
 /** The crc-32 instance archiver's stream CRC uses, loaded the way native-crc32.ts finds it. */
 function crc32StreamsCrc(): { buf(data: Uint8Array, seed?: number | Uint8Array): number } {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the module instance archiver resolves, by its own require chain
   return require(createRequire(archiverChain().crc32Stream).resolve('crc-32'));
 }
 

@@ -52,7 +52,7 @@ function archiverCrc32Modules(): Crc32Module[] {
     const compressCommons = createRequire(zipStream).resolve('compress-commons');
     const crc32Stream = createRequire(compressCommons).resolve('crc32-stream');
     for (const dependent of [compressCommons, crc32Stream]) {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the crc-32 instance each dependent resolves, by its own require chain
       const module = require(createRequire(dependent).resolve('crc-32')) as Partial<Crc32Module>;
       if (typeof module?.buf === 'function') found.add(module as Crc32Module);
     }

@@ -77,10 +77,9 @@ describe('DocumentCopier', () => {
     expect(g.opened).toHaveLength(0);
   });
 
-  it('streams the content when the target cannot copy from the source directly', async () => {
+  it('streams the content of a source that withdrew its localFiles group (it reads otherwise)', async () => {
     const id = await put(source, '/in', 'a.txt', 'alpha');
-    // An object derived from the source driver: the target does not copy it directly (it might read otherwise).
-    const derived = Object.create(source) as ContentConnector;
+    const derived = Object.assign(Object.create(source) as ContentConnector, { localFiles: undefined });
     const g = guard();
     const outcome = await new DocumentCopier(definition(), derived, target, actor).copy(item(id, 'a.txt'), fresh, false, g);
     expect(outcome).toMatchObject({ outcome: 'p' });
@@ -102,7 +101,7 @@ describe('DocumentCopier', () => {
     const g = guard();
     const outcome = await new DocumentCopier(definition(), source, direct, actor).copy(item(id, 'a.txt'), fresh, false, g);
     expect(outcome).toMatchObject({ outcome: 'p', targetId: 'made-by-target' });
-    expect(asked).toEqual([[source, id, { folderId: await target.idByPath('/', 'out'), fileName: 'a.txt', mimeType: 'text/plain' }, actor]]);
+    expect(asked).toEqual([[source.localFiles, id, { folderId: await target.idByPath('/', 'out'), fileName: 'a.txt', mimeType: 'text/plain' }, actor]]);
     expect(g.opened).toHaveLength(0);
   });
 
@@ -168,7 +167,8 @@ describe('DocumentCopier', () => {
     const g = guard();
     const outcome = await new DocumentCopier(definition({ copyVersions: true }, '/out2'), unversioned, target, actor).copy(item(id, 'v.txt'), fresh, false, g);
     expect(outcome).toMatchObject({ outcome: 'p' });
-    expect(g.opened).toHaveLength(1);
+    // Still a localFiles source: its one content is copied directly, no stream opened.
+    expect(g.opened).toHaveLength(0);
     expect(await target.versioning!.listVersions(await target.idByPath('/out2', 'v.txt'))).toHaveLength(1);
   });
 
@@ -247,7 +247,10 @@ describe('DocumentCopier', () => {
   });
 
   it('reports an error that is not a gateway error as INTERNAL', async () => {
-    const broken = Object.assign(Object.create(source) as ContentConnector, { openContent: async () => Promise.reject(new TypeError('socket hang up')) });
+    const broken = Object.assign(Object.create(source) as ContentConnector, {
+      openContent: async () => Promise.reject(new TypeError('socket hang up')),
+      localFiles: undefined,
+    });
     const id = await put(source, '/in', 'a.txt', 'x');
     const outcome = await new DocumentCopier(definition(), broken, target, actor).copy(item(id, 'a.txt'), fresh, false, guard());
     expect(outcome).toMatchObject({ outcome: 'e', message: 'INTERNAL: socket hang up' });
@@ -261,8 +264,8 @@ describe('DocumentCopier', () => {
 
   it('answers nothing when the run is cut while the document is being written', async () => {
     const id = await put(source, '/in', 'a.txt', 'x'.repeat(100_000));
-    // Streamed (a derived source is not copied directly), so the cut reaches the write.
-    source = Object.create(source) as ContentConnector;
+    // Streamed (a source without its localFiles group is not copied directly), so the cut reaches the write.
+    source = Object.assign(Object.create(source) as ContentConnector, { localFiles: undefined });
     const g = guard();
     g.track = function (stream: Readable) {
       this.opened.push(stream);

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { ConflictError, GatewayError, NotFoundError, type Actor, type ContentConnector } from '@gateway/connector-api';
 import type { ClaimedDoc, DocOutcome } from '@gateway/persistence';
 import { DocumentFilter } from './document-filter';
-import type { JobDefinition } from './job-definition.dto';
+import type { JobDefinition } from '../config/job-definition.dto';
 import { Cancelled } from './run-watcher';
 import type { DocItem } from './task-plan';
 
@@ -126,9 +126,10 @@ export class DocumentCopier {
 
   private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[]): Promise<string> {
     if (guard.cancelled) throw new Cancelled();
-    // A target that can copy from this source itself (between two filesystem connectors: the
-    // kernel copies, off the event loop); undefined when it cannot, and the content streams.
-    let id = await this.target.directCopy?.copyFrom(this.source, contents[0], { folderId, fileName: name, mimeType }, this.actor);
+    // A target that copies the files of a localFiles source itself (between two filesystem
+    // connectors: the kernel copies, off the event loop); undefined when it cannot, and the content streams.
+    const local = this.source.localFiles;
+    let id = local && (await this.target.directCopy?.copyFrom(local, contents[0], { folderId, fileName: name, mimeType }, this.actor));
     if (id === undefined) id = await this.streamNew(guard, folderId, name, mimeType, contents[0]);
     for (const versionId of contents.slice(1)) id = await this.addVersion(guard, id, versionId, name, mimeType);
     return id;

@@ -185,6 +185,7 @@ describe('JobExecutor', () => {
           if (++opened > MAX_ERRORS) await workersTold;
           throw new Error('disk read error');
         },
+        localFiles: undefined,
       });
     await setUp({ source: failing, concurrency: DOC_SLOTS, localConcurrency: DOC_SLOTS });
     const notify = executor.notify.bind(executor);
@@ -369,13 +370,14 @@ describe('JobExecutor', () => {
 
 /**
  * A source whose documents open at once but send nothing until `gate.release()`: copies stay in
- * flight (a wrapped driver is read through openContent, not copied directly).
+ * flight (read through openContent: the wrapper withdraws the localFiles group, so no direct copy).
  */
 function heldSource() {
   const gate: { release?: () => void; opened: number } = { opened: 0 };
   const held = new Promise<void>((r) => (gate.release = r));
   const slow = (src: ContentConnector) =>
     Object.assign(Object.create(src) as ContentConnector, {
+      localFiles: undefined,
       openContent: async (id: string) => {
         const real = await src.openContent(id);
         gate.opened++;

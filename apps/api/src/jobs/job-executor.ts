@@ -9,7 +9,7 @@ import type { GatewayConfig } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { DocumentCopier, resolveFolderId } from './document-copier';
 import { DocumentIndexer, SWEEP_TASK_KEY, type IndexTarget } from './document-indexer';
-import { isIndexingJob } from './job-definition.dto';
+import { isIndexingJob } from '../config/job-definition.dto';
 import type { JobStore } from './job-store';
 import { failingReason, settle } from './run-lifecycle';
 import { Cancelled, RunWatcher, type RunWatch } from './run-watcher';

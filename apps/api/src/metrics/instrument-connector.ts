@@ -7,8 +7,10 @@ const NOT_GROUPS = new Set(['publicParams']);
 /**
  * The connector as the registry hands it out, every call counted and timed: the driver's own
  * methods (`getItem`) and those of its capability groups (`versioning.listVersions`), whatever the
- * kind, in this one place. A Proxy, so a driver's identity checks, its groups' presence
- * (deriveCapabilities) and fields such as `localFiles.root` read through unchanged.
+ * kind, in this one place. A Proxy, so its groups' presence (deriveCapabilities) and fields such
+ * as `localFiles.root` read through unchanged; its methods are wrapped, so nothing may rely on a
+ * method's identity: a target finds a source it can copy directly by its `localFiles` group, and
+ * that copy counts as `directCopy.copyFrom` (target) and `localFiles.unverifiedFile` (source).
  */
 export function instrumentConnector<C extends Connector>(connector: C, metrics: GatewayMetrics): C {
   return wrap(connector, connector.id, '', metrics);
@@ -37,7 +39,7 @@ function wrap<T extends object>(target: T, connectorId: string, group: string, m
           }
           if (result instanceof Promise) {
             return result.then(
-              (v) => {
+              (v: unknown) => {
                 metrics.connectorCall(connectorId, operation, undefined, seconds());
                 return v;
               },

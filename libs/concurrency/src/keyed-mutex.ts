@@ -1,8 +1,8 @@
 /**
- * Serialises tasks per key. Metadata updates are read-modify-write on a JSON
- * file, so two writers on one document must not interleave; different
- * documents still proceed in parallel. The chain holds no rejected promises,
- * so one failing task never poisons the next.
+ * Serialises tasks per key, in order of arrival; tasks of different keys run in parallel. The
+ * filesystem connector's document lock: a change to a document is read-modify-write of its
+ * file and record, so two on one document must not interleave. The chain holds no rejected
+ * promises, so one failing task never poisons the next.
  */
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<void>>();

@@ -4,8 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Actor } from '@gateway/connector-api';
-import type { FilesystemConnector } from '../src/filesystem.connector';
-import { FilesystemConnectorType } from '../src/filesystem.connector-type';
+import type { FilesystemConnector } from '@gateway/connector-filesystem';
+import { FilesystemConnectorType } from '@gateway/connector-filesystem';
 
 /** Shared by the connector's spec files (kept out of src, so never built): a connector on a fresh temporary folder. */
 

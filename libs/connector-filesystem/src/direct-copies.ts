@@ -1,0 +1,105 @@
+import {
+  GatewayError,
+  NotFoundError,
+  UpstreamError,
+  declaredMimeType,
+  type Actor,
+  type DirectCopyCapability,
+  type LocalFilesCapability,
+  type NewFile,
+} from '@gateway/connector-api';
+import type { DirectCopyAnswer } from './direct-copy';
+import { DirectCopyThread, directCopyScript } from './direct-copy-thread';
+import { mapFsError } from './fs-errors';
+import { decodeId, encodeId, invalid, joinRel, nameOf, parentOf, parseName, repoPath } from './paths';
+import { alreadyExists, checkType, documentLocks, type RepositoryFiles } from './repository-files';
+
+/** Shared by every instance: one thread makes the direct copies' calls (direct-copy-thread.ts). */
+const copyThread = new DirectCopyThread(directCopyScript);
+/** Larger documents are copied the streaming way (copyFile in the pool), so one does not hold up the small ones queued behind it on the copy thread. */
+export const DIRECT_COPY_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The directCopy group: a document of a `localFiles` source (another filesystem connector) copied
+ * as openContent + createFile would, with the same checks and errors, but with the calls made on
+ * the copy thread (direct-copy.ts) instead of the event loop and the pool. The source is reached
+ * through its group alone, whatever wraps the connector (the metrics Proxy); a source whose
+ * openContent reads otherwise has withdrawn that group, so it is never copied here.
+ */
+export class DirectCopies implements DirectCopyCapability {
+  constructor(private readonly files: RepositoryFiles) {}
+
+  /**
+   * Whole current documents of at most DIRECT_COPY_MAX_BYTES; for anything else (a version id, a
+   * larger file, a record left over at the name, a kernel copy that failed) the answer is
+   * undefined and the caller streams.
+   */
+  async copyFrom(source: LocalFilesCapability, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor): Promise<string | undefined> {
+    const from = source.unverifiedFile(sourceId);
+    if (from === undefined) return undefined;
+    checkType(target.type);
+    const folder = decodeId(target.folderId, 'folderId');
+    if (folder.version !== undefined) throw invalid('folderId', 'folders have no versions');
+    const rel = joinRel(folder.rel, parseName(target.fileName, 'fileName', folder.rel));
+    const abs = this.files.abs(rel);
+    const store = this.files.store;
+    return documentLocks.run(abs, async () => {
+      // The thread also refuses a name with a record and a file, leaves one with a record and no file
+      // (a document deleted by hand) to createFile's path, which clears it, and writes the new record.
+      const result = await copyThread.copy({
+        source: from.file,
+        sourceFolders: from.foldersAbove,
+        targetFolder: this.files.abs(folder.rel),
+        targetFolderParents: this.files.foldersAbove(folder.rel),
+        target: abs,
+        staged: store.tempFile('upload'),
+        cloneMode: store.cloneMode,
+        maxBytes: DIRECT_COPY_MAX_BYTES,
+        record: {
+          database: store.databaseFile,
+          key: store.recordsKey,
+          folder: parentOf(rel),
+          name: nameOf(rel),
+          rel,
+          createdBy: actor.username,
+          mimeType: declaredMimeType(target.mimeType),
+        },
+      });
+      if (result.step === 'large' || result.step === 'fallback') return undefined;
+      if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);
+      return encodeId(rel);
+    });
+  }
+
+  /** The connector closed its records: the threads close their connections to them. */
+  forget(): void {
+    copyThread.forget(this.files.store.recordsKey);
+  }
+}
+
+/** The error createFile or openContent would have thrown where a direct copy stopped. */
+function directCopyError(result: Exclude<DirectCopyAnswer, { step: 'copied' | 'large' | 'fallback' }>, sourceId: string, folderId: string, rel: string): GatewayError {
+  const errno = (code: string) => Object.assign(new Error(code), { code });
+  switch (result.step) {
+    case 'source':
+      return mapFsError(errno(result.code), sourceId);
+    case 'source-missing':
+      return new NotFoundError('item', sourceId);
+    case 'source-folder':
+      return invalid('id', `'${sourceId}' names a folder; a document is expected`);
+    case 'target-folder':
+      return mapFsError(errno(result.code), folderId);
+    case 'target-folder-missing':
+      return new NotFoundError('item', folderId);
+    case 'target-not-folder':
+      return invalid('folderId', `'${folderId}' names a document, not a folder`);
+    case 'exists':
+      return alreadyExists(rel);
+    case 'target':
+      return mapFsError(errno(result.code), repoPath(rel), 'fileName');
+    case 'record':
+      return mapFsError(Object.assign(new Error(result.message), { code: result.code }), repoPath(rel), 'fileName');
+    case 'lost':
+      return new UpstreamError(`The copy of '${repoPath(rel)}' was cut (the copy thread stopped); it is not known to be complete`);
+  }
+}
