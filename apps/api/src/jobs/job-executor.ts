@@ -95,10 +95,11 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     const task = await this.repo.findTask(ref.runId, ref.key);
     if (!task || task.state === 'done') return;
     // Loaded before the lock for options.maxErrors; a failure to load fails the task below.
-    const loaded = await this.context(ref.runId).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
-    const maxErrors = loaded instanceof Error ? 0 : loaded.copier.def.options.maxErrors;
+    let loadFailure: unknown;
+    const ctx = await this.context(ref.runId).catch((e: unknown) => void (loadFailure = e ?? new Error('The run could not be loaded')));
+    const maxErrors = ctx?.copier.def.options.maxErrors ?? 0;
     const planned = parseTask(task);
-    const toClaim = planned.kind === 'docs' && !(loaded instanceof Error) ? { jobId: loaded.jobId, docs: this.docsToClaim(loaded, planned.payload) } : undefined;
+    const toClaim = planned.kind === 'docs' && ctx ? { jobId: ctx.jobId, docs: this.docsToClaim(ctx, planned.payload) } : undefined;
     // The batch is claimed in the transition that starts the task (one transaction less per
     // task); should that fail, the task starts without it and claims on its own, as before.
     const start = await this.start(ref, task.state, maxErrors, toClaim).catch((e: unknown) => {
@@ -112,17 +113,17 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     let failure: string | undefined;
     let rest: DocOutcome[] = [];
     try {
-      if (loaded instanceof Error) throw loaded;
+      if (!ctx) throw loadFailure;
       if (planned.kind === 'enum') {
         // An indexing run makes sure of its collection as it starts (a kill before the first write leaves it there, empty).
-        if (loaded.indexer && ref.key === ROOT_TASK_KEY) await loaded.indexer.ensureCollection();
-        await this.enumerate(ref, loaded, planned.payload);
+        if (ctx.indexer && ref.key === ROOT_TASK_KEY) await ctx.indexer.ensureCollection();
+        await this.enumerate(ref, ctx, planned.payload);
         finished = true;
       } else if (planned.kind === 'sweep') {
-        finished = await loaded.indexer!.sweep(() => !watch.takes(ref.attempt));
+        finished = await ctx.indexer!.sweep(() => !watch.takes(ref.attempt));
       } else {
-        const claims = start.claims ?? (await this.repo.claimDocs(loaded.jobId, ref.runId, toClaim!.docs, Date.now()));
-        ({ finished, rest } = await this.copyDocs(ref, loaded, watch, planned.payload, claims, slot));
+        const claims = start.claims ?? (await this.repo.claimDocs(ctx.jobId, ref.runId, toClaim!.docs, Date.now()));
+        ({ finished, rest } = await this.copyDocs(ref, ctx, watch, planned.payload, claims, slot));
       }
     } catch (e) {
       if (!(e instanceof Cancelled)) failure = this.describeFailure(e, ref);
@@ -132,11 +133,11 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     // What this task wrote is visible before the run can settle on it (a status of COMPLETED, PAUSED or
     // ABORTED is then true of the index too): after the sweep (a complete run's last task), when the run
     // stops taking documents (pause, abort, kill, failing), and on run-errors runs (they have no sweep).
-    if (!(loaded instanceof Error) && loaded.indexer && (planned.kind === 'sweep' || !watch.takes(ref.attempt) || start.run.kind === 'runerrors')) {
-      await loaded.indexer.commit().catch((e: unknown) => this.logger.warn({ err: e, run: ref.runId }, 'Index commit failed'));
+    if (ctx?.indexer && (planned.kind === 'sweep' || !watch.takes(ref.attempt) || start.run.kind === 'runerrors')) {
+      await ctx.indexer.commit().catch((e: unknown) => this.logger.warn({ err: e, run: ref.runId }, 'Index commit failed'));
     }
 
-    const jobId = loaded instanceof Error ? 0 : loaded.jobId;
+    const jobId = ctx?.jobId ?? 0;
     // The task's last outcomes are written in the transition that ends it (one transaction less
     // per task); should that fail, they are written on their own first, as before.
     const ended = await this.end(ref, jobId, rest, finished, failure, maxErrors).catch(async (e: unknown) => {
@@ -152,8 +153,8 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     if (ended.failing) await this.notify(ref.runId);
     if (ended.sweep) await this.queue.enqueue([{ runId: ref.runId, key: SWEEP_TASK_KEY, attempt: ref.attempt }]);
     // The run settled by this task without a commit above (it turned failing as the task ended): commit now.
-    if (!(loaded instanceof Error) && loaded.indexer && ended.status !== undefined && ended.status !== 'RUNNING' && planned.kind !== 'sweep') {
-      await loaded.indexer.commit().catch((e: unknown) => this.logger.warn({ err: e, run: ref.runId }, 'Index commit at the end of a run failed'));
+    if (ctx?.indexer && ended.status !== undefined && ended.status !== 'RUNNING' && planned.kind !== 'sweep') {
+      await ctx.indexer.commit().catch((e: unknown) => this.logger.warn({ err: e, run: ref.runId }, 'Index commit at the end of a run failed'));
     }
     if (!finished && this.shuttingDown && this.queue.mode === 'redis') throw new TaskInterrupted();
   }
