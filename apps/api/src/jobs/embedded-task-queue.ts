@@ -7,7 +7,8 @@ import { TaskInterrupted, type TaskHandler, type TaskQueue, type TaskRef } from 
  * The in-process queue of the embedded mode: FIFO in two lanes, a few tasks at a time in each.
  * Tasks that copy (docs, sweep) share `slots` (the documents inside them share the executor's
  * bounded concurrency); tasks that list folders have `listingSlots` of their own, so that listing
- * never waits behind copies, nor copies behind listing (jobs README, session 23).
+ * never waits behind copies, nor copies behind listing
+ * (docs/decisions/0015-job-listing-lane-and-records-thread.md).
  */
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5_000;

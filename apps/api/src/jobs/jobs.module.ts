@@ -16,7 +16,7 @@ import { TASK_QUEUE } from './task-queue';
  * than either setting lets run. More tasks only spread the documents in flight over more
  * tasks and folders: each task ends later, the start-up listings interleave, and the copy
  * thread's messages touch more folders. Jobs of 10,000 small files, alternating gateways:
- * 2 slots ~1.0 s, 3 ~1.2 s, 4 ~1.1 s, 8 ~1.15 s, 1 ~1.5 s (jobs README, session 22).
+ * 2 slots ~1.0 s, 3 ~1.2 s, 4 ~1.1 s, 8 ~1.15 s, 1 ~1.5 s (docs/decisions/0014-job-task-slots-and-garbage.md).
  */
 export const TASK_SLOTS = 2;
 /**
@@ -41,9 +41,9 @@ export class JobsModule {
         providers: [...common, { provide: TASK_QUEUE, useFactory: () => new EmbeddedTaskQueue(TASK_SLOTS, LISTING_SLOTS) }],
       };
     }
-    // Required here, not at the top: BullMQ/ioredis cost several MB of idle RSS (issue 16)
+    // Required here, not at the top: BullMQ/ioredis cost several MB of idle RSS (docs/decisions/0004)
     // and are only used with REDIS_URL.
-    /* eslint-disable @typescript-eslint/no-require-imports -- required on first use, not at load: idle RSS (issue 16) */
+    /* eslint-disable @typescript-eslint/no-require-imports -- required on first use, not at load: idle RSS (docs/decisions/0004) */
     const { BullModule } = require('@nestjs/bullmq') as typeof import('@nestjs/bullmq');
     const { BullTaskQueue, JOB_QUEUE, JobTaskProcessor, bullOptions } = require('./bullmq-task-queue') as typeof import('./bullmq-task-queue');
     /* eslint-enable @typescript-eslint/no-require-imports */

@@ -17,8 +17,9 @@ export const LIST_PAGE = 1000;
 /**
  * Documents per docs task. A task's claim and its outcomes are each written in one transaction,
  * and a commit costs by the pages it dirties more than by its rows: at 500 a 10,000-document
- * job spends about half what it spent on the job database at 100 (jobs README, issue 11). A task
- * redone after a crash re-checks at most this many documents at the target.
+ * job spends about half what it spent on the job database at 100
+ * (docs/decisions/0012-job-tasks-of-500-records-on-copy-thread.md). A task redone after a crash
+ * re-checks at most this many documents at the target.
  */
 export const DOCS_PER_TASK = 500;
 /** The first part of every listing (enum) task's key, and of no other's: the lanes of a queue are told apart by the key alone (a resume has only keys). */
