@@ -9,7 +9,7 @@ import { GET_RECORD, NAMES_WITH_RECORDS, PUT_RECORD, openRecordFile } from './re
  * The copy thread's side of the target's records. On the event loop, a copied document's record
  * cost more than its file: the look-up for a record at the name, building the record, and its
  * share of a commit, some 25 µs of the ~100 µs a job spent per small document on the main thread
- * (jobs README, issue 11). Here the thread does them beside the file calls, with a connection of
+ * (decision 0012). Here the thread does them beside the file calls, with a connection of
  * its own to the target's database: WAL lets it write while the event loop reads, and a writer
  * waits for the other (busy_timeout). The checks are createFile's: a record at the name with its
  * file there refuses (409); a record without a file (a document deleted by hand) is left to the

@@ -15,7 +15,7 @@ export class FolderChanges implements Required<FolderCapability> {
     const rel = parseFolderPath(folderPath, 'path');
     // One segment at a time with lstat, instead of mkdir -p, which would follow a link in the middle of the path.
     // Synchronous, as the lstat: a job's first documents of a folder wait for it, and a round trip through
-    // the pool per segment waited for a busy event loop (~10 ms at the start of a job, jobs README session 23).
+    // the pool per segment waited for a busy event loop (~10 ms at the start of a job, decision 0015).
     let current = '';
     for (const segment of rel === '' ? [] : rel.split('/')) {
       current = joinRel(current, segment);

@@ -276,7 +276,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     // with one caller, not one per document, and what stays alive across garbage collections is
     // the copies in flight. Queued all at once, the waiting documents of the tasks running (up to
     // TASK_SLOTS x DOCS_PER_TASK) survived every young collection, were copied by each and
-    // promoted: most of a 10,000-document job's GC time (jobs README, session 22).
+    // promoted: most of a 10,000-document job's GC time (decision 0014).
     const inFlight = new Set<Promise<void>>();
     let failed: { error: unknown } | undefined;
     try {
