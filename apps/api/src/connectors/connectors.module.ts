@@ -35,6 +35,7 @@ export const CONNECTOR_KINDS: LazyConnectorType[] = [
   new LazyConnectorType('cmis', async () => (await import('../../../../libs/connector-cmis/src')).CmisConnectorType),
   new LazyConnectorType('solr', async () => (await import('../../../../libs/connector-solr/src')).SolrConnectorType),
   new LazyConnectorType('elasticsearch', async () => (await import('../../../../libs/connector-elasticsearch/src')).ElasticsearchConnectorType),
+  new LazyConnectorType('opensearch', async () => (await import('../../../../libs/connector-opensearch/src')).OpenSearchConnectorType),
   new LazyConnectorType('mongodb', async () => (await import('../../../../libs/connector-mongodb/src')).MongoConnectorType),
   new LazyConnectorType('s3', async () => (await import('../../../../libs/connector-s3/src')).S3ConnectorType),
   new LazyConnectorType('graph', async () => (await import('../../../../libs/connector-graph/src')).GraphConnectorType),
