@@ -87,7 +87,7 @@ export class OpenSearchConnector extends EngineConnector {
     const properties = Object.fromEntries(Object.entries(INDEX_FIELDS).map(([name, field]) => [name, OPENSEARCH_TYPES[field.type]]));
     if ((await this.client.indices.exists({ index })).body) {
       // Adding fields to an existing mapping is allowed; a field already mapped otherwise is refused by the engine (kept as its error).
-      await this.client.indices.putMapping({ index, body: { properties } as never });
+      await this.client.indices.putMapping({ index, body: { properties } });
       return;
     }
     const refresh = this.params.settings.commitWithinMs ?? INDEX_DEFAULTS.commitWithinMs;

@@ -41,34 +41,34 @@ type QueryDslEngine = 'elasticsearch' | 'opensearch';
  */
 export function queryDslFixture(engine: QueryDslEngine, refused: SearchEnvironment['refusedQueries'] = []): SearchConnectorFixture {
   return {
-  name: engine,
-  typeId: engine,
-  async setup(engines, corpus: CorpusDocument[]) {
-    const url = engines[engine].url;
-    const index = `contract-${randomBytes(4).toString('hex')}`;
-    await esCall(`${url}/${index}`, 'PUT', JSON.stringify(MAPPING));
-    const bulk = corpus.map((doc) => `${JSON.stringify({ index: { _index: index, _id: doc.id } })}\n${JSON.stringify(doc)}\n`).join('');
-    const result = await esCall(`${url}/_bulk?refresh=true`, 'POST', bulk, 'application/x-ndjson');
-    if (result.errors) throw new Error(`${engine} bulk load failed: ${JSON.stringify(result.items.find((i: any) => i.index?.error))}`);
-    return {
-      collection: index,
-      params: { url, collection: index },
-      paramsAt: (port, timeoutMs) => ({ url: `http://127.0.0.1:${port}`, collection: index, timeoutMs }),
-      rawQueryByAuthor: (author, limit) => ({ query: { term: { author } }, sort: [{ id: 'asc' }], size: limit }),
-      idsOfRawAnswer: (answer) => (answer as { hits: { hits: { _id: string }[] } }).hits.hits.map((h) => h._id),
-      engineErrorQuery: { query: { range: { size: { gte: 'not-a-number' } } } },
-      refusedQueries: [
-        { construct: 'script', body: { query: { script: { script: { source: 'true' } } } } },
-        { construct: 'script_fields', body: { script_fields: { x: { script: { source: '1' } } } } },
-        { construct: 'runtime_mappings', body: { runtime_mappings: { x: { type: 'long', script: { source: 'emit(1)' } } } } },
-        { construct: 'script', body: { query: { script: { script: { id: 'stored-one' } } } } },
-        ...refused,
-      ],
-      teardown: async () => {
-        await esCall(`${url}/${index}`, 'DELETE');
-      },
-    };
-  },
+    name: engine,
+    typeId: engine,
+    async setup(engines, corpus: CorpusDocument[]) {
+      const url = engines[engine].url;
+      const index = `contract-${randomBytes(4).toString('hex')}`;
+      await esCall(`${url}/${index}`, 'PUT', JSON.stringify(MAPPING));
+      const bulk = corpus.map((doc) => `${JSON.stringify({ index: { _index: index, _id: doc.id } })}\n${JSON.stringify(doc)}\n`).join('');
+      const result = await esCall(`${url}/_bulk?refresh=true`, 'POST', bulk, 'application/x-ndjson');
+      if (result.errors) throw new Error(`${engine} bulk load failed: ${JSON.stringify(result.items.find((i: any) => i.index?.error))}`);
+      return {
+        collection: index,
+        params: { url, collection: index },
+        paramsAt: (port, timeoutMs) => ({ url: `http://127.0.0.1:${port}`, collection: index, timeoutMs }),
+        rawQueryByAuthor: (author, limit) => ({ query: { term: { author } }, sort: [{ id: 'asc' }], size: limit }),
+        idsOfRawAnswer: (answer) => (answer as { hits: { hits: { _id: string }[] } }).hits.hits.map((h) => h._id),
+        engineErrorQuery: { query: { range: { size: { gte: 'not-a-number' } } } },
+        refusedQueries: [
+          { construct: 'script', body: { query: { script: { script: { source: 'true' } } } } },
+          { construct: 'script_fields', body: { script_fields: { x: { script: { source: '1' } } } } },
+          { construct: 'runtime_mappings', body: { runtime_mappings: { x: { type: 'long', script: { source: 'emit(1)' } } } } },
+          { construct: 'script', body: { query: { script: { script: { id: 'stored-one' } } } } },
+          ...refused,
+        ],
+        teardown: async () => {
+          await esCall(`${url}/${index}`, 'DELETE');
+        },
+      };
+    },
   };
 }
 
