@@ -65,6 +65,14 @@ describe('checkElasticsearchRawQuery', () => {
     expect(() => checkElasticsearchRawQuery({ query: { term: { indexed: true } }, sort: [{ _id: 'asc' }] })).not.toThrow();
   });
 
+  it('refuses a wrapper query: its base64 body could carry anything refused here', () => {
+    const script = Buffer.from(JSON.stringify({ script: { script: { source: 'true' } } })).toString('base64');
+    expect(refusal(checkElasticsearchRawQuery, { query: { bool: { must: [{ wrapper: { query: script } }] } } })).toBe(
+      'wrapper (a base64-encoded query) is not allowed in a raw Elasticsearch query',
+    );
+    expect(refusal(checkOpenSearchRawQuery, { query: { wrapper: { query: script } } })).toBe('wrapper (a base64-encoded query) is not allowed in a raw OpenSearch query');
+  });
+
   it('refuses runtime mappings with a script, naming runtime_mappings', () => {
     expect(refusal(checkElasticsearchRawQuery, { runtime_mappings: { day: { type: 'keyword', script: { source: 'emit(1)' } } } })).toBe(
       'runtime_mappings with a script is not allowed in a raw Elasticsearch query',
@@ -99,7 +107,6 @@ describe('checkOpenSearchRawQuery', () => {
     ['plugin parameters', { query: { match_all: {} }, ext: { generative_qa_parameters: { llm_question: 'x' } } }, 'ext'],
     ['a neural query', { query: { neural: { v: { query_text: 'x', model_id: 'm', k: 5 } } } }, 'neural'],
     ['a neural sparse query', { query: { bool: { should: [{ neural_sparse: { v: { query_text: 'x' } } }] } } }, 'neural_sparse'],
-    ['a wrapper query', { query: { wrapper: { query: 'eyJzY3JpcHQiOnt9fQ==' } } }, 'wrapper'],
     ['a point in time', { pit: { id: 'abc', keep_alive: '1m' } }, 'pit'],
   ])('refuses %s', (_what, body, named) => {
     expect(refusal(checkOpenSearchRawQuery, body)).toBe(`${named} is not allowed in a raw OpenSearch query`);

@@ -45,8 +45,9 @@ export function checkMongoRawQuery(body: unknown): void {
 /**
  * Refuses scripts: `script` (inline or stored by id), `script_fields`, `runtime_mappings`
  * with a script, and every other member whose name holds "script" (script_score,
- * scripted_metric, bucket_script, map_script, ...); and `index`/`_index` members, through
- * which a query reads documents of another index. A field named so is refused too.
+ * scripted_metric, bucket_script, map_script, ...); `index`/`_index` members, through
+ * which a query reads documents of another index; and `wrapper`, a base64-encoded query the walk
+ * cannot read (it could carry any of the above). A field named so is refused too.
  */
 export function checkElasticsearchRawQuery(body: unknown): void {
   walk(body, (visit) => checkQueryDslMember(visit, 'Elasticsearch'));
@@ -57,10 +58,9 @@ export function checkElasticsearchRawQuery(body: unknown): void {
  * `search_pipeline` (its processors rewrite the request and the answer, some call ML models),
  * `ext` (the parameters those processors and plugins read: generative answers, reranking),
  * `neural`/`neural_sparse` (run a model of ml-commons, possibly a remote connector to another
- * service), `wrapper` (a base64 query no guard can read) and `pit` (a point in time opened
- * elsewhere, possibly over other indices).
+ * service) and `pit` (a point in time opened elsewhere, possibly over other indices).
  */
-const OPENSEARCH_REFUSED = new Set(['search_pipeline', 'ext', 'neural', 'neural_sparse', 'wrapper', 'pit']);
+const OPENSEARCH_REFUSED = new Set(['search_pipeline', 'ext', 'neural', 'neural_sparse', 'pit']);
 
 /** The Elasticsearch guard (the query DSL is shared), naming OpenSearch, plus OpenSearch's own members (OPENSEARCH_REFUSED). */
 export function checkOpenSearchRawQuery(body: unknown): void {
@@ -80,6 +80,7 @@ function checkQueryDslMember({ key, value }: Visit, engine: string): void {
   if (/script/i.test(key)) refuse(key, engine);
   // Terms lookup, more_like_this, percolate and indexed shapes read documents of another index.
   if (key === 'index' || key === '_index') refuse(`${key} (a document of another index)`, engine);
+  if (key === 'wrapper') refuse('wrapper (a base64-encoded query)', engine);
 }
 
 function isStreamParameter(key: string): boolean {

@@ -62,6 +62,7 @@ export function queryDslFixture(engine: QueryDslEngine, refused: SearchEnvironme
           { construct: 'script_fields', body: { script_fields: { x: { script: { source: '1' } } } } },
           { construct: 'runtime_mappings', body: { runtime_mappings: { x: { type: 'long', script: { source: 'emit(1)' } } } } },
           { construct: 'script', body: { query: { script: { script: { id: 'stored-one' } } } } },
+          { construct: 'wrapper', body: { query: { wrapper: { query: Buffer.from('{"match_all":{}}').toString('base64') } } } },
           ...refused,
         ],
         teardown: async () => {

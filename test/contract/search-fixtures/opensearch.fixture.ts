@@ -4,5 +4,5 @@ import { queryDslFixture } from './elasticsearch.fixture';
 export const fixture = queryDslFixture('opensearch', [
   { construct: 'search_pipeline', body: { query: { match_all: {} }, search_pipeline: { request_processors: [] } } },
   { construct: 'ext', body: { query: { match_all: {} }, ext: { generative_qa_parameters: { llm_question: 'x' } } } },
-  { construct: 'wrapper', body: { query: { wrapper: { query: 'eyJtYXRjaF9hbGwiOnt9fQ==' } } } },
+  { construct: 'neural', body: { query: { neural: { v: { query_text: 'x', model_id: 'm', k: 5 } } } } },
 ]);
