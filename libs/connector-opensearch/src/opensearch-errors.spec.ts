@@ -2,8 +2,12 @@ import { errors, type ApiResponse } from '@opensearch-project/opensearch';
 import { NotFoundError, UpstreamError, UpstreamTimeoutError, UpstreamUnavailableError } from '@gateway/connector-api';
 import { mapOpenSearchError } from './opensearch-errors';
 
+function meta(statusCode: number | null, body: unknown): ApiResponse {
+  return { body, statusCode, headers: {}, warnings: null, meta: {} } as unknown as ApiResponse;
+}
+
 function responseError(statusCode: number, body: unknown): errors.ResponseError {
-  return new errors.ResponseError({ body, statusCode, headers: {}, warnings: null, meta: {} } as unknown as ApiResponse);
+  return new errors.ResponseError(meta(statusCode, body));
 }
 
 describe('mapOpenSearchError', () => {
@@ -29,7 +33,7 @@ describe('mapOpenSearchError', () => {
   });
 
   it('is 504 for a time-out and 503 for a connection error, the URL credentials left out', () => {
-    expect(mapOpenSearchError(new errors.TimeoutError('Request timed out'), 2500)).toEqual(new UpstreamTimeoutError('OpenSearch did not answer within 2500 ms'));
+    expect(mapOpenSearchError(new errors.TimeoutError('Request timed out', meta(null, undefined)), 2500)).toEqual(new UpstreamTimeoutError('OpenSearch did not answer within 2500 ms'));
     const unreachable = mapOpenSearchError(new errors.ConnectionError('connect ECONNREFUSED http://user:secret@127.0.0.1:1/'), 1000) as Error;
     expect(unreachable).toBeInstanceOf(UpstreamUnavailableError);
     expect(unreachable.message).not.toContain('secret');
