@@ -3,33 +3,20 @@ import { rootCertificates } from 'node:tls';
 import { Client } from '@opensearch-project/opensearch';
 import {
   UpstreamError,
-  facetValue,
-  resultDocument,
-  sortBuckets,
+  checkQueryDslBulk,
+  queryDslIndexBody,
+  queryDslIndexProperties,
+  queryDslResults,
   type ConnectorDefinition,
   type SearchResults,
   EngineConnector,
   INDEX_DEFAULTS,
-  INDEX_FIELDS,
-  INDEX_PROPERTY_PREFIX,
   urlEnginePublicParams,
   type IndexCapability,
-  type IndexFieldType,
 } from '@gateway/connector-api';
 import { checkOpenSearchRawQuery, checkOpenSearchTrimmedRawQuery, toElasticsearchRequest, trimElasticsearchBody, type SearchRequest } from '@gateway/search-query';
 import { mapOpenSearchError } from './opensearch-errors';
 import type { OpenSearchParams } from './params';
-
-interface Hit {
-  _id: string;
-  _source?: Record<string, unknown>;
-}
-
-interface TermsAggregation {
-  buckets?: { key: string | number; key_as_string?: string; doc_count: number }[];
-}
-
-type BulkItem = Record<string, { _id?: string | null; status?: number; error?: { type?: string; reason?: string | null } }>;
 
 /**
  * typeId `opensearch`: search and the index group, through the official client. OpenSearch speaks the
@@ -70,13 +57,13 @@ export class OpenSearchConnector extends EngineConnector {
         guard(index, async () => {
           if (documents.length === 0) return;
           const body = documents.flatMap((document) => [{ index: { _index: index, _id: document.id } }, document]);
-          checkBulk((await this.client.bulk({ body: body as never }, { requestTimeout: timeoutMs })).body);
+          checkQueryDslBulk('OpenSearch', (await this.client.bulk({ body: body as never }, { requestTimeout: timeoutMs })).body);
         }),
       delete: (index, ids) =>
         guard(index, async () => {
           if (ids.length === 0) return;
           const body = ids.map((id) => ({ delete: { _index: index, _id: id } }));
-          checkBulk((await this.client.bulk({ body: body as never }, { requestTimeout: timeoutMs })).body, true);
+          checkQueryDslBulk('OpenSearch', (await this.client.bulk({ body: body as never }, { requestTimeout: timeoutMs })).body, true);
         }),
       commit: (index) => guard(index, async () => void (await this.client.indices.refresh({ index }))),
     };
@@ -84,24 +71,14 @@ export class OpenSearchConnector extends EngineConnector {
 
   /** An explicit mapping (keywords for facets, dynamic template for prop_*); the refresh interval is commitWithinMs. */
   private async ensureIndex(index: string): Promise<void> {
-    const properties = Object.fromEntries(Object.entries(INDEX_FIELDS).map(([name, field]) => [name, OPENSEARCH_TYPES[field.type]]));
     if ((await this.client.indices.exists({ index })).body) {
       // Adding fields to an existing mapping is allowed; a field already mapped otherwise is refused by the engine (kept as its error).
-      await this.client.indices.putMapping({ index, body: { properties } });
+      await this.client.indices.putMapping({ index, body: { properties: queryDslIndexProperties() } });
       return;
     }
     const refresh = this.params.settings.commitWithinMs ?? INDEX_DEFAULTS.commitWithinMs;
     try {
-      await this.client.indices.create({
-        index,
-        body: {
-          settings: { refresh_interval: `${refresh}ms` },
-          mappings: {
-            dynamic_templates: [{ props: { match: `${INDEX_PROPERTY_PREFIX}*`, mapping: { type: 'text' } } }],
-            properties: { id: { type: 'keyword' }, ...properties },
-          },
-        } as never,
-      });
+      await this.client.indices.create({ index, body: queryDslIndexBody(refresh) });
     } catch (e) {
       // Another node created it between exists and create: the same mapping, so done.
       if ((e as { body?: { error?: { type?: string } } }).body?.error?.type !== 'resource_already_exists_exception') throw e;
@@ -129,33 +106,7 @@ export class OpenSearchConnector extends EngineConnector {
 
   protected async select(index: string, request: SearchRequest, principals?: readonly string[]): Promise<SearchResults> {
     const body = principals ? trimElasticsearchBody(toElasticsearchRequest(request), principals) : toElasticsearchRequest(request);
-    const answer = await this.searchIndex(index, body);
-    const hits = (answer.hits ?? {}) as { total?: { value?: number } | number; hits?: Hit[] };
-    const total = typeof hits.total === 'number' ? hits.total : (hits.total?.value ?? 0);
-    const results: SearchResults = {
-      numFound: total,
-      start: request.start,
-      rows: request.rows,
-      docs: (hits.hits ?? []).map((hit) => {
-        const source = hit._source ?? {};
-        return resultDocument(source.id ?? hit._id, source, request.schema, request.fields);
-      }),
-    };
-    if (request.facetFields && request.facetFields.length > 0) {
-      const aggregations = (answer.aggregations ?? {}) as Record<string, TermsAggregation>;
-      results.facets = Object.fromEntries(
-        request.facetFields.map((field) => [
-          field,
-          sortBuckets(
-            (aggregations[field]?.buckets ?? []).map((b) => ({
-              value: facetValue(request.schema[field] === 'date' ? b.key : (b.key_as_string ?? b.key), request.schema[field]),
-              count: b.doc_count,
-            })),
-          ),
-        ]),
-      );
-    }
-    return results;
+    return queryDslResults(await this.searchIndex(index, body), request);
   }
 
   /** The body goes to <index>/_search only, its size capped at maxRows. */
@@ -178,27 +129,5 @@ export class OpenSearchConnector extends EngineConnector {
     } catch (e) {
       throw mapOpenSearchError(e, this.params.settings.timeoutMs, index);
     }
-  }
-}
-
-const OPENSEARCH_TYPES: Record<IndexFieldType, Record<string, unknown>> = {
-  text: { type: 'text' },
-  keyword: { type: 'keyword' },
-  long: { type: 'long' },
-  date: { type: 'date' },
-};
-
-/** _bulk answers 200 with per-item errors: the first refused item fails the call, naming its id. */
-function checkBulk(answer: { errors?: boolean; items?: BulkItem[] }, deletes = false): void {
-  if (!answer.errors) return;
-  for (const item of answer.items ?? []) {
-    const result = Object.values(item)[0];
-    if (!result?.error) continue;
-    // Deleting a document that is not there is the wanted end state.
-    if (deletes && result.status === 404) continue;
-    throw new UpstreamError(`OpenSearch refused document '${result._id}': ${result.error.type ?? ''}: ${result.error.reason ?? ''}`, {
-      id: result._id,
-      engineStatus: result.status,
-    });
   }
 }
