@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite (`npm test`):
 #   1. type-check and build, then lint (eslint.config.mjs); 2. unit tests;
-#   3. the real engines' smoke tests (CMIS, Solr, Elasticsearch, FerretDB, PostgreSQL, Redis, Tika, ...,
+#   3. the real engines' smoke tests (CMIS, Solr, Elasticsearch, OpenSearch, FerretDB, PostgreSQL, Redis, Tika, ...,
 #      provisioned from Maven Central, the Go module proxy and Debian; builds cached between runs);
 #   4. e2e tests on the embedded SQLite default (the contract suite includes the real CMIS server;
 #      test/e2e/proxy*, offload*, test/browser run Debian's nginx and chromium; test/docker the Dockerfile's steps);
@@ -32,7 +32,7 @@ npx jest -c test/engines/jest.engines.config.js --ci --runInBand
 
 echo "== e2e tests (SQLite) =="
 # multinode: three nodes on PostgreSQL + Redis, run once, in the last pass. faults (Toxiproxy between the
-# gateway and CMIS, Solr, Elasticsearch, FerretDB, its PostgreSQL and Redis) brings its own database and
+# gateway and CMIS, Solr, Elasticsearch, OpenSearch, FerretDB, its PostgreSQL and Redis) brings its own database and
 # Redis through the proxies whatever the pass: both run once, in the PostgreSQL pass.
 npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns multinode test/e2e/faults
 

@@ -4,7 +4,7 @@
 // worker.close() waiting for the worker's fetch loop. The queue now closes its worker forced once its own
 // tasks have ended (bullmq-task-queue.ts). afterAll names a close step that hangs, with what is still
 // active. Run by hand:
-// GATEWAY_TEST_ENGINES=toxiproxy,postgres,redis,cmis,solr,elasticsearch,ferretdb npx jest --config jest.config.js --selectProjects e2e --runInBand test/e2e/faults.e2e-spec.ts
+// GATEWAY_TEST_ENGINES=toxiproxy,postgres,redis,cmis,solr,elasticsearch,opensearch,ferretdb npx jest --config jest.config.js --selectProjects e2e --runInBand test/e2e/faults.e2e-spec.ts
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -30,10 +30,10 @@ import { rawBody } from '../contract/support';
 const TIMEOUT_MS = 3000;
 /** Only there to turn a hang into a test failure; far above every configured time-out. */
 const HANG_GUARD_MS = 30_000;
-const NEEDED: EngineName[] = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 'toxiproxy'];
+const NEEDED: EngineName[] = ['cmis', 'solr', 'elasticsearch', 'opensearch', 'ferretdb', 'postgres', 'redis', 'toxiproxy'];
 const USER = { username: 'faults-user', password: 'faults-user-password' };
 
-type Engines = Pick<EngineInfoMap, 'cmis' | 'solr' | 'elasticsearch' | 'ferretdb' | 'postgres' | 'redis' | 'toxiproxy'>;
+type Engines = Pick<EngineInfoMap, 'cmis' | 'solr' | 'elasticsearch' | 'opensearch' | 'ferretdb' | 'postgres' | 'redis' | 'toxiproxy'>;
 
 /** The engines a describe block needs: the global setup's when it started them, otherwise started here (and released after). */
 async function useEngines(needed: readonly EngineName[] = NEEDED): Promise<{ engines: Engines; release(): Promise<void> }> {
@@ -65,16 +65,16 @@ describe('Engine faults through Toxiproxy', () => {
     ({ engines, release } = await useEngines());
     const tp = toxiproxyClient(engines.toxiproxy);
     const suffix = randomBytes(3).toString('hex');
-    for (const name of ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis'] as const) {
+    for (const name of ['cmis', 'solr', 'elasticsearch', 'opensearch', 'ferretdb', 'postgres', 'redis'] as const) {
       proxies[name] = await tp.createProxy(`faults-${name}-${suffix}`, `127.0.0.1:${engines[name].port}`);
     }
 
     // Search collections loaded directly on the engines; the gateway reaches them through the proxies.
     const corpus = generateCorpus(20261123, 30);
     for (const fixture of SEARCH_FIXTURES) {
-      search[fixture.typeId] = await fixture.setup({ solr: engines.solr, elasticsearch: engines.elasticsearch, ferretdb: engines.ferretdb }, corpus);
+      search[fixture.typeId] = await fixture.setup({ solr: engines.solr, elasticsearch: engines.elasticsearch, opensearch: engines.opensearch, ferretdb: engines.ferretdb }, corpus);
     }
-    const searchPort = { solr: proxies.solr.port, elasticsearch: proxies.elasticsearch.port, mongodb: proxies.ferretdb.port } as Record<string, number>;
+    const searchPort = { solr: proxies.solr.port, elasticsearch: proxies.elasticsearch.port, opensearch: proxies.opensearch.port, mongodb: proxies.ferretdb.port } as Record<string, number>;
 
     const cmisUrl = new URL(engines.cmis.browserUrl);
     cmisUrl.port = String(proxies.cmis.port);
@@ -175,7 +175,7 @@ describe('Engine faults through Toxiproxy', () => {
         return { status: res.status, ok: () => expect(sha256(res.body as Buffer)).toBe(sha256(big)) };
       },
     },
-    ...(['solr', 'elasticsearch', 'mongodb'] as const).map((typeId) => ({
+    ...(['solr', 'elasticsearch', 'opensearch', 'mongodb'] as const).map((typeId) => ({
       engine: typeId,
       proxy: typeId === 'mongodb' ? 'ferretdb' : typeId,
       connector: typeId,

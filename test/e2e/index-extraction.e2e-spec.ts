@@ -17,12 +17,12 @@ import { call, startJobsGateway, waitStatus, type JobsGateway } from './jobs-hel
  */
 jest.setTimeout(600_000);
 
-const ENGINES: IndexEngineName[] = ['solr', 'elasticsearch', 'mongodb'];
+const ENGINES: IndexEngineName[] = ['solr', 'elasticsearch', 'opensearch', 'mongodb'];
 const suffix = randomBytes(4).toString('hex');
 const PDF_TEXT = { title: 'Quarterly report of the aardvark department', paragraphs: ['Revenue grew by twelve percent in zanzibar.'] };
 const DOCX_TEXT = { title: 'Minutes of the wombat committee', paragraphs: ['The committee approved the quokka budget.'] };
 
-describe('Indexing jobs with Tika text extraction into Solr, Elasticsearch and MongoDB (FerretDB)', () => {
+describe('Indexing jobs with Tika text extraction into Solr, Elasticsearch, OpenSearch and MongoDB (FerretDB)', () => {
   let gw: JobsGateway;
   let tika: TikaInfo;
   let stopTika: () => Promise<void>;

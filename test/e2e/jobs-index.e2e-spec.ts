@@ -10,16 +10,16 @@ import { MODE, call, sleep, startJobsGateway, waitStatus, writeTree, type JobsGa
 
 /**
  * Indexing jobs (issue 14): a job whose target is a search connector fills that connector's
- * collection from the source, on Solr, Elasticsearch and MongoDB (FerretDB) of the engine
+ * collection from the source, on Solr, Elasticsearch, OpenSearch and MongoDB (FerretDB) of the engine
  * harness, and what it wrote is found through the gateway's select route. Incremental second
  * runs, kill and resume, ACLs from the real CMIS server, and the definition's validation.
  */
-const ENGINES = ['solr', 'elasticsearch', 'mongodb'] as const;
+const ENGINES = ['solr', 'elasticsearch', 'opensearch', 'mongodb'] as const;
 type Engine = (typeof ENGINES)[number];
 const suffix = randomBytes(4).toString('hex');
 const READER_PASSWORD = 'reader-password-1';
 
-describe(`Indexing jobs into Solr, Elasticsearch and MongoDB (FerretDB), ${MODE} mode`, () => {
+describe(`Indexing jobs into Solr, Elasticsearch, OpenSearch and MongoDB (FerretDB), ${MODE} mode`, () => {
   let gw: JobsGateway;
   let cmisEngine: CmisEngine;
   let cmisBase: string;
@@ -31,17 +31,19 @@ describe(`Indexing jobs into Solr, Elasticsearch and MongoDB (FerretDB), ${MODE}
     release = used.release;
     cmisEngine = await useCmisEngine();
     cmisBase = (await new CmisSetup(cmisEngine.info).createTestFolder('jobs-index')).path;
-    const { solr, elasticsearch, ferretdb } = used.engines;
+    const { solr, elasticsearch, opensearch, ferretdb } = used.engines;
     // The harness's Solr home has no _default configset: ours is its `gateway` core's managed-schema conf.
     const configSet = `gateway-jobs-index-${suffix}`;
     fs.cpSync(path.join(solr.dir, 'home', 'gateway', 'conf'), path.join(solr.dir, 'home', 'configsets', configSet, 'conf'), { recursive: true });
     const connectors = [
       { id: 'index-solr', typeId: 'solr', params: { url: solr.url, configSet, collection: `jobs_${suffix}` } },
       { id: 'index-elasticsearch', typeId: 'elasticsearch', params: { url: elasticsearch.url, collection: `jobs_${suffix}` } },
+      { id: 'index-opensearch', typeId: 'opensearch', params: { url: opensearch.url, collection: `jobs_${suffix}` } },
       { id: 'index-mongodb', typeId: 'mongodb', params: { uri: `${ferretdb.uri}?directConnection=true`, database: 'jobs_index', collection: `jobs_${suffix}`, timeoutMs: 60_000 } },
       // The same engines as searched by everyone but admins: every select and raw query trimmed to the caller's acl_read.
       { id: 'trim-solr', typeId: 'solr', params: { url: solr.url, configSet, collection: `jobs_${suffix}`, aclTrimming: true } },
       { id: 'trim-elasticsearch', typeId: 'elasticsearch', params: { url: elasticsearch.url, collection: `jobs_${suffix}`, aclTrimming: true } },
+      { id: 'trim-opensearch', typeId: 'opensearch', params: { url: opensearch.url, collection: `jobs_${suffix}`, aclTrimming: true } },
       { id: 'trim-mongodb', typeId: 'mongodb', params: { uri: `${ferretdb.uri}?directConnection=true`, database: 'jobs_index', collection: `jobs_${suffix}`, timeoutMs: 60_000, aclTrimming: true } },
       {
         id: 'cmis',
@@ -245,11 +247,11 @@ describe(`Indexing jobs into Solr, Elasticsearch and MongoDB (FerretDB), ${MODE}
     expect(await trimmedSelect('bob')).toEqual([`cmis:${open}`, `cmis:${forBob}`].sort());
     expect(await trimmedSelect('carol')).toEqual([`cmis:${open}`, `cmis:${secret}`].sort());
     // A raw query asking for everything, in the engine's own form, is trimmed the same way.
-    const everything = { solr: { query: '*:*', limit: 100 }, elasticsearch: { query: { match_all: {} }, size: 100 }, mongodb: { filter: {}, limit: 100 } }[engine];
+    const everything = { solr: { query: '*:*', limit: 100 }, elasticsearch: { query: { match_all: {} }, size: 100 }, opensearch: { query: { match_all: {} }, size: 100 }, mongodb: { filter: {}, limit: 100 } }[engine];
     const rawAnswer = await gw.http().post(`${gw.api}/search/trim-${engine}/${body.target.collection}/query`).set('Authorization', as('bob')).send(everything);
     expect(rawAnswer.status).toBe(200);
     const results = rawAnswer.body.results;
-    const rawHits: Array<{ id?: string; _id?: string }> = engine === 'solr' ? results.response.docs : engine === 'elasticsearch' ? results.hits.hits : results;
+    const rawHits: Array<{ id?: string; _id?: string }> = engine === 'solr' ? results.response.docs : engine === 'mongodb' ? results : results.hits.hits;
     expect(rawHits.map((d) => String(d.id ?? d._id)).sort()).toEqual([`cmis:${open}`, `cmis:${forBob}`].sort());
   });
 

@@ -51,6 +51,7 @@ describe('The gateway process', () => {
         { id: 'cmis', typeId: 'cmis', params: { url: `http://${downUrl}/cmis/browser`, repositoryId: 'A1', user: 'u', password: 'p' } },
         { id: 'solr', typeId: 'solr', params: { url: `http://${downUrl}/solr` } },
         { id: 'es', typeId: 'elasticsearch', params: { url: `http://${downUrl}` } },
+        { id: 'os', typeId: 'opensearch', params: { url: `http://${downUrl}` } },
         { id: 'mongo', typeId: 'mongodb', params: { uri: `mongodb://${downUrl}/`, database: 'gateway' } },
         { id: 's3', typeId: 's3', params: connectorParams(s3.info, bucket) },
         { id: 'graph', typeId: 'graph', params: { ...microsoft, graphUrl: `https://${downUrl}/v1.0`, siteId: 'site', driveId: 'drive' } },
@@ -74,7 +75,7 @@ describe('The gateway process', () => {
       }
       // Nest's line per module loaded (InstanceLoader) is a debug line (logging/README.md).
       const loaded = (log: string) => [...log.matchAll(/"msg":"(\w+ConnectorModule) dependencies initialized"/g)].map((m) => m[1]).sort();
-      expect(loaded(gw.stdout())).toEqual(['CmisConnectorModule', 'ElasticsearchConnectorModule', 'FilesystemConnectorModule', 'GraphConnectorModule', 'MongoConnectorModule', 'S3ConnectorModule', 'SharePointConnectorModule', 'SolrConnectorModule']);
+      expect(loaded(gw.stdout())).toEqual(['CmisConnectorModule', 'ElasticsearchConnectorModule', 'FilesystemConnectorModule', 'GraphConnectorModule', 'MongoConnectorModule', 'OpenSearchConnectorModule', 'S3ConnectorModule', 'SharePointConnectorModule', 'SolrConnectorModule']);
 
       const fsOnly = await spawnGateway({ GATEWAY_DATA_DIR: path.join(dir, 'fs-only'), GATEWAY_ADMIN_PASSWORD: 'admin-process-pw-1', LOG_LEVEL: 'debug' });
       await fsOnly.stop();

@@ -10,11 +10,11 @@ import { MODE, call, startJobsGateway, waitStatus, type JobsGateway } from './jo
 
 /**
  * Issue 14's scenario end to end: a CMIS folder where bob may read one document and not another
- * (ACLs on the real CMIS server), indexed by an indexing job into Solr, Elasticsearch and MongoDB
+ * (ACLs on the real CMIS server), indexed by an indexing job into Solr, Elasticsearch, OpenSearch and MongoDB
  * (FerretDB) behind connections with `aclTrimming: true`; bob's select and raw query find exactly
  * his, alice's hers (one through her group), and only an admin's acl=false finds all.
  */
-const ENGINES = ['solr', 'elasticsearch', 'mongodb'] as const;
+const ENGINES = ['solr', 'elasticsearch', 'opensearch', 'mongodb'] as const;
 type Engine = (typeof ENGINES)[number];
 const suffix = randomBytes(4).toString('hex');
 const ALICE = { username: 'alice', password: 'alice-password-1', groups: ['finance'] };
@@ -33,12 +33,13 @@ describe(`Permission-trimmed search over CMIS documents indexed by a job, ${MODE
     release = used.release;
     cmisEngine = await useCmisEngine();
     cmisBase = (await new CmisSetup(cmisEngine.info).createTestFolder('search-acl')).path;
-    const { solr, elasticsearch, ferretdb } = used.engines;
+    const { solr, elasticsearch, opensearch, ferretdb } = used.engines;
     const configSet = `gateway-search-acl-${suffix}`;
     fs.cpSync(path.join(solr.dir, 'home', 'gateway', 'conf'), path.join(solr.dir, 'home', 'configsets', configSet, 'conf'), { recursive: true });
     const connectors = [
       { id: 'acl-solr', typeId: 'solr', params: { url: solr.url, configSet, aclTrimming: true } },
       { id: 'acl-elasticsearch', typeId: 'elasticsearch', params: { url: elasticsearch.url, aclTrimming: true } },
+      { id: 'acl-opensearch', typeId: 'opensearch', params: { url: opensearch.url, aclTrimming: true } },
       { id: 'acl-mongodb', typeId: 'mongodb', params: { uri: `${ferretdb.uri}?directConnection=true`, database: 'search_acl_cmis', timeoutMs: 60_000, aclTrimming: true } },
       {
         id: 'cmis',
@@ -106,11 +107,12 @@ describe(`Permission-trimmed search over CMIS documents indexed by a job, ${MODE
   const RAW: Record<Engine, unknown> = {
     solr: { query: '*:*', limit: 100, fields: ['id'] },
     elasticsearch: { query: { match_all: {} }, size: 100 },
+    opensearch: { query: { match_all: {} }, size: 100 },
     mongodb: { filter: { $or: [{ acl_read: { $exists: true } }, { acl_read: { $exists: false } }] }, limit: 100 },
   };
   function rawIds(engine: Engine, results: unknown): string[] {
     if (engine === 'solr') return (results as { response: { docs: { id: string }[] } }).response.docs.map((d) => d.id).sort();
-    if (engine === 'elasticsearch') return (results as { hits: { hits: { _id: string }[] } }).hits.hits.map((h) => h._id).sort();
+    if (engine === 'elasticsearch' || engine === 'opensearch') return (results as { hits: { hits: { _id: string }[] } }).hits.hits.map((h) => h._id).sort();
     return (results as { _id: string }[]).map((d) => String(d._id)).sort();
   }
 

@@ -88,13 +88,14 @@ describe('Permission-trimmed search on Solr, Elasticsearch and MongoDB (FerretDB
   /** The ids a raw query answered, whatever the engine's answer shape. */
   function rawIds(name: string, results: unknown): string[] {
     if (name === 'solr') return ids((results as { response: { docs: { id: string }[] } }).response.docs);
-    if (name === 'elasticsearch') return ids((results as { hits: { hits: { _id: string }[] } }).hits.hits);
+    if (name === 'elasticsearch' || name === 'opensearch') return ids((results as { hits: { hits: { _id: string }[] } }).hits.hits);
     return ids(results as { _id: string }[]);
   }
   /** A match-everything raw query in each engine's own form. */
   const EVERYTHING: Record<string, unknown> = {
     solr: { query: '*:*', limit: 100 },
     elasticsearch: { query: { match_all: {} }, size: 100 },
+    opensearch: { query: { match_all: {} }, size: 100 },
     mongodb: { filter: {}, limit: 100 },
   };
 
@@ -164,6 +165,11 @@ describe('Permission-trimmed search on Solr, Elasticsearch and MongoDB (FerretDB
   }, 120_000);
 
   it('raw queries that try to widen the answer stay trimmed', async () => {
+    const queryDsl = [
+      { query: { bool: { should: [{ match_all: {} }, { terms: { acl_read: ['bob', 'nobody'] } }] } }, size: 100 },
+      { query: { match_all: {} }, post_filter: { match_all: {} }, size: 100 },
+      { query: { bool: { must_not: [{ terms: { acl_read: ['__everyone__'] } }] } }, size: 100 },
+    ];
     const attempts: Record<string, unknown[]> = {
       solr: [
         { query: '*:*', filter: ['*:*'], limit: 100 },
@@ -171,11 +177,8 @@ describe('Permission-trimmed search on Solr, Elasticsearch and MongoDB (FerretDB
         { query: 'acl_read:bob OR acl_read:nobody OR *:*', limit: 100 },
         { params: { q: '*:*', rows: 100, facet: 'true', 'facet.field': 'acl_read', 'facet.query': '*:*' } },
       ],
-      elasticsearch: [
-        { query: { bool: { should: [{ match_all: {} }, { terms: { acl_read: ['bob', 'nobody'] } }] } }, size: 100 },
-        { query: { match_all: {} }, post_filter: { match_all: {} }, size: 100 },
-        { query: { bool: { must_not: [{ terms: { acl_read: ['__everyone__'] } }] } }, size: 100 },
-      ],
+      elasticsearch: queryDsl,
+      opensearch: queryDsl,
       mongodb: [
         { filter: { $or: [{ acl_read: { $exists: true } }, { id: { $exists: true } }] }, limit: 100 },
         { filter: { $nor: [{ acl_read: 'alice' }] }, limit: 100 },
@@ -192,9 +195,11 @@ describe('Permission-trimmed search on Solr, Elasticsearch and MongoDB (FerretDB
     // Facet counts and aggregations in a raw query run over the trimmed documents too.
     const solrFacets = await raw('solr', BOB, { params: { q: '*:*', rows: 0, facet: 'true', 'facet.field': 'author', 'facet.mincount': 1 } }).expect(200);
     expect(solrFacets.body.results.facet_counts.facet_fields.author).toEqual(['ben', 2, 'ann', 1]);
-    const esAggs = await raw('elasticsearch', BOB, { size: 0, aggs: { authors: { terms: { field: 'author' } } }, track_total_hits: true }).expect(200);
-    expect(esAggs.body.results.hits.total.value).toBe(3);
-    expect(esAggs.body.results.aggregations.authors.buckets).toEqual([{ key: 'ben', doc_count: 2 }, { key: 'ann', doc_count: 1 }]);
+    for (const name of ['elasticsearch', 'opensearch']) {
+      const aggs = await raw(name, BOB, { size: 0, aggs: { authors: { terms: { field: 'author' } } }, track_total_hits: true }).expect(200);
+      expect(aggs.body.results.hits.total.value).toBe(3);
+      expect(aggs.body.results.aggregations.authors.buckets).toEqual([{ key: 'ben', doc_count: 2 }, { key: 'ann', doc_count: 1 }]);
+    }
   }, 120_000);
 
   it('refuses the raw constructs that would answer past the trimming', async () => {
@@ -210,6 +215,11 @@ describe('Permission-trimmed search on Solr, Elasticsearch and MongoDB (FerretDB
       ['elasticsearch', { suggest: { s: { text: 'shared', term: { field: 'content' } } } }],
       ['elasticsearch', { size: 0, aggs: { s: { significant_terms: { field: 'author' } } } }],
       ['elasticsearch', { knn: { field: 'v', query_vector: [1], k: 1, num_candidates: 1 } }],
+      ['opensearch', { size: 0, aggs: { all: { global: {}, aggs: { authors: { terms: { field: 'author' } } } } } }],
+      ['opensearch', { suggest: { s: { text: 'shared', term: { field: 'content' } } } }],
+      ['opensearch', { size: 0, aggs: { s: { significant_terms: { field: 'author' } } } }],
+      ['opensearch', { query: { match_all: {} }, search_pipeline: { request_processors: [{ filter_query: { query: { match_all: {} } } }] } }],
+      ['opensearch', { query: { wrapper: { query: Buffer.from('{"match_all":{}}').toString('base64') } } }],
       ['mongodb', { filter: {}, pipeline: [{ $unionWith: { coll: `acl_${suffix}` } }] }],
       ['mongodb', { filter: { $where: 'true' } }],
     ];

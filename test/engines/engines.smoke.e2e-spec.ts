@@ -110,6 +110,29 @@ describe('real engines (smoke)', () => {
     expect(hits.hits[0]._id).toBe('1');
   });
 
+  withEngine('opensearch')('OpenSearch: index a document with refresh, then search it', async () => {
+    const os = getEngine('opensearch');
+    expect(os.version).toMatch(/^2\.19\./);
+    const index = `smoke-${unique()}`;
+    const indexed = await httpRequest(`${os.url}/${index}/_doc/1?refresh=true`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'Smoke test', content: 'the quick brown fox' }),
+    });
+    expect(indexed.status).toBe(201);
+    const root = (await httpRequest(os.url)).json<{ version: { distribution?: string } }>();
+    expect(root.version.distribution).toBe('opensearch');
+    const searched = await httpRequest(`${os.url}/${index}/_search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: { match: { content: 'fox' } } }),
+    });
+    expect(searched.status).toBe(200);
+    const hits = searched.json<{ hits: { total: { value: number }; hits: Array<{ _id: string }> } }>().hits;
+    expect(hits.total.value).toBe(1);
+    expect(hits.hits[0]._id).toBe('1');
+  });
+
   withEngine('ferretdb')('FerretDB: insert and find with the mongodb driver', async () => {
     const client = new MongoClient(getEngine('ferretdb').uri, { directConnection: true, serverSelectionTimeoutMS: 10_000 });
     await client.connect();

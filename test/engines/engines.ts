@@ -6,6 +6,7 @@
  *   cmis           Apache Chemistry OpenCMIS InMemory 1.1.0 in an embedded Jetty 9.4 (java/cmis)
  *   solr           Solr 9 through JettySolrRunner, core "gateway" (java/solr)
  *   elasticsearch  Elasticsearch 8 single node, server + transport-netty4 (java/elasticsearch)
+ *   opensearch     OpenSearch 2.19 single node, server + transport-netty4-client, no security (java/opensearch, opensearch.ts)
  *   ferretdb       FerretDB v1 on SQLite, MongoDB wire protocol (go/ferretdb)
  *   postgres       Debian's PostgreSQL: initdb into the temp folder, run as an unprivileged user
  *   redis          Debian's redis-server, no persistence
@@ -26,12 +27,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { GraphInfo } from './graph';
 import type { MinioInfo } from './minio';
+import type { OpenSearchInfo } from './opensearch';
 import type { S3ProxyInfo } from './s3proxy';
 import type { SharePointInfo } from './sharepoint';
 import type { TikaInfo } from './tika';
 import type { ToxiproxyInfo } from './toxiproxy';
 
-export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'ferretdb', 'postgres', 'redis', 's3proxy', 'minio', 'graph', 'sharepoint', 'tika', 'toxiproxy'] as const;
+export const ENGINE_NAMES = ['cmis', 'solr', 'elasticsearch', 'opensearch', 'ferretdb', 'postgres', 'redis', 's3proxy', 'minio', 'graph', 'sharepoint', 'tika', 'toxiproxy'] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 export const HOST = '127.0.0.1';
@@ -109,6 +111,7 @@ export interface EngineInfoMap {
   cmis: CmisInfo;
   solr: SolrInfo;
   elasticsearch: ElasticsearchInfo;
+  opensearch: OpenSearchInfo;
   ferretdb: FerretDbInfo;
   postgres: PostgresInfo;
   redis: RedisInfo;
@@ -154,6 +157,7 @@ const READY_TIMEOUT_MS: Record<EngineName, number> = {
   cmis: 90_000,
   solr: 120_000,
   elasticsearch: 180_000,
+  opensearch: 180_000,
   ferretdb: 60_000,
   postgres: 60_000,
   redis: 30_000,
@@ -478,8 +482,9 @@ const javaProjects = {
   cmis: { dir: 'cmis', mainClass: 'gateway.engines.CmisServer' },
   solr: { dir: 'solr', mainClass: 'gateway.engines.SolrServer' },
   elasticsearch: { dir: 'elasticsearch', mainClass: 'gateway.engines.ElasticsearchServer' },
+  opensearch: { dir: 'opensearch', mainClass: 'gateway.engines.OpenSearchServer' },
 } as const;
-type JavaEngine = keyof typeof javaProjects;
+export type JavaEngine = keyof typeof javaProjects;
 
 function pruneOldBuilds(prefix: string, keep: string): void {
   const root = cacheRoot();
@@ -952,7 +957,7 @@ export interface Started<N extends EngineName> {
   proc: RunningProcess;
 }
 
-function javaLaunch(prepared: Extract<Prepared, { kind: 'java' }>, engine: JavaEngine, heap: string[], args: string[], dir: string): Launch {
+export function javaLaunch(prepared: Extract<Prepared, { kind: 'java' }>, engine: JavaEngine, heap: string[], args: string[], dir: string): Launch {
   const tmp = path.join(dir, 'tmp');
   fs.mkdirSync(tmp, { recursive: true });
   return {

@@ -28,6 +28,7 @@ export type {
 export type { S3ProxyInfo } from './s3proxy';
 export type { S3EngineFields, S3EngineInfo, S3EngineKind } from './s3';
 export type { MinioInfo } from './minio';
+export type { OpenSearchInfo } from './opensearch';
 export type { GraphInfo } from './graph';
 export type { SharePointInfo } from './sharepoint';
 export type { TikaInfo } from './tika';

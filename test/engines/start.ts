@@ -39,6 +39,7 @@ import {
 } from './engines';
 import { startGraph } from './graph';
 import { buildMinio, startMinio } from './minio';
+import { startOpenSearch } from './opensearch';
 import { buildS3Proxy, startS3Proxy } from './s3proxy';
 import { startSharePoint } from './sharepoint';
 import { buildTika, startTika } from './tika';
@@ -71,7 +72,8 @@ async function prepareEngine(name: EngineName, log: (line: string) => void): Pro
   switch (name) {
     case 'cmis':
     case 'solr':
-    case 'elasticsearch': {
+    case 'elasticsearch':
+    case 'opensearch': {
       const java = requireJava();
       return { kind: 'java', build: await buildJava(name, log), java };
     }
@@ -107,6 +109,7 @@ const starters: { [N in EngineName]: (prepared: Prepared, dir: string, run: Run)
   cmis: startCmis,
   solr: startSolr,
   elasticsearch: startElasticsearch,
+  opensearch: startOpenSearch,
   ferretdb: startFerretDb,
   postgres: startPostgres,
   redis: startRedis,
@@ -187,6 +190,7 @@ function describe(info: EngineInfo): string {
     case 'solr':
       return info.coreUrl;
     case 'elasticsearch':
+    case 'opensearch':
       return `${info.url} (${info.version})`;
     case 'ferretdb':
       return info.uri;

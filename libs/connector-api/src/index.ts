@@ -9,3 +9,4 @@ export * from './search';
 export * from './params';
 export * from './byte-slice';
 export { declaredMimeType, mimeTypeFor } from './mime';
+export * from './query-dsl';

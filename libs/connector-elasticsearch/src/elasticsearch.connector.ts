@@ -1,31 +1,20 @@
 import { Client } from '@elastic/elasticsearch';
 import {
   UpstreamError,
-  facetValue,
-  resultDocument,
-  sortBuckets,
+  checkQueryDslBulk,
+  queryDslIndexBody,
+  queryDslIndexProperties,
+  queryDslResults,
   type ConnectorDefinition,
   type SearchResults,
   EngineConnector,
   INDEX_DEFAULTS,
-  INDEX_FIELDS,
-  INDEX_PROPERTY_PREFIX,
   urlEnginePublicParams,
   type IndexCapability,
-  type IndexFieldType,
 } from '@gateway/connector-api';
 import { checkElasticsearchRawQuery, checkElasticsearchTrimmedRawQuery, toElasticsearchRequest, trimElasticsearchBody, type SearchRequest } from '@gateway/search-query';
 import { mapElasticsearchError } from './elasticsearch-errors';
 import type { ElasticsearchParams } from './params';
-
-interface Hit {
-  _id: string;
-  _source?: Record<string, unknown>;
-}
-
-interface TermsAggregation {
-  buckets?: { key: string | number; key_as_string?: string; doc_count: number }[];
-}
 
 /** typeId `elasticsearch`: search only, through the official client (8.x, the server's major). */
 export class ElasticsearchConnector extends EngineConnector {
@@ -66,13 +55,13 @@ export class ElasticsearchConnector extends EngineConnector {
         guard(index, async () => {
           if (documents.length === 0) return;
           const operations = documents.flatMap((document) => [{ index: { _index: index, _id: document.id } }, document]);
-          checkBulk(await this.client.bulk({ operations }, { requestTimeout: timeoutMs }));
+          checkQueryDslBulk('Elasticsearch', await this.client.bulk({ operations }, { requestTimeout: timeoutMs }));
         }),
       delete: (index, ids) =>
         guard(index, async () => {
           if (ids.length === 0) return;
           const operations = ids.map((id) => ({ delete: { _index: index, _id: id } }));
-          checkBulk(await this.client.bulk({ operations }, { requestTimeout: timeoutMs }), true);
+          checkQueryDslBulk('Elasticsearch', await this.client.bulk({ operations }, { requestTimeout: timeoutMs }), true);
         }),
       commit: (index) => guard(index, async () => void (await this.client.indices.refresh({ index }))),
     };
@@ -80,22 +69,14 @@ export class ElasticsearchConnector extends EngineConnector {
 
   /** An explicit mapping (keywords for facets, dynamic template for prop_*); the refresh interval is commitWithinMs. */
   private async ensureIndex(index: string): Promise<void> {
-    const properties = Object.fromEntries(Object.entries(INDEX_FIELDS).map(([name, field]) => [name, ES_TYPES[field.type]]));
     if (await this.client.indices.exists({ index })) {
       // Adding fields to an existing mapping is allowed; a field already mapped otherwise is refused by the engine (kept as its error).
-      await this.client.indices.putMapping({ index, properties });
+      await this.client.indices.putMapping({ index, properties: queryDslIndexProperties() });
       return;
     }
     const refresh = this.params.settings.commitWithinMs ?? INDEX_DEFAULTS.commitWithinMs;
     try {
-      await this.client.indices.create({
-        index,
-        settings: { refresh_interval: `${refresh}ms` },
-        mappings: {
-          dynamic_templates: [{ props: { match: `${INDEX_PROPERTY_PREFIX}*`, mapping: { type: 'text' } } }],
-          properties: { id: { type: 'keyword' }, ...properties } as never,
-        },
-      });
+      await this.client.indices.create({ index, ...queryDslIndexBody(refresh) });
     } catch (e) {
       // Another node created it between exists and create: the same mapping, so done.
       if ((e as { meta?: { body?: { error?: { type?: string } } } }).meta?.body?.error?.type !== 'resource_already_exists_exception') throw e;
@@ -123,33 +104,7 @@ export class ElasticsearchConnector extends EngineConnector {
 
   protected async select(index: string, request: SearchRequest, principals?: readonly string[]): Promise<SearchResults> {
     const body = principals ? trimElasticsearchBody(toElasticsearchRequest(request), principals) : toElasticsearchRequest(request);
-    const answer = await this.searchIndex(index, body);
-    const hits = (answer.hits ?? {}) as { total?: { value?: number } | number; hits?: Hit[] };
-    const total = typeof hits.total === 'number' ? hits.total : (hits.total?.value ?? 0);
-    const results: SearchResults = {
-      numFound: total,
-      start: request.start,
-      rows: request.rows,
-      docs: (hits.hits ?? []).map((hit) => {
-        const source = hit._source ?? {};
-        return resultDocument(source.id ?? hit._id, source, request.schema, request.fields);
-      }),
-    };
-    if (request.facetFields && request.facetFields.length > 0) {
-      const aggregations = (answer.aggregations ?? {}) as Record<string, TermsAggregation>;
-      results.facets = Object.fromEntries(
-        request.facetFields.map((field) => [
-          field,
-          sortBuckets(
-            (aggregations[field]?.buckets ?? []).map((b) => ({
-              value: facetValue(request.schema[field] === 'date' ? b.key : (b.key_as_string ?? b.key), request.schema[field]),
-              count: b.doc_count,
-            })),
-          ),
-        ]),
-      );
-    }
-    return results;
+    return queryDslResults(await this.searchIndex(index, body), request);
   }
 
   /** The body goes to <index>/_search only, its size capped at maxRows. */
@@ -171,27 +126,5 @@ export class ElasticsearchConnector extends EngineConnector {
     } catch (e) {
       throw mapElasticsearchError(e, this.params.settings.timeoutMs, index);
     }
-  }
-}
-
-const ES_TYPES: Record<IndexFieldType, Record<string, unknown>> = {
-  text: { type: 'text' },
-  keyword: { type: 'keyword' },
-  long: { type: 'long' },
-  date: { type: 'date' },
-};
-
-/** _bulk answers 200 with per-item errors: the first refused item fails the call, naming its id. */
-function checkBulk(answer: { errors?: boolean; items?: Record<string, { _id?: string | null; status?: number; error?: { type?: string; reason?: string | null } }>[] }, deletes = false): void {
-  if (!answer.errors) return;
-  for (const item of answer.items ?? []) {
-    const result = Object.values(item)[0];
-    if (!result?.error) continue;
-    // Deleting a document that is not there is the wanted end state.
-    if (deletes && result.status === 404) continue;
-    throw new UpstreamError(`Elasticsearch refused document '${result._id}': ${result.error.type ?? ''}: ${result.error.reason ?? ''}`, {
-      id: result._id,
-      engineStatus: result.status,
-    });
   }
 }

@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '@gateway/errors';
 import {
   aclPrincipals,
   checkElasticsearchTrimmedRawQuery,
+  checkOpenSearchTrimmedRawQuery,
   checkMongoTrimmedRawQuery,
   checkSolrTrimmedRawQuery,
   elasticsearchAclFilter,
@@ -150,6 +151,19 @@ describe('Elasticsearch trimming', () => {
         size: 5,
       }),
     ).not.toThrow();
+  });
+});
+
+describe('OpenSearch trimming', () => {
+  it('refuses the members Elasticsearch refuses, naming OpenSearch', () => {
+    expect(() => checkOpenSearchTrimmedRawQuery({ aggs: { all: { global: {} } } })).toThrow(
+      /^global is not allowed in a raw OpenSearch query on a permission-trimmed connection$/,
+    );
+    expect(() => checkOpenSearchTrimmedRawQuery({ suggest: { s: { text: 'x', term: { field: 'content' } } } })).toThrow(/^suggest is not allowed/);
+  });
+
+  it('lets ordinary requests through', () => {
+    expect(() => checkOpenSearchTrimmedRawQuery({ query: { match: { content: 'x' } }, aggs: { a: { terms: { field: 'author' } } } })).not.toThrow();
   });
 });
 

@@ -134,9 +134,18 @@ const ES_WIDENING = new Set([
 ]);
 
 export function checkElasticsearchTrimmedRawQuery(body: unknown): void {
+  checkQueryDslTrimmedRawQuery(body, 'Elasticsearch');
+}
+
+/** OpenSearch shares the query DSL and these members; its own (search_pipeline, ext, neural...) are refused by checkOpenSearchRawQuery. */
+export function checkOpenSearchTrimmedRawQuery(body: unknown): void {
+  checkQueryDslTrimmedRawQuery(body, 'OpenSearch');
+}
+
+function checkQueryDslTrimmedRawQuery(body: unknown, engine: string): void {
   eachMember(body, (key) => {
     // Stryker disable next-line ConditionalExpression: Set.has(undefined) is false (and a type error the typescript checker reports)
-    if (key !== undefined && ES_WIDENING.has(key)) refuse(key, 'Elasticsearch');
+    if (key !== undefined && ES_WIDENING.has(key)) refuse(key, engine);
   });
 }
 

@@ -4,7 +4,7 @@
  * reaches an engine as engine syntax: translators escape every value.
  *
  * This file is the interface the parser/translator work (libs/search-query)
- * and the search connectors (libs/connector-solr, -elasticsearch, -mongodb)
+ * and the search connectors (libs/connector-solr, -elasticsearch, -opensearch, -mongodb)
  * agree on. Keep the exported names and shapes; add, don't rename.
  */
 export { DEFAULT_FIELD, DEFAULT_FIELD_SCHEMA, fieldTypeOf, isValidFieldName } from './schema';
@@ -17,7 +17,7 @@ export { escapeSolr, toSolrQuery, toSolrRequest } from './solr';
 export { toElasticsearchQuery, toElasticsearchRequest } from './elasticsearch';
 export { MONGO_OPERATORS, missingLastFinds, toMongoFilter, toMongoRequest } from './mongo';
 export type { MongoMissingLast } from './mongo';
-export { checkElasticsearchRawQuery, checkMongoRawQuery, checkSolrRawQuery } from './raw-guards';
+export { checkElasticsearchRawQuery, checkMongoRawQuery, checkOpenSearchRawQuery, checkSolrRawQuery } from './raw-guards';
 export { wordsOf } from './words';
 export {
   ACL_FIELD,
@@ -25,6 +25,7 @@ export {
   aclPrincipals,
   checkElasticsearchTrimmedRawQuery,
   checkMongoTrimmedRawQuery,
+  checkOpenSearchTrimmedRawQuery,
   checkSolrTrimmedRawQuery,
   mongoAclFilter,
   solrAclFilter,

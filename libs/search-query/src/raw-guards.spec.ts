@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '@gateway/errors';
-import { checkElasticsearchRawQuery, checkMongoRawQuery, checkSolrRawQuery } from './raw-guards';
+import { checkElasticsearchRawQuery, checkMongoRawQuery, checkOpenSearchRawQuery, checkSolrRawQuery } from './raw-guards';
 
 function refusal(check: (body: unknown) => void, body: unknown): string {
   try {
@@ -65,10 +65,55 @@ describe('checkElasticsearchRawQuery', () => {
     expect(() => checkElasticsearchRawQuery({ query: { term: { indexed: true } }, sort: [{ _id: 'asc' }] })).not.toThrow();
   });
 
+  it('refuses a wrapper query: its base64 body could carry anything refused here', () => {
+    const script = Buffer.from(JSON.stringify({ script: { script: { source: 'true' } } })).toString('base64');
+    expect(refusal(checkElasticsearchRawQuery, { query: { bool: { must: [{ wrapper: { query: script } }] } } })).toBe(
+      'wrapper (a base64-encoded query) is not allowed in a raw Elasticsearch query',
+    );
+    expect(refusal(checkOpenSearchRawQuery, { query: { wrapper: { query: script } } })).toBe('wrapper (a base64-encoded query) is not allowed in a raw OpenSearch query');
+  });
+
   it('refuses runtime mappings with a script, naming runtime_mappings', () => {
     expect(refusal(checkElasticsearchRawQuery, { runtime_mappings: { day: { type: 'keyword', script: { source: 'emit(1)' } } } })).toBe(
       'runtime_mappings with a script is not allowed in a raw Elasticsearch query',
     );
+  });
+});
+
+describe('checkOpenSearchRawQuery', () => {
+  it('accepts ordinary searches, kNN and collapse included', () => {
+    expect(() =>
+      checkOpenSearchRawQuery({
+        query: { bool: { must: [{ match: { content: 'pipeline' } }], filter: [{ knn: { v: { vector: [1, 2], k: 3 } } }] } },
+        collapse: { field: 'author' },
+        aggs: { authors: { terms: { field: 'author' } } },
+      }),
+    ).not.toThrow();
+  });
+
+  it('refuses what the Elasticsearch guard refuses, naming OpenSearch', () => {
+    expect(refusal(checkOpenSearchRawQuery, { query: { script: { script: { source: 'true' } } } })).toBe('script is not allowed in a raw OpenSearch query');
+    expect(refusal(checkOpenSearchRawQuery, { query: { terms: { tags: { index: 'secrets', id: '1', path: 'tags' } } } })).toBe(
+      'index (a document of another index) is not allowed in a raw OpenSearch query',
+    );
+    expect(refusal(checkOpenSearchRawQuery, { runtime_mappings: { d: { type: 'keyword', script: 'emit(1)' } } })).toBe(
+      'runtime_mappings with a script is not allowed in a raw OpenSearch query',
+    );
+    expect(refusal(checkOpenSearchRawQuery, { derived: { d: { type: 'keyword', script: { source: 'emit(1)' } } } })).toContain('script');
+  });
+
+  it.each([
+    ['an ad hoc search pipeline', { query: { match_all: {} }, search_pipeline: { request_processors: [{ filter_query: { query: { match_all: {} } } }] } }, 'search_pipeline'],
+    ['plugin parameters', { query: { match_all: {} }, ext: { generative_qa_parameters: { llm_question: 'x' } } }, 'ext'],
+    ['a neural query', { query: { neural: { v: { query_text: 'x', model_id: 'm', k: 5 } } } }, 'neural'],
+    ['a neural sparse query', { query: { bool: { should: [{ neural_sparse: { v: { query_text: 'x' } } }] } } }, 'neural_sparse'],
+    ['a point in time', { pit: { id: 'abc', keep_alive: '1m' } }, 'pit'],
+  ])('refuses %s', (_what, body, named) => {
+    expect(refusal(checkOpenSearchRawQuery, body)).toBe(`${named} is not allowed in a raw OpenSearch query`);
+  });
+
+  it('leaves those members to Elasticsearch, whose guard does not know them', () => {
+    expect(() => checkElasticsearchRawQuery({ query: { match_all: {} }, ext: {} })).not.toThrow();
   });
 });
 

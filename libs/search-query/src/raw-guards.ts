@@ -45,21 +45,42 @@ export function checkMongoRawQuery(body: unknown): void {
 /**
  * Refuses scripts: `script` (inline or stored by id), `script_fields`, `runtime_mappings`
  * with a script, and every other member whose name holds "script" (script_score,
- * scripted_metric, bucket_script, map_script, ...); and `index`/`_index` members, through
- * which a query reads documents of another index. A field named so is refused too.
+ * scripted_metric, bucket_script, map_script, ...); `index`/`_index` members, through
+ * which a query reads documents of another index; and `wrapper`, a base64-encoded query the walk
+ * cannot read (it could carry any of the above). A field named so is refused too.
  */
 export function checkElasticsearchRawQuery(body: unknown): void {
-  walk(body, ({ key, value }) => {
-    if (key === undefined) return;
-    if (key === 'runtime_mappings') {
-      walk(value, (inner) => {
-        if (inner.key !== undefined && /script/i.test(inner.key)) refuse('runtime_mappings with a script', 'Elasticsearch');
-      });
-    }
-    if (/script/i.test(key)) refuse(key, 'Elasticsearch');
-    // Terms lookup, more_like_this, percolate and indexed shapes read documents of another index.
-    if (key === 'index' || key === '_index') refuse(`${key} (a document of another index)`, 'Elasticsearch');
+  walk(body, (visit) => checkQueryDslMember(visit, 'Elasticsearch'));
+}
+
+/**
+ * OpenSearch members that reach past the query DSL it shares with Elasticsearch: an ad hoc
+ * `search_pipeline` (its processors rewrite the request and the answer, some call ML models),
+ * `ext` (the parameters those processors and plugins read: generative answers, reranking),
+ * `neural`/`neural_sparse` (run a model of ml-commons, possibly a remote connector to another
+ * service) and `pit` (a point in time opened elsewhere, possibly over other indices).
+ */
+const OPENSEARCH_REFUSED = new Set(['search_pipeline', 'ext', 'neural', 'neural_sparse', 'pit']);
+
+/** The Elasticsearch guard (the query DSL is shared), naming OpenSearch, plus OpenSearch's own members (OPENSEARCH_REFUSED). */
+export function checkOpenSearchRawQuery(body: unknown): void {
+  walk(body, (visit) => {
+    if (visit.key !== undefined && OPENSEARCH_REFUSED.has(visit.key)) refuse(visit.key, 'OpenSearch');
+    checkQueryDslMember(visit, 'OpenSearch');
   });
+}
+
+function checkQueryDslMember({ key, value }: Visit, engine: string): void {
+  if (key === undefined) return;
+  if (key === 'runtime_mappings') {
+    walk(value, (inner) => {
+      if (inner.key !== undefined && /script/i.test(inner.key)) refuse('runtime_mappings with a script', engine);
+    });
+  }
+  if (/script/i.test(key)) refuse(key, engine);
+  // Terms lookup, more_like_this, percolate and indexed shapes read documents of another index.
+  if (key === 'index' || key === '_index') refuse(`${key} (a document of another index)`, engine);
+  if (key === 'wrapper') refuse('wrapper (a base64-encoded query)', engine);
 }
 
 function isStreamParameter(key: string): boolean {

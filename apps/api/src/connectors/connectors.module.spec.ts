@@ -18,6 +18,6 @@ describe('the gateway connector kinds (GATEWAY_CONNECTOR_MODULES)', () => {
   });
 
   it('are the eight kinds', () => {
-    expect(Object.keys(GATEWAY_CONNECTOR_MODULES).sort()).toEqual(['cmis', 'elasticsearch', 'filesystem', 'graph', 'mongodb', 's3', 'sharepoint', 'solr']);
+    expect(Object.keys(GATEWAY_CONNECTOR_MODULES).sort()).toEqual(['cmis', 'elasticsearch', 'filesystem', 'graph', 'mongodb', 'opensearch', 's3', 'sharepoint', 'solr']);
   });
 });

@@ -21,6 +21,7 @@ export const GATEWAY_CONNECTOR_MODULES: ConnectorModules = {
   s3: async () => (await import('./kinds/s3')).S3ConnectorModule,
   graph: async () => (await import('./kinds/graph')).GraphConnectorModule,
   sharepoint: async () => (await import('./kinds/sharepoint')).SharePointConnectorModule,
+  opensearch: async () => (await import('./kinds/opensearch')).OpenSearchConnectorModule,
 };
 
 @Global()

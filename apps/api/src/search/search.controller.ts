@@ -7,7 +7,7 @@ import { FacetBucketDto, SelectResultsDto } from './search.dto';
 import { SearchParams } from './search-params';
 import { SearchService } from './search.service';
 
-const CONNECTOR = ApiParam({ name: 'connectorId', description: 'A search connection (typeId solr, elasticsearch or mongodb)', example: 'solr' });
+const CONNECTOR = ApiParam({ name: 'connectorId', description: 'A search connection (typeId solr, elasticsearch, opensearch or mongodb)', example: 'solr' });
 const COLLECTION = ApiParam({ name: 'collection', description: 'Core, index or collection; without it, the connection\'s `collection`' });
 
 const ACL = ApiQuery({

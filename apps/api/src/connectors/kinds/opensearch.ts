@@ -1,0 +1,1 @@
+export { OpenSearchConnectorModule } from '@gateway/connector-opensearch';

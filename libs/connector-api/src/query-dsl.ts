@@ -1,0 +1,91 @@
+import type { SearchRequest } from '@gateway/search-query';
+import { UpstreamError } from '@gateway/errors';
+import { INDEX_FIELDS, INDEX_PROPERTY_PREFIX, facetValue, resultDocument, sortBuckets, type IndexFieldType, type SearchResults } from './search';
+
+/**
+ * What the engines of Elasticsearch's Query DSL (Elasticsearch, OpenSearch) share past the request, which
+ * libs/search-query builds: the _search answer read as SearchResults, the index mapping, and _bulk's
+ * per-item errors. Each connector keeps only its client.
+ */
+
+interface Hit {
+  _id: string;
+  _source?: Record<string, unknown>;
+}
+
+interface TermsAggregation {
+  buckets?: { key: string | number; key_as_string?: string; doc_count: number }[];
+}
+
+/** A _search answer as the gateway's results: ids from `_source.id` else `_id`, facets from the terms aggregations named by field. */
+export function queryDslResults(answer: Record<string, unknown>, request: SearchRequest): SearchResults {
+  const hits = (answer.hits ?? {}) as { total?: { value?: number } | number; hits?: Hit[] };
+  const results: SearchResults = {
+    numFound: typeof hits.total === 'number' ? hits.total : (hits.total?.value ?? 0),
+    start: request.start,
+    rows: request.rows,
+    docs: (hits.hits ?? []).map((hit) => {
+      const source = hit._source ?? {};
+      return resultDocument(source.id ?? hit._id, source, request.schema, request.fields);
+    }),
+  };
+  if (request.facetFields && request.facetFields.length > 0) {
+    const aggregations = (answer.aggregations ?? {}) as Record<string, TermsAggregation>;
+    results.facets = Object.fromEntries(
+      request.facetFields.map((field) => [
+        field,
+        sortBuckets(
+          (aggregations[field]?.buckets ?? []).map((b) => ({
+            // Dates are re-rendered from the epoch key as ISO 8601 UTC; other keys as the engine prints them.
+            value: facetValue(request.schema[field] === 'date' ? b.key : (b.key_as_string ?? b.key), request.schema[field]),
+            count: b.doc_count,
+          })),
+        ),
+      ]),
+    );
+  }
+  return results;
+}
+
+const FIELD_MAPPINGS: Record<IndexFieldType, Record<string, unknown>> = {
+  text: { type: 'text' },
+  keyword: { type: 'keyword' },
+  long: { type: 'long' },
+  date: { type: 'date' },
+};
+
+/** The INDEX_FIELDS as mapping properties: keywords for facets, text for words. */
+export function queryDslIndexProperties(): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(Object.entries(INDEX_FIELDS).map(([name, field]) => [name, FIELD_MAPPINGS[field.type]]));
+}
+
+/** The body that creates an index for the index group: explicit mapping, prop_* as text, refresh every `refreshMs`. */
+export function queryDslIndexBody(refreshMs: number): { settings: Record<string, unknown>; mappings: Record<string, unknown> } {
+  return {
+    settings: { refresh_interval: `${refreshMs}ms` },
+    mappings: {
+      dynamic_templates: [{ props: { match: `${INDEX_PROPERTY_PREFIX}*`, mapping: { type: 'text' } } }],
+      properties: { id: { type: 'keyword' }, ...queryDslIndexProperties() },
+    },
+  };
+}
+
+export interface QueryDslBulkAnswer {
+  errors?: boolean;
+  items?: Record<string, { _id?: string | null; status?: number; error?: { type?: string; reason?: string | null } }>[];
+}
+
+/** _bulk answers 200 with per-item errors: the first refused item fails the call, naming its id. */
+export function checkQueryDslBulk(engine: string, answer: QueryDslBulkAnswer, deletes = false): void {
+  if (!answer.errors) return;
+  for (const item of answer.items ?? []) {
+    const result = Object.values(item)[0];
+    if (!result?.error) continue;
+    // Deleting a document that is not there is the wanted end state.
+    if (deletes && result.status === 404) continue;
+    throw new UpstreamError(`${engine} refused document '${result._id}': ${result.error.type ?? ''}: ${result.error.reason ?? ''}`, {
+      id: result._id,
+      engineStatus: result.status,
+    });
+  }
+}
