@@ -49,12 +49,47 @@ describe('lingerOnUnreadBody', () => {
     }
   });
 
-  it('cuts the connection once more than maxBytes of the body arrived after the answer', async () => {
+  it('closes the connection once more than maxBytes of the body arrived after the answer', async () => {
     const server = await refusingServer({ maxBytes: 64 * 1024, maxMs: 60_000 });
     try {
       const { answer, closedByServer } = await exchange(server.port, 1024 * 1024, 1024 * 1024);
       expect(closedByServer).toBe(true);
       expect(answer).toMatch(/^HTTP\/1\.1 413/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('lets a client that keeps sending and reads late see the answer before any write fails (a FIN, not a reset)', async () => {
+    // Node's fetch fails a request on its first failed write, even with the answer already received:
+    // past the byte bound the gateway must stop reading and close its side, not reset the connection.
+    const server = await refusingServer({ maxBytes: 64 * 1024, maxMs: 60_000 });
+    try {
+      const seen = await new Promise<{ answer: string; writeFailedFirst: boolean }>((resolve) => {
+        let answer = '';
+        let writeFailed = false;
+        const socket = net.connect(server.port, '127.0.0.1', () => {
+          socket.pause(); // a busy client: it goes on sending, and reads only later
+          socket.write(`PUT /x HTTP/1.1\r\nHost: t\r\nContent-Length: ${64 * 1024 * 1024}\r\n\r\n`);
+          const send = () => {
+            while (!writeFailed && socket.write(Buffer.alloc(64 * 1024, 1)));
+          };
+          socket.on('drain', send);
+          send();
+          setTimeout(() => {
+            const failedBeforeReading = writeFailed;
+            socket.on('data', (d: Buffer) => {
+              answer += d.toString('latin1');
+              if (answer.endsWith('too large')) resolve({ answer, writeFailedFirst: failedBeforeReading });
+            });
+            socket.on('close', () => resolve({ answer, writeFailedFirst: failedBeforeReading }));
+            socket.resume();
+          }, 300);
+        });
+        socket.on('error', () => (writeFailed = true));
+      });
+      expect(seen.writeFailedFirst).toBe(false);
+      expect(seen.answer).toMatch(/^HTTP\/1\.1 413[^]*too large$/);
     } finally {
       await server.close();
     }

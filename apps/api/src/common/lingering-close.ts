@@ -15,7 +15,7 @@ export const LINGERING_CLOSE = { maxBytes: 8 * 1024 * 1024, maxMs: 5_000 };
  * received but not read yet: Node's fetch (undici) then reports EPIPE and no status, where
  * curl happened to read it first. So the connection stays open while the rest of the body is
  * read and dropped, up to the bounds above; a body that ends within them leaves the connection
- * reusable, one that does not is cut once the client has had time to read the answer.
+ * reusable, one that does not is closed (FIN) and then cut once the client has had time to read the answer.
  */
 export function lingerOnUnreadBody(req: IncomingMessage, limits = LINGERING_CLOSE): void {
   if (req.complete || req.destroyed) return;
@@ -24,11 +24,22 @@ export function lingerOnUnreadBody(req: IncomingMessage, limits = LINGERING_CLOS
     stop();
     req.socket?.destroy();
   };
+  // Past the byte bound: no more reading, and the gateway's side closed with a FIN, not a reset: a
+  // reset makes the client's kernel drop what it received and its program has not read yet (the
+  // answer, on a busy client), a FIN lets it read the answer first. The client's further writes
+  // stall on a full window until the connection is cut, maxMs later.
+  const closeAfterAnswer = () => {
+    stop();
+    req.pause();
+    const socket = req.socket;
+    socket?.end();
+    setTimeout(() => socket?.destroy(), limits.maxMs).unref();
+  };
   const timer = setTimeout(cut, limits.maxMs);
   timer.unref();
   const onData = (chunk: Buffer) => {
     drained += chunk.length;
-    if (drained > limits.maxBytes) cut();
+    if (drained > limits.maxBytes) closeAfterAnswer();
   };
   const stop = () => {
     clearTimeout(timer);
