@@ -1,0 +1,85 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseParams as parseCmisParams } from '../../libs/connector-cmis/src/params';
+import { parseElasticsearchParams } from '@gateway/connector-elasticsearch';
+import { parseGraphParams } from '@gateway/connector-graph';
+import { parseMongoParams } from '@gateway/connector-mongodb';
+import { parseConnectorParams as parseS3Params } from '../../libs/connector-s3/src/client';
+import { parseParams as parseSharePointParams } from '@gateway/connector-sharepoint';
+import { parseSolrParams } from '@gateway/connector-solr';
+import { InvalidArgumentError } from '@gateway/connector-api';
+import { REPO_ROOT } from './process';
+
+/** The handbook's Markdown files: docs/**\/*.md. */
+export function handbookFiles(dir = path.join(REPO_ROOT, 'docs')): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    if (e.isDirectory()) return handbookFiles(full);
+    return e.name.endsWith('.md') ? [full] : [];
+  });
+}
+
+/** The fenced blocks of one language in a Markdown text, with the line each starts on. */
+export function fencedBlocks(markdown: string, language: string): Array<{ line: number; text: string }> {
+  const blocks: Array<{ line: number; text: string }> = [];
+  const lines = markdown.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i].trim() !== '```' + language) continue;
+    const start = i + 1;
+    let end = start;
+    while (end < lines.length && lines[end].trim() !== '```') end++;
+    blocks.push({ line: start + 1, text: lines.slice(start, end).join('\n') + '\n' });
+    i = end;
+  }
+  return blocks;
+}
+
+/**
+ * Validates a connector's params as its ConnectorType does before it connects (the parser each kind's
+ * create() calls first), without a network call or a folder created. The parsers of graph, s3 and
+ * filesystem do not refuse unknown keys themselves; for those, a key the parser does not read is
+ * refused here, so that a misspelt key in an example fails as it would be silently ignored otherwise.
+ */
+export function validateConnectorParams(typeId: string, params: Record<string, unknown>): void {
+  const parsers: Record<string, (p: Record<string, unknown>) => object> = {
+    cmis: parseCmisParams,
+    sharepoint: parseSharePointParams,
+    solr: parseSolrParams,
+    elasticsearch: parseElasticsearchParams,
+    mongodb: parseMongoParams,
+    graph: parseGraphParams,
+    s3: parseS3Params,
+    filesystem: (p) => {
+      if (typeof p.root !== 'string' || p.root.trim() === '') throw new InvalidArgumentError('root', 'must be the path of the repository folder');
+      return { root: p.root };
+    },
+  };
+  const parse = parsers[typeId];
+  if (!parse) throw new Error(`no parameter validator for connector type '${typeId}'`);
+  const parsed = parse(params);
+  if (['graph', 's3', 'filesystem'].includes(typeId)) {
+    const unknown = Object.keys(params).filter((key) => !Object.hasOwn(parsed, key));
+    if (unknown.length > 0) throw new InvalidArgumentError(unknown[0], `unknown parameter (known: ${Object.keys(parsed).join(', ')})`);
+  }
+}
+
+/** One command of the getting-started walk-through: a ```sh block that ends with `# expect: <status>`. */
+export interface WalkthroughStep {
+  line: number;
+  script: string;
+  expect: number;
+  /** `# save: NAME=dotted.path`: the answer's value at that path becomes the shell variable NAME. */
+  save?: { name: string; path: string };
+  /** `# until: text`: repeat the command until its answer contains the text. */
+  until?: string;
+}
+
+export function walkthroughSteps(markdown: string): WalkthroughStep[] {
+  return fencedBlocks(markdown, 'sh').flatMap(({ line, text }) => {
+    const expect = /^# expect: (\d{3})$/m.exec(text);
+    if (!expect) return [];
+    const save = /^# save: ([A-Z_]+)=([\w.]+)$/m.exec(text);
+    const until = /^# until: (.+)$/m.exec(text);
+    return [{ line, script: text, expect: Number(expect[1]), save: save ? { name: save[1], path: save[2] } : undefined, until: until?.[1] }];
+  });
+}
