@@ -50,11 +50,15 @@ describe('Handbook', () => {
 
   it('refuses an example with a misspelt key, in the file schema and in each kind of params', () => {
     expect(() => validateExample('connectors:\n  - id: docs\n    typeId: filesystem\n    prams: { root: /srv/docs }\n', folder)).toThrow(/connectors\[0\]\.prams: unknown key/);
+    let checked = 0;
     for (const { yaml } of examples) {
-      const misspelt = yaml.replace(/^(\s+)(url|root|bucket|tenantId|uri):/m, '$1$2Typo:');
+      // A misspelt key added to the first connector's params, at their indentation.
+      const misspelt = yaml.replace(/^(\s*)params:\n(\s+)/m, '$1params:\n$2colection: documents\n$2');
       if (misspelt === yaml) continue;
-      expect(() => validateExample(misspelt, folder)).toThrow(/Typo|url|root|bucket|tenantId|uri/);
+      expect(() => validateExample(misspelt, folder)).toThrow(/colection: unknown parameter/);
+      checked++;
     }
+    expect(checked).toBeGreaterThanOrEqual(8);
   });
 
   describe('the getting-started walk-through, against a started gateway', () => {
