@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { loadConfig } from '../../apps/api/src/config/gateway-config';
 import { listen } from '../support/files';
 import { ADMIN, startGateway, type TestGateway } from '../support/gateway';
-import { fencedBlocks, handbookFiles, validateConnectorParams, walkthroughSteps } from '../support/handbook';
+import { errorCodesInSource, fencedBlocks, handbookFiles, validateConnectorParams, walkthroughSteps } from '../support/handbook';
 import { REPO_ROOT } from '../support/process';
 
 /** Issue 39: the handbook's examples are the product's, checked by the product's own validators. */
@@ -59,6 +59,13 @@ describe('Handbook', () => {
       checked++;
     }
     expect(checked).toBeGreaterThanOrEqual(8);
+  });
+
+  it('troubleshooting names every error code the source gives its typed errors', () => {
+    const codes = [...errorCodesInSource()];
+    expect(codes.length).toBeGreaterThan(50);
+    const page = fs.readFileSync(path.join(REPO_ROOT, 'docs/troubleshooting.md'), 'utf8');
+    expect(codes.filter((code) => !page.includes(`\`${code}\``)).sort()).toEqual([]);
   });
 
   describe('the getting-started walk-through, against a started gateway', () => {

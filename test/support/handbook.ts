@@ -83,3 +83,37 @@ export function walkthroughSteps(markdown: string): WalkthroughStep[] {
     return [{ line, script: text, expect: Number(expect[1]), save: save ? { name: save[1], path: save[2] } : undefined, until: until?.[1] }];
   });
 }
+
+/**
+ * The error codes the gateway's code gives its typed errors: the fixed ones of libs/errors, the
+ * `<RESOURCE>_NOT_FOUND` of each resource named, `super('<CODE>'` and default `code = '<CODE>'` in error
+ * classes, and every
+ * upper-case code literal among the arguments of a ConflictError, GoneError or InvalidArgumentError.
+ */
+export function errorCodesInSource(roots = ['apps/api/src', 'libs'].map((r) => path.join(REPO_ROOT, r))): Set<string> {
+  const codes = new Set<string>();
+  for (const file of roots.flatMap(sourceFiles)) {
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:fixedCode|retryLater)\('\w+', '([A-Z][A-Z0-9_]+)'\)|super\('([A-Z][A-Z0-9_]+)'/g)) codes.add(m[1] ?? m[2]);
+    if (file.includes(`${path.sep}errors${path.sep}`)) for (const m of text.matchAll(/\bcode = '([A-Z][A-Z0-9_]+)'/g)) codes.add(m[1]);
+    for (const m of text.matchAll(/new NotFoundError\('(\w+)'/g)) codes.add(`${m[1].toUpperCase()}_NOT_FOUND`);
+    for (const m of text.matchAll(/new (?:ConflictError|GoneError|InvalidArgumentError)\(/g)) {
+      let depth = 0;
+      let end = m.index + m[0].length - 1;
+      for (; end < text.length; end++) {
+        if (text[end] === '(') depth++;
+        else if (text[end] === ')' && --depth === 0) break;
+      }
+      for (const literal of text.slice(m.index, end).matchAll(/'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g)) codes.add(literal[1]);
+    }
+  }
+  return codes;
+}
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : sourceFiles(full);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts') ? [full] : [];
+  });
+}
