@@ -41,6 +41,7 @@ describe('loadConfig', () => {
       databaseUrl: undefined,
       trustProxy: false,
       connectors: [{ id: 'fs', typeId: 'filesystem', description: 'Default filesystem repository', params: { root: path.join(dataDir, 'repository') } }],
+      connectorSource: 'default',
       users: [],
       auth: { cacheTtlMs: 60_000, maxFailures: 10, lockoutSeconds: 300, disabled: false, maxFailuresPerAddress: 100, verifyThreads: Math.max(1, Math.floor(os.availableParallelism() / 4)), verifyQueue: 32 },
       nodeId: `${os.hostname()}:3000`,

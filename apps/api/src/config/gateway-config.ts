@@ -43,6 +43,11 @@ export interface GatewayConfig {
   /** Value for Express 'trust proxy' (false, true, a hop count or an address list). */
   trustProxy: boolean | number | string;
   connectors: ConnectorDefinition[];
+  /**
+   * Where the connectors come from: the default `fs` repository (no connector declared), or the file's
+   * list, which then replaces it (the start-up summary says so, so that its absence is never silent).
+   */
+  connectorSource?: 'default' | 'declared';
   users: ConfiguredUser[];
   auth: {
     /** How long a successful Basic verification is remembered. */
@@ -170,7 +175,8 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     if (seen.has(c.id)) throw new ConfigError(`${configName(env)}: connectors[${i}].id: duplicate connector id '${c.id}'`);
     seen.add(c.id);
   });
-  if (connectors.length === 0) {
+  const connectorSource = connectors.length === 0 ? 'default' : 'declared';
+  if (connectorSource === 'default') {
     connectors.push({
       id: 'fs',
       typeId: 'filesystem',
@@ -195,6 +201,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     databaseUrl: env.DATABASE_URL || undefined,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     connectors,
+    connectorSource,
     users: (file.users ?? []).map((u) => ({ username: u.username, password: u.password, roles: u.roles ?? ['user'], groups: u.groups ?? [] })),
     auth: {
       cacheTtlMs: parseInteger(env, 'GATEWAY_AUTH_CACHE_SECONDS', 60, 0, 86400) * 1000,

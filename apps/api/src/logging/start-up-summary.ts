@@ -12,7 +12,7 @@ export function startUpSummary(config: GatewayConfig, address: AddressInfo | str
   const connectors = config.connectors.map((c) => `${c.id} (${c.typeId})`).join(', ');
   return [
     `Listening on http://${listening}${config.contextPath}/api (OpenAPI at ${config.contextPath}/api/docs)`,
-    `Connectors: ${connectors || 'none'}`,
+    `Connectors: ${connectors || 'none'}${config.connectorSource === 'declared' ? ` (declared in GATEWAY_CONFIG; the default 'fs' repository at ${path.join(config.dataDir, 'repository')} is not served)` : ''}`,
     `Database: ${config.databaseUrl ? `PostgreSQL at ${withoutCredentials(config.databaseUrl)}` : `SQLite at ${path.join(config.dataDir, 'gateway.sqlite')}`}`,
     `Job queue: ${config.jobs.redisUrl ? `BullMQ on Redis at ${withoutCredentials(config.jobs.redisUrl)}` : 'in-process (this process only)'}`,
   ];
