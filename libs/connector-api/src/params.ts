@@ -42,3 +42,10 @@ export function integerParam(params: Record<string, unknown>, name: string, fall
   }
   return value;
 }
+
+/** Refuses a key that is none of `known`: a misspelt parameter would otherwise be ignored, silently. */
+export function refuseUnknownParams(params: Record<string, unknown>, known: readonly string[]): void {
+  for (const key of Object.keys(params)) {
+    if (!known.includes(key)) throw new InvalidArgumentError(key, `unknown parameter (known: ${known.join(', ')})`);
+  }
+}

@@ -1,6 +1,6 @@
 import type { FieldSchema, SearchRequest } from '@gateway/search-query';
 import type { ConnectorDefinition, SearchConnector } from './connector';
-import { integerParam } from './params';
+import { integerParam, refuseUnknownParams } from './params';
 import { InvalidArgumentError } from '@gateway/errors';
 
 /** One facet bucket: a distinct value and how many matching documents have it. */
@@ -132,9 +132,7 @@ export function urlEnginePublicParams(params: { url: string; user?: string; sett
  */
 export function parseSearchSettings(params: Record<string, unknown>, engineKeys: readonly string[]): SearchSettings {
   const known = [...engineKeys, ...COMMON_KEYS];
-  for (const key of Object.keys(params)) {
-    if (!known.includes(key)) throw new InvalidArgumentError(key, `unknown parameter (known: ${known.join(', ')})`);
-  }
+  refuseUnknownParams(params, known);
   const collection = params.collection;
   if (collection !== undefined && (typeof collection !== 'string' || !COLLECTION_NAME.test(collection))) {
     throw new InvalidArgumentError('collection', 'must be a collection name (letters, digits, . _ -; not starting with . or _)');

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, integerParam, requiredParam } from '@gateway/connector-api';
+import { InvalidArgumentError, integerParam, refuseUnknownParams, requiredParam } from '@gateway/connector-api';
 
 /**
  * Who the repository sees as the author of a change:
@@ -38,9 +38,7 @@ const KNOWN = ['url', 'repositoryId', 'user', 'password', 'timeoutMs', 'pageSize
 
 /** Validates the `params` of a cmis connector definition; errors name the parameter. */
 export function parseParams(params: Record<string, unknown>): CmisParams {
-  for (const key of Object.keys(params)) {
-    if (!KNOWN.includes(key)) throw new InvalidArgumentError(key, `unknown parameter (known: ${KNOWN.join(', ')})`);
-  }
+  refuseUnknownParams(params, KNOWN);
   const url = requiredParam(params, 'url');
   let parsed: URL;
   try {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { InvalidArgumentError, type ConnectorContext, type ConnectorDefinition, type ConnectorType, type ContentConnector } from '@gateway/connector-api';
+import { InvalidArgumentError, refuseUnknownParams, type ConnectorContext, type ConnectorDefinition, type ConnectorType, type ContentConnector } from '@gateway/connector-api';
 import { FilesystemConnector } from './filesystem.connector';
 
 /** typeId `filesystem`. params: `root` (folder; created if missing). Metadata goes to `<root>/.gateway/`. */
@@ -10,6 +10,7 @@ export class FilesystemConnectorType implements ConnectorType {
   readonly typeId = 'filesystem';
 
   async create(definition: ConnectorDefinition, _context: ConnectorContext): Promise<ContentConnector> {
+    refuseUnknownParams(definition.params, ['root']);
     const root = definition.params.root;
     if (typeof root !== 'string' || root.trim() === '') {
       throw new InvalidArgumentError('root', 'must be the path of the repository folder');

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, httpUrlParam, integerParam, optionalParam, requiredParam } from '@gateway/connector-api';
+import { InvalidArgumentError, httpUrlParam, integerParam, optionalParam, refuseUnknownParams, requiredParam } from '@gateway/connector-api';
 import * as fs from 'node:fs';
 import type { EntraCredentials } from '@gateway/microsoft-client';
 
@@ -26,7 +26,13 @@ export interface GraphParams extends EntraCredentials {
 }
 
 /** Reads and validates a `graph` connector's params; errors name the param. */
+const KNOWN = [
+  'tenantId', 'clientId', 'clientSecret', 'certificatePath', 'certificateThumbprint', 'authorityHost', 'graphUrl', 'siteId', 'driveId',
+  'library', 'caFile', 'chunkThresholdBytes', 'fragmentBytes', 'maxRetries', 'pageSize', 'connectTimeoutMs', 'timeoutMs',
+];
+
 export function parseParams(params: Record<string, unknown>): GraphParams {
+  refuseUnknownParams(params, KNOWN);
   const clientSecret = optionalParam(params, 'clientSecret');
   const certificatePath = optionalParam(params, 'certificatePath');
   if (!clientSecret && !certificatePath) throw new InvalidArgumentError('clientSecret', 'give clientSecret, or certificatePath and certificateThumbprint');

@@ -3,7 +3,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { BuildMiddleware, MetadataBearer } from '@aws-sdk/types';
-import { httpUrlParam, integerParam, InvalidArgumentError, optionalParam, requiredParam } from '@gateway/connector-api';
+import { httpUrlParam, integerParam, InvalidArgumentError, optionalParam, refuseUnknownParams, requiredParam } from '@gateway/connector-api';
 
 /** The connection settings shared by the connector and the S3 user-file store. */
 export interface S3ConnectionParams {
@@ -80,7 +80,13 @@ export function parsePrefix(value: unknown, parameter: string): string {
   return `${trimmed}/`;
 }
 
+const CONNECTOR_PARAMS = [
+  'endpoint', 'region', 'accessKeyId', 'secretAccessKey', 'forcePathStyle', 'maxSockets', 'connectTimeoutMs', 'timeoutMs',
+  'bucket', 'prefix', 'multipartThresholdBytes', 'multipartConcurrency', 'storageClasses', 'listingDetails',
+];
+
 export function parseConnectorParams(params: Record<string, unknown>): S3ConnectorParams {
+  refuseUnknownParams(params, CONNECTOR_PARAMS);
   const connection = parseConnectionParams(params);
   const threshold = integerParam(params, 'multipartThresholdBytes', 8 * MiB, MIN_PART_BYTES, 512 * MiB);
   let storageClasses = AWS_STORAGE_CLASSES;

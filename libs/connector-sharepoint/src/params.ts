@@ -1,4 +1,4 @@
-import { InvalidArgumentError, integerParam, optionalParam, requiredParam } from '@gateway/connector-api';
+import { InvalidArgumentError, integerParam, optionalParam, refuseUnknownParams, requiredParam } from '@gateway/connector-api';
 import type { EntraCredentials } from '@gateway/microsoft-client';
 
 /** The `params` of a `sharepoint` connector definition (README: configuration). */
@@ -62,9 +62,7 @@ function httpsUrl(params: Record<string, unknown>, name: string, fallback?: stri
 
 /** Validates the params of a sharepoint connector definition; errors name the parameter. */
 export function parseParams(params: Record<string, unknown>): SharePointParams {
-  for (const key of Object.keys(params)) {
-    if (!KNOWN.includes(key)) throw new InvalidArgumentError(key, `unknown parameter (known: ${KNOWN.join(', ')})`);
-  }
+  refuseUnknownParams(params, KNOWN);
   const clientSecret = optionalParam(params, 'clientSecret');
   const certificatePath = optionalParam(params, 'certificatePath');
   if (!clientSecret && !certificatePath) {
