@@ -6,7 +6,6 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HOST } from './engines';
 
 export interface AuthProxy {
   /** http://127.0.0.1:P */
@@ -14,7 +13,7 @@ export interface AuthProxy {
   close(): Promise<void>;
 }
 
-/** Listens on a free port of 127.0.0.1 and forwards authenticated requests to `target` (http://host:port). */
+/** Listens on a free port of the engine's host (127.0.0.1) and forwards authenticated requests to `target` (http://host:port). */
 export async function startAuthProxy(target: string, acceptedAuthorizations: readonly string[], realm: string): Promise<AuthProxy> {
   const upstream = new URL(target);
   const accepted = new Set(acceptedAuthorizations);
@@ -39,13 +38,13 @@ export async function startAuthProxy(target: string, acceptedAuthorizations: rea
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, HOST, resolve);
+    server.listen(0, upstream.hostname, resolve);
   });
   // The proxy lives in the process that started the engines (Jest's global setup); it must not keep it alive.
   server.unref();
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${HOST}:${port}`,
+    url: `http://${upstream.hostname}:${port}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
