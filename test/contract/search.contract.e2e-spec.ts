@@ -344,6 +344,12 @@ describe('Search contract: every search connector answers alike', () => {
         return [
           { id: `down-${name}`, typeId, description: 'closed port', params: env.paramsAt(closedPort, 1500) },
           { id: `slow-${name}`, typeId, description: 'never answers', params: env.paramsAt(silentPort, 700) },
+          ...(env.refusedCredentials
+            ? [
+                { id: `nocreds-${name}`, typeId, description: 'no credentials', params: env.refusedCredentials.none },
+                { id: `wrongcreds-${name}`, typeId, description: 'wrong credentials', params: env.refusedCredentials.wrong },
+              ]
+            : []),
         ];
       });
       const file = path.join(configDir, 'broken.yaml');
@@ -367,6 +373,21 @@ describe('Search contract: every search connector answers alike', () => {
       const res = await broken.http().get(`${broken.api}/search/slow-${name}/select?q=*:*`).set('Authorization', adminAuth()).expect(504);
       expect(res.body.error.code).toBe('UPSTREAM_TIMEOUT');
     });
+
+    // The harness's Solr (BasicAuthPlugin) and Elasticsearch (authenticating proxy) refuse a request
+    // without the connector's credentials: these pass only if the connector sends its Authorization header.
+    it.each(SEARCH_FIXTURES.map((f) => f.name).filter((name) => name === 'solr' || name === 'elasticsearch'))(
+      '%s: no credentials or a wrong one is refused by the engine (401), answered 502 on select and query',
+      async (name) => {
+        expect(connections.find((c) => c.name === name)!.env.refusedCredentials).toBeDefined();
+        for (const id of [`nocreds-${name}`, `wrongcreds-${name}`]) {
+          const res = await broken.http().get(`${broken.api}/search/${id}/select?q=*:*`).set('Authorization', adminAuth());
+          expect({ id, status: res.status, code: res.body.error?.code }).toEqual({ id, status: 502, code: 'UPSTREAM_ERROR' });
+          const raw = await broken.http().post(`${broken.api}/search/${id}/query`).set('Authorization', adminAuth()).send({});
+          expect({ id, status: raw.status }).toEqual({ id, status: 502 });
+        }
+      },
+    );
 
     it('reports them down in readiness', async () => {
       const res = await broken.http().get(`${broken.api}/health/ready`).expect(503);

@@ -36,13 +36,13 @@ describe(`Indexing jobs into Solr, Elasticsearch, OpenSearch and MongoDB (Ferret
     const configSet = `gateway-jobs-index-${suffix}`;
     fs.cpSync(path.join(solr.dir, 'home', 'gateway', 'conf'), path.join(solr.dir, 'home', 'configsets', configSet, 'conf'), { recursive: true });
     const connectors = [
-      { id: 'index-solr', typeId: 'solr', params: { url: solr.url, configSet, collection: `jobs_${suffix}` } },
-      { id: 'index-elasticsearch', typeId: 'elasticsearch', params: { url: elasticsearch.url, collection: `jobs_${suffix}` } },
+      { id: 'index-solr', typeId: 'solr', params: { url: solr.url, user: solr.user, password: solr.password, configSet, collection: `jobs_${suffix}` } },
+      { id: 'index-elasticsearch', typeId: 'elasticsearch', params: { url: elasticsearch.url, apiKey: elasticsearch.apiKey, collection: `jobs_${suffix}` } },
       { id: 'index-opensearch', typeId: 'opensearch', params: { url: opensearch.url, collection: `jobs_${suffix}` } },
       { id: 'index-mongodb', typeId: 'mongodb', params: { uri: `${ferretdb.uri}?directConnection=true`, database: 'jobs_index', collection: `jobs_${suffix}`, timeoutMs: 60_000 } },
       // The same engines as searched by everyone but admins: every select and raw query trimmed to the caller's acl_read.
-      { id: 'trim-solr', typeId: 'solr', params: { url: solr.url, configSet, collection: `jobs_${suffix}`, aclTrimming: true } },
-      { id: 'trim-elasticsearch', typeId: 'elasticsearch', params: { url: elasticsearch.url, collection: `jobs_${suffix}`, aclTrimming: true } },
+      { id: 'trim-solr', typeId: 'solr', params: { url: solr.url, user: solr.user, password: solr.password, configSet, collection: `jobs_${suffix}`, aclTrimming: true } },
+      { id: 'trim-elasticsearch', typeId: 'elasticsearch', params: { url: elasticsearch.url, apiKey: elasticsearch.apiKey, collection: `jobs_${suffix}`, aclTrimming: true } },
       { id: 'trim-opensearch', typeId: 'opensearch', params: { url: opensearch.url, collection: `jobs_${suffix}`, aclTrimming: true } },
       { id: 'trim-mongodb', typeId: 'mongodb', params: { uri: `${ferretdb.uri}?directConnection=true`, database: 'jobs_index', collection: `jobs_${suffix}`, timeoutMs: 60_000, aclTrimming: true } },
       {

@@ -37,8 +37,8 @@ describe(`Permission-trimmed search over CMIS documents indexed by a job, ${MODE
     const configSet = `gateway-search-acl-${suffix}`;
     fs.cpSync(path.join(solr.dir, 'home', 'gateway', 'conf'), path.join(solr.dir, 'home', 'configsets', configSet, 'conf'), { recursive: true });
     const connectors = [
-      { id: 'acl-solr', typeId: 'solr', params: { url: solr.url, configSet, aclTrimming: true } },
-      { id: 'acl-elasticsearch', typeId: 'elasticsearch', params: { url: elasticsearch.url, aclTrimming: true } },
+      { id: 'acl-solr', typeId: 'solr', params: { url: solr.url, user: solr.user, password: solr.password, configSet, aclTrimming: true } },
+      { id: 'acl-elasticsearch', typeId: 'elasticsearch', params: { url: elasticsearch.url, apiKey: elasticsearch.apiKey, aclTrimming: true } },
       { id: 'acl-opensearch', typeId: 'opensearch', params: { url: opensearch.url, aclTrimming: true } },
       { id: 'acl-mongodb', typeId: 'mongodb', params: { uri: `${ferretdb.uri}?directConnection=true`, database: 'search_acl_cmis', timeoutMs: 60_000, aclTrimming: true } },
       {

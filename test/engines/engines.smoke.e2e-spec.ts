@@ -1,19 +1,20 @@
 /**
  * One real round trip per engine started by test/engines/global-setup.ts. Only the engines
- * named in GATEWAY_TEST_ENGINES (default all) get a test; without the global setup the file fails.
+ * named in GATEWAY_TEST_ENGINES (default all) run; the others are reported as skipped. Without the global setup the file fails.
  */
 import { randomBytes } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { getEngine, hasEngine, httpRequest, type EngineName } from './index';
+import { getEngine, httpRequest, type EngineName } from './index';
 import { GraphSetup } from '../contract/fixtures/graph-engine';
 import { SharePointSetup } from '../contract/fixtures/sharepoint-engine';
 import { toxiproxyClient } from './toxiproxy';
+import { itWithEngines } from './guards';
 
-// An engine left out on purpose gets no test at all (rather than a skipped one); npm test starts all.
-const withEngine = (name: EngineName) => (hasEngine(name) ? it : () => undefined);
+// An engine left out on purpose (GATEWAY_TEST_ENGINES) reports its test as skipped; npm test starts all.
+const withEngine = (name: EngineName) => itWithEngines(name);
 const unique = () => randomBytes(6).toString('hex');
 
 function multipart(fields: Record<string, string>, file: { field: string; name: string; type: string; content: Buffer }) {
@@ -72,36 +73,45 @@ describe('real engines (smoke)', () => {
     expect(byPath.text()).toBe(content.toString());
   });
 
-  withEngine('solr')('Solr: add a document to the core, then select it', async () => {
+  withEngine('solr')('Solr: add a document to the core, then select it; no or wrong credentials refused', async () => {
     const solr = getEngine('solr');
     const id = `smoke-${unique()}`;
+    expect((await httpRequest(`${solr.coreUrl}/select?q=*:*&wt=json`)).status).toBe(401);
+    const wrong = `Basic ${Buffer.from(`${solr.user}:not-${solr.password}`).toString('base64')}`;
+    expect((await httpRequest(`${solr.coreUrl}/select?q=*:*&wt=json`, { headers: { authorization: wrong } })).status).toBe(401);
     const added = await httpRequest(`${solr.coreUrl}/update?commit=true&wt=json`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: solr.authorization },
       body: JSON.stringify([{ id, title: 'Smoke test', content: 'the quick brown fox', owner_s: 'ann', size_i: 42 }]),
     });
     expect(added.status).toBe(200);
-    const found = await httpRequest(`${solr.coreUrl}/select?q=${encodeURIComponent(`content:fox AND id:${id}`)}&wt=json`);
+    const found = await httpRequest(`${solr.coreUrl}/select?q=${encodeURIComponent(`content:fox AND id:${id}`)}&wt=json`, {
+      headers: { authorization: solr.authorization },
+    });
     expect(found.status).toBe(200);
     const response = found.json<{ response: { numFound: number; docs: Array<Record<string, unknown>> } }>().response;
     expect(response.numFound).toBe(1);
     expect(response.docs[0]).toMatchObject({ id, owner_s: 'ann', size_i: 42 });
   });
 
-  withEngine('elasticsearch')('Elasticsearch: index a document with refresh, then search it', async () => {
+  withEngine('elasticsearch')('Elasticsearch: index a document with refresh, then search it; no or wrong credentials refused', async () => {
     const es = getEngine('elasticsearch');
     expect(es.version).toMatch(/^8\./);
     const index = `smoke-${unique()}`;
+    expect((await httpRequest(es.url)).status).toBe(401);
+    expect((await httpRequest(es.url, { headers: { authorization: `ApiKey not-${es.apiKey}` } })).status).toBe(401);
+    const basic = `Basic ${Buffer.from(`${es.user}:${es.password}`).toString('base64')}`;
+    expect((await httpRequest(es.url, { headers: { authorization: basic } })).status).toBe(200);
     const indexed = await httpRequest(`${es.url}/${index}/_doc/1?refresh=true`, {
       method: 'PUT',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: es.authorization },
       body: JSON.stringify({ title: 'Smoke test', content: 'the quick brown fox' }),
     });
     expect(indexed.status).toBe(201);
     expect(indexed.headers['x-elastic-product']).toBe('Elasticsearch');
     const searched = await httpRequest(`${es.url}/${index}/_search`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: es.authorization },
       body: JSON.stringify({ query: { match: { content: 'fox' } } }),
     });
     expect(searched.status).toBe(200);

@@ -25,6 +25,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { startAuthProxy } from './auth-proxy';
 import type { GraphInfo } from './graph';
 import type { MinioInfo } from './minio';
 import type { OpenSearchInfo } from './opensearch';
@@ -76,13 +77,26 @@ export interface SolrInfo extends EngineInfoBase {
   core: string;
   /** http://127.0.0.1:P/solr/gateway */
   coreUrl: string;
+  /** Solr's BasicAuthPlugin refuses every request without them (security.json, blockUnknown). */
+  user: string;
+  password: string;
+  /** `Basic …` of user/password, for the tests' own requests. */
+  authorization: string;
 }
 
 export interface ElasticsearchInfo extends EngineInfoBase {
   name: 'elasticsearch';
-  /** http://127.0.0.1:P (no security, no TLS) */
+  /**
+   * http://127.0.0.1:P of the authenticating proxy in front of the engine (auth-proxy.ts; no TLS): it
+   * accepts `ApiKey <apiKey>` or Basic user/password and answers 401 to anything else.
+   */
   url: string;
   version: string;
+  apiKey: string;
+  user: string;
+  password: string;
+  /** `ApiKey …`, for the tests' own requests. */
+  authorization: string;
 }
 
 export interface FerretDbInfo extends EngineInfoBase {
@@ -1030,6 +1044,10 @@ export async function startSolr(prepared: Prepared, dir: string, run: Run): Prom
   if (prepared.kind !== 'java') throw new Error('solr: not a Java build');
   const home = path.join(dir, 'home');
   fs.cpSync(path.join(ENGINES_DIR, 'java', 'solr', 'home'), home, { recursive: true });
+  const user = 'gateway';
+  const password = crypto.randomBytes(12).toString('hex');
+  fs.writeFileSync(path.join(home, 'security.json'), JSON.stringify(solrSecurity(user, password), null, 2));
+  const authorization = basicAuthorization(user, password);
   return withPortRetry('solr', async (port) => {
     const proc = launchProcess(
       'solr',
@@ -1047,12 +1065,30 @@ export async function startSolr(prepared: Prepared, dir: string, run: Run): Prom
     const url = `http://${HOST}:${port}/solr`;
     const coreUrl = `${url}/${SOLR_CORE}`;
     await waitUntilReady('solr', proc, async () => {
-      const response = await httpRequest(`${coreUrl}/admin/ping?wt=json`);
+      const response = await httpRequest(`${coreUrl}/admin/ping?wt=json`, { headers: { authorization } });
       return response.status === 200 && response.json<{ status?: string }>().status === 'OK';
     });
-    const info: SolrInfo = { name: 'solr', host: HOST, port, pid: proc.pid, dir, logFile: proc.logFile, url, core: SOLR_CORE, coreUrl };
+    const info: SolrInfo = { name: 'solr', host: HOST, port, pid: proc.pid, dir, logFile: proc.logFile, url, core: SOLR_CORE, coreUrl, user, password, authorization };
     return { info, proc };
   });
+}
+
+export function basicAuthorization(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
+}
+
+/**
+ * Solr's documented security.json: BasicAuthPlugin for every request (blockUnknown), one admin user.
+ * The credential is "base64(sha256(sha256(salt + password))) base64(salt)", as Sha256AuthenticationProvider checks it.
+ */
+function solrSecurity(user: string, password: string): unknown {
+  const salt = crypto.randomBytes(32);
+  const once = crypto.createHash('sha256').update(salt).update(password, 'utf8').digest();
+  const hash = crypto.createHash('sha256').update(once).digest('base64');
+  return {
+    authentication: { class: 'solr.BasicAuthPlugin', blockUnknown: true, forwardCredentials: false, credentials: { [user]: `${hash} ${salt.toString('base64')}` } },
+    authorization: { class: 'solr.RuleBasedAuthorizationPlugin', permissions: [{ name: 'all', role: 'admin' }], 'user-role': { [user]: 'admin' } },
+  };
 }
 
 export async function startElasticsearch(prepared: Prepared, dir: string, run: Run): Promise<Started<'elasticsearch'>> {
@@ -1074,15 +1110,26 @@ export async function startElasticsearch(prepared: Prepared, dir: string, run: R
     });
     const root = await httpRequest(url);
     const version = root.json<{ version?: { number?: string } }>().version?.number ?? 'unknown';
+    const apiKey = crypto.randomBytes(16).toString('base64');
+    const user = 'gateway';
+    const password = crypto.randomBytes(12).toString('hex');
+    const authorization = `ApiKey ${apiKey}`;
+    const proxy = await startAuthProxy(url, [authorization, basicAuthorization(user, password)], 'elasticsearch');
+    proc.child.once('exit', () => void proxy.close());
     const info: ElasticsearchInfo = {
       name: 'elasticsearch',
       host: HOST,
-      port,
+      // The proxy's: whoever reaches the engine (the gateway, Toxiproxy in the fault tests) shows credentials.
+      port: Number(new URL(proxy.url).port),
       pid: proc.pid,
       dir,
       logFile: proc.logFile,
-      url,
+      url: proxy.url,
       version,
+      apiKey,
+      user,
+      password,
+      authorization,
     };
     return { info, proc };
   });

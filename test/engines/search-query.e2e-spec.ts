@@ -16,7 +16,8 @@ import { missingLastFinds, toMongoRequest } from '../../libs/search-query/src/mo
 import { parseQuery, parseSort } from '../../libs/search-query/src/parser';
 import { DEFAULT_FIELD_SCHEMA, fieldTypeOf } from '../../libs/search-query/src/schema';
 import { toSolrRequest } from '../../libs/search-query/src/solr';
-import { getEngine, hasEngine, httpRequest } from './index';
+import { describeWithEngines } from './guards';
+import { getEngine, httpRequest } from './index';
 
 interface Doc {
   id: string;
@@ -89,21 +90,23 @@ interface Answer {
   facets: Record<string, [string, number][]>;
 }
 
-const enginesStarted = hasEngine('solr') && hasEngine('elasticsearch') && hasEngine('ferretdb');
-// Left out on purpose (GATEWAY_TEST_ENGINES) means no test at all, as in the smoke tests.
-const describeWithEngines = enginesStarted ? describe : () => undefined;
-
-describeWithEngines('search language on Solr, Elasticsearch and FerretDB', () => {
+describeWithEngines('solr', 'elasticsearch', 'ferretdb')('search language on Solr, Elasticsearch and FerretDB', () => {
   const name = `search-query-${randomBytes(4).toString('hex')}`;
   let coreUrl: string;
   let indexUrl: string;
   let mongo: MongoClient;
   let db: Db;
 
+  /** The credentials of the engine that `url` belongs to (Solr's BasicAuthPlugin, Elasticsearch's proxy). */
+  function authorizationFor(url: string): string {
+    const solr = getEngine('solr');
+    return url.startsWith(solr.url) ? solr.authorization : getEngine('elasticsearch').authorization;
+  }
+
   async function ok(url: string, method: string, body?: unknown, contentType = 'application/json') {
     const result = await httpRequest(url, {
       method,
-      headers: { 'content-type': contentType },
+      headers: { 'content-type': contentType, authorization: authorizationFor(url) },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     if (result.status >= 300) throw new Error(`${method} ${url}: ${result.status} ${result.text().slice(0, 500)}`);
@@ -148,8 +151,8 @@ describeWithEngines('search language on Solr, Elasticsearch and FerretDB', () =>
   });
 
   afterAll(async () => {
-    if (coreUrl) await httpRequest(`${getEngine('solr').url}/admin/cores?action=UNLOAD&core=${name}&deleteInstanceDir=true&wt=json`);
-    if (indexUrl) await httpRequest(indexUrl, { method: 'DELETE' });
+    if (coreUrl) await ok(`${getEngine('solr').url}/admin/cores?action=UNLOAD&core=${name}&deleteInstanceDir=true&wt=json`, 'GET');
+    if (indexUrl) await ok(indexUrl, 'DELETE');
     if (db) await db.dropDatabase();
     await mongo?.close();
   });

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { CorpusDocument } from './corpus';
 import type { SearchConnectorFixture, SearchEnvironment } from './types';
 
-async function esCall(url: string, method: string, body?: string, contentType = 'application/json'): Promise<any> {
-  const res = await fetch(url, { method, headers: { 'content-type': contentType }, body });
+async function esCall(url: string, authorization: string | undefined, method: string, body?: string, contentType = 'application/json'): Promise<any> {
+  const res = await fetch(url, { method, headers: { 'content-type': contentType, ...(authorization ? { authorization } : {}) }, body });
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
   return JSON.parse(text);
@@ -45,15 +45,20 @@ export function queryDslFixture(engine: QueryDslEngine, refused: SearchEnvironme
     typeId: engine,
     async setup(engines, corpus: CorpusDocument[]) {
       const url = engines[engine].url;
+      // The harness's Elasticsearch sits behind an authenticating proxy (API key); its OpenSearch checks nothing.
+      const es = engine === 'elasticsearch' ? engines.elasticsearch : undefined;
+      const authorization = es?.authorization;
+      const credentials = es ? { apiKey: es.apiKey } : {};
       const index = `contract-${randomBytes(4).toString('hex')}`;
-      await esCall(`${url}/${index}`, 'PUT', JSON.stringify(MAPPING));
+      await esCall(`${url}/${index}`, authorization, 'PUT', JSON.stringify(MAPPING));
       const bulk = corpus.map((doc) => `${JSON.stringify({ index: { _index: index, _id: doc.id } })}\n${JSON.stringify(doc)}\n`).join('');
-      const result = await esCall(`${url}/_bulk?refresh=true`, 'POST', bulk, 'application/x-ndjson');
+      const result = await esCall(`${url}/_bulk?refresh=true`, authorization, 'POST', bulk, 'application/x-ndjson');
       if (result.errors) throw new Error(`${engine} bulk load failed: ${JSON.stringify(result.items.find((i: any) => i.index?.error))}`);
       return {
         collection: index,
-        params: { url, collection: index },
-        paramsAt: (port, timeoutMs) => ({ url: `http://127.0.0.1:${port}`, collection: index, timeoutMs }),
+        params: { url, collection: index, ...credentials },
+        refusedCredentials: es ? { none: { url, collection: index }, wrong: { url, collection: index, apiKey: `not-${es.apiKey}` } } : undefined,
+        paramsAt: (port, timeoutMs) => ({ url: `http://127.0.0.1:${port}`, collection: index, timeoutMs, ...credentials }),
         rawQueryByAuthor: (author, limit) => ({ query: { term: { author } }, sort: [{ id: 'asc' }], size: limit }),
         idsOfRawAnswer: (answer) => (answer as { hits: { hits: { _id: string }[] } }).hits.hits.map((h) => h._id),
         engineErrorQuery: { query: { range: { size: { gte: 'not-a-number' } } } },
@@ -66,7 +71,7 @@ export function queryDslFixture(engine: QueryDslEngine, refused: SearchEnvironme
           ...refused,
         ],
         teardown: async () => {
-          await esCall(`${url}/${index}`, 'DELETE');
+          await esCall(`${url}/${index}`, authorization, 'DELETE');
         },
       };
     },

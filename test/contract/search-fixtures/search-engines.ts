@@ -70,8 +70,8 @@ export function indexTargets(engines: SearchEngines, options: { idPrefix: string
   fs.cpSync(path.join(solr.dir, 'home', 'gateway', 'conf'), path.join(solr.dir, 'home', 'configsets', configSet, 'conf'), { recursive: true });
   const common = { collection: options.collection, ...options.params };
   const params: Record<IndexEngineName, Record<string, unknown>> = {
-    solr: { url: solr.url, configSet, ...common },
-    elasticsearch: { url: elasticsearch.url, ...common },
+    solr: { url: solr.url, configSet, user: solr.user, password: solr.password, ...common },
+    elasticsearch: { url: elasticsearch.url, apiKey: elasticsearch.apiKey, ...common },
     opensearch: { url: opensearch.url, ...common },
     mongodb: { uri: `${ferretdb.uri}?directConnection=true`, database: options.database, timeoutMs: 60_000, ...common },
   };

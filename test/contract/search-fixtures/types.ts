@@ -17,6 +17,11 @@ export interface SearchEnvironment {
   /** The connector params, `collection` included. */
   params: Record<string, unknown>;
   collection: string;
+  /**
+   * The same connection without its credentials, and with a wrong one, for engines that demand them
+   * (the harness's Solr and Elasticsearch do; FerretDB v1 has no authentication).
+   */
+  refusedCredentials?: { none: Record<string, unknown>; wrong: Record<string, unknown> };
   /** The same connection pointed at another port of 127.0.0.1 (down and time-out cases), with this timeoutMs. */
   paramsAt(port: number, timeoutMs: number): Record<string, unknown>;
   /** A raw query (engine syntax) for the query route: documents whose author is `author`, sorted by id, `limit` of them. */
