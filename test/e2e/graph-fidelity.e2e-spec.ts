@@ -59,7 +59,7 @@ describe('Graph simulator fidelity: msal-node and microsoft-graph-client against
       baseUrl: `${info.url}/`,
       defaultVersion: 'v1.0',
       customHosts: new Set([new URL(info.url).hostname]),
-      fetchOptions: { dispatcher } as never,
+      fetchOptions: { dispatcher },
       authProvider: {
         getAccessToken: async () => {
           tokenCalls++;
