@@ -190,6 +190,18 @@ describe('Hostile input (issue 16)', () => {
       expect(res.body.message).not.toMatch(/shorter/);
     });
 
+    it('a role that does not exist says which roles there are, not that a list was given', async () => {
+      const res = await gw
+        .http()
+        .post(`${gw.api}/admin/users`)
+        .set('Authorization', admin())
+        .send({ username: 'badrole', password: 'badrole-password-1', roles: ['superuser'] })
+        .expect(400);
+      expect(res.body.error.parameter).toBe('roles');
+      expect(res.body.message).toMatch(/each role must be one of admin, user/);
+      expect(res.body.message).not.toMatch(/once/);
+    });
+
     it('limit=%00 says it must be an integer', async () => {
       const res = await gw.http().get(`${gw.api}/repo/fs/folderitems?id=fs-&limit=%00`).set('Authorization', admin()).expect(400);
       expect(res.body.error.parameter).toBe('limit');
@@ -206,6 +218,12 @@ describe('Hostile input (issue 16)', () => {
     ])('text/plain to %s answers 415 naming Content-Type', async (route, body) => {
       const res = await gw.http().post(`${gw.api}${route}`).set('Authorization', admin()).set('Content-Type', 'text/plain').send(body).expect(415);
       expect(res.body.error.parameter).toBe('Content-Type');
+    });
+
+    it('a form-encoded job definition answers 415 naming Content-Type: a definition is nested JSON', async () => {
+      const res = await gw.http().post(`${gw.api}/admin/jobs`).set('Authorization', admin()).type('form').send('jobName=formjob&type=copy').expect(415);
+      expect(res.body.error.parameter).toBe('Content-Type');
+      expect(res.body.message).toMatch(/application\/json/);
     });
 
     it('a JSON body without any Content-Type answers 415', async () => {

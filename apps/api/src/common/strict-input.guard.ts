@@ -4,7 +4,7 @@ import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
 import type { Request } from 'express';
-import { InvalidArgumentError } from '@gateway/errors';
+import { InvalidArgumentError, UnsupportedMediaTypeError } from '@gateway/errors';
 
 interface RouteArgument {
   index: number;
@@ -22,7 +22,8 @@ interface DeclaredInput {
  * Refuses what a route does not declare, before anything runs: a query parameter that is neither a property of
  * the handler's @Query() DTO nor a @Query('name') (400 naming it: `?dryRun=true` on a start must not start a
  * run that writes everything), and a key anywhere in the JSON body that its @Body() DTO does not declare (400
- * naming every one, as the configuration file does). The global validation pipe only strips such keys.
+ * naming every one, as the configuration file does), and a form-encoded body where the route takes a DTO (415
+ * naming Content-Type). The global validation pipe only strips such keys.
  * Put on a controller with @UseGuards.
  */
 @Injectable()
@@ -38,6 +39,12 @@ export class StrictInputGuard implements CanActivate {
         const known = input.queryNames.size > 0 ? `known: ${[...input.queryNames].join(', ')}` : 'this route takes none';
         throw new InvalidArgumentError(unknown[0], `Unknown parameter${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `'${n}'`).join(', ')} (${known})`);
       }
+    }
+    // A body DTO is nested JSON: a form body cannot say it, and would read as missing fields.
+    if (input.body && req.is('application/x-www-form-urlencoded')) {
+      throw new UnsupportedMediaTypeError(`Content-Type must be application/json (got '${req.headers['content-type']}'): this body is a nested JSON object`, {
+        parameter: 'Content-Type',
+      });
     }
     if (input.body && req.body && typeof req.body === 'object' && !Array.isArray(req.body)) {
       const errors = validateSync(plainToInstance(input.body, req.body as object) as object, { whitelist: true, forbidNonWhitelisted: true });

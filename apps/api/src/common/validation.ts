@@ -1,4 +1,5 @@
 import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
 import { InvalidArgumentError } from '@gateway/errors';
 
 /**
@@ -10,6 +11,9 @@ export function createValidationPipe(): ValidationPipe {
     transform: true,
     whitelist: true,
     forbidNonWhitelisted: false,
+    // The failed object's class tells a list validated element by element from a repeated parameter
+    // (checksEachElement); the factory below puts only a parameter name and a message in the answer.
+    validationError: { target: true, value: true },
     exceptionFactory: (errors: ValidationError[]) => {
       const [parameter, message] = firstError(errors, '');
       return new InvalidArgumentError(parameter, message);
@@ -37,7 +41,16 @@ function firstError(errors: ValidationError[], prefix: string): [string, string]
 
 function constraintMessage(e: ValidationError, constraints: Record<string, string>): string {
   const kind = KIND_CONSTRAINTS.find((c) => c in constraints);
-  // A query parameter given twice arrives as an array.
-  if (kind && SCALAR_CONSTRAINTS.has(kind) && Array.isArray(e.value)) return `${e.property} must be given once, as a single value (got a list of ${e.value.length})`;
+  // A query parameter given twice arrives as an array; a list checked element by element (each: true) is no such mistake.
+  if (kind && SCALAR_CONSTRAINTS.has(kind) && Array.isArray(e.value) && !checksEachElement(e)) return `${e.property} must be given once, as a single value (got a list of ${e.value.length})`;
   return kind ? constraints[kind] : Object.values(constraints)[0];
+}
+
+/** Whether the failed property is validated element by element (`@IsIn(ROLES, { each: true })`): a list is what it takes. */
+function checksEachElement(e: ValidationError): boolean {
+  const target = (e.target as object | undefined)?.constructor;
+  if (!target) return false;
+  return getMetadataStorage()
+    .getTargetValidationMetadatas(target, '', true, false)
+    .some((m) => m.propertyName === e.property && m.each === true);
 }
