@@ -55,6 +55,15 @@ describe('OpenAPI document', () => {
     const op = gw.openApi.paths['/api/repo/{connectorId}/repositoryInfo'].get!;
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '404', '502']));
     expect(op.security).toEqual([{ basic: [] }]);
+    // A search connector answers 501 on every content route, a content connector lacking a group on its routes;
+    // repositoryInfo answers for every kind.
+    const contentRoutes = Object.entries(gw.openApi.paths).filter(([p]) => p.startsWith('/api/repo/{connectorId}/') && !p.endsWith('/repositoryInfo'));
+    expect(contentRoutes.length).toBeGreaterThanOrEqual(15);
+    for (const [path, item] of contentRoutes) {
+      for (const [method, operation] of Object.entries(item as Record<string, { responses: Record<string, unknown> }>)) {
+        expect({ route: `${method} ${path}`, answers501: '501' in operation.responses }).toEqual({ route: `${method} ${path}`, answers501: true });
+      }
+    }
     const health = gw.openApi.paths['/api/health'].get!;
     expect(health.security).toBeUndefined();
   });

@@ -6,6 +6,8 @@ import { ConnectionsService } from './connections.service';
 
 const CONNECTOR_ID = ApiParam({ name: 'connectorId', description: 'Connector id' });
 const REPOSITORY_ERRORS = [404, 502, 503, 504];
+/** rootfolderid and types are content calls: a search connector answers 501 there. */
+const CONTENT_REPOSITORY_ERRORS = [...REPOSITORY_ERRORS, 501];
 
 @RouteFamily('repo', { tag: 'Connections and repository calls', access: 'basic' })
 export class ConnectionsController {
@@ -26,7 +28,7 @@ export class ConnectionsController {
 
   @Get(':connectorId/rootfolderid')
   @CONNECTOR_ID
-  @Route({ summary: 'Get root folder info', results: RootFolderDto, errors: REPOSITORY_ERRORS })
+  @Route({ summary: 'Get root folder info', results: RootFolderDto, errors: CONTENT_REPOSITORY_ERRORS })
   rootFolder(@Param('connectorId') connectorId: string): Promise<RootFolderDto> {
     return this.connections.rootFolder(connectorId);
   }
@@ -37,7 +39,7 @@ export class ConnectionsController {
     summary: 'Get repository types',
     description: 'An object mapping a type key (usable as `type`) to its name',
     results: { type: 'object', additionalProperties: { type: 'string' }, example: { file: 'File' } },
-    errors: REPOSITORY_ERRORS,
+    errors: CONTENT_REPOSITORY_ERRORS,
   })
   types(@Param('connectorId') connectorId: string): Promise<Record<string, string>> {
     return this.connections.types(connectorId);

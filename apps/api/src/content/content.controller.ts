@@ -47,9 +47,10 @@ const RAW_BODY = ApiBody({
 
 /** Errors of any call that reaches the repository; writes add 409 and 501 (a capability the connector lacks). */
 const READ_ERRORS = [400, 502, 503, 504];
-const WRITE_ERRORS = [400, 409, 501, 502, 503, 504];
+const WRITE_ERRORS = [400, 409, 502, 503, 504];
 
-@RouteFamily('repo/:connectorId', { tag: 'Content service', access: 'basic', errors: [404] })
+// 501 on every route: a search connector has no content group, a content connector may lack a write group.
+@RouteFamily('repo/:connectorId', { tag: 'Content service', access: 'basic', errors: [404, 501] })
 @ApiParam({ name: 'connectorId', description: 'Connector id (see Get connections)', example: 'fs' })
 @ApiExtraModels(FolderItemEntryDto, PropertyEntryDto)
 export class ContentController {
@@ -194,7 +195,7 @@ export class ContentController {
     description: 'Each docId reads that version with Get file. Capability listVersions.',
     results: VersionEntryDto,
     isArray: true,
-    errors: [...READ_ERRORS, 501],
+    errors: READ_ERRORS,
   })
   listVersions(@Param('connectorId') connectorId: string, @Query() query: ItemIdQuery): Promise<VersionEntry[]> {
     return this.content.listVersions(connectorId, query.id);
