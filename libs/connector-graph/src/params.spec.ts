@@ -17,6 +17,10 @@ describe('graph connector params', () => {
     expect(parseParams(base)).toMatchObject({ graphUrl: 'https://graph.microsoft.com/v1.0', chunkThresholdBytes: 4 * 1024 * 1024, fragmentBytes: 32 * 327_680, maxRetries: 4, pageSize: 200 });
   });
 
+  it('says, without a credential, that the certificate thumbprint is optional (as the README does)', () => {
+    expect(errorOf({ ...base, clientSecret: undefined }).message).toMatch(/certificatePath \(its thumbprint, certificateThumbprint, is optional/);
+  });
+
   it.each([
     [{ ...base, clientSecret: undefined }, 'clientSecret'],
     [{ ...base, certificatePath: '/etc/hostname' }, 'certificatePath'],

@@ -35,7 +35,7 @@ export function parseParams(params: Record<string, unknown>): GraphParams {
   refuseUnknownParams(params, KNOWN);
   const clientSecret = optionalParam(params, 'clientSecret');
   const certificatePath = optionalParam(params, 'certificatePath');
-  if (!clientSecret && !certificatePath) throw new InvalidArgumentError('clientSecret', 'give clientSecret, or certificatePath and certificateThumbprint');
+  if (!clientSecret && !certificatePath) throw new InvalidArgumentError('clientSecret', 'give clientSecret, or certificatePath (its thumbprint, certificateThumbprint, is optional: computed from the certificate in the PEM)');
   if (clientSecret && certificatePath) throw new InvalidArgumentError('certificatePath', 'give either clientSecret or certificatePath, not both');
   if (certificatePath && !fs.existsSync(certificatePath)) throw new InvalidArgumentError('certificatePath', `no file at ${certificatePath}`);
   const caFile = optionalParam(params, 'caFile');
