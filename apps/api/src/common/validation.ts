@@ -40,6 +40,8 @@ function firstError(errors: ValidationError[], prefix: string): [string, string]
 }
 
 function constraintMessage(e: ValidationError, constraints: Record<string, string>): string {
+  // An absent value fails only a property without @IsOptional: say it is missing, not that it has the wrong type.
+  if (e.value === undefined) return constraints.isDefined?.includes('is required') ? constraints.isDefined : `${e.property} is required`;
   const kind = KIND_CONSTRAINTS.find((c) => c in constraints);
   // A query parameter given twice arrives as an array; a list checked element by element (each: true) is no such mistake.
   if (kind && SCALAR_CONSTRAINTS.has(kind) && Array.isArray(e.value) && !checksEachElement(e)) return `${e.property} must be given once, as a single value (got a list of ${e.value.length})`;

@@ -39,7 +39,7 @@ export function parseLegacyBatchQuery(query: Record<string, unknown>, maxEntries
     }
   }
   if (byIndex.size === 0) {
-    throw new InvalidArgumentError('id0', "Invalid parameter 'id0': give at least one document as id<x>=<file id>&conn<x>=<connector id>[&fname<x>=<name in the zip>]");
+    throw new InvalidArgumentError('id0', "Invalid parameter 'id0': id0 is required: give at least one document as id<x>=<file id>&conn<x>=<connector id>[&fname<x>=<name in the zip>]");
   }
   if (byIndex.size > maxEntries) {
     throw new InvalidArgumentError('id0', `Invalid parameter 'id0': at most ${maxEntries} documents per batch (got ${byIndex.size})`, 'TOO_MANY_ENTRIES');
