@@ -1,14 +1,16 @@
 'use strict';
 // Indexing: 10,000 small text documents (BENCH_INDEX_DOCS; 100 folders of 100, 300-700 bytes of
-// words each) from a filesystem connector into each engine (Solr, Elasticsearch, MongoDB on
+// words each) from a filesystem connector into each engine (Solr, Elasticsearch, OpenSearch, MongoDB on
 // FerretDB) through a gateway indexing job (POST /api/admin/jobs with the search connector as target,
 // start, status polled until the run settles: listing, reading, native text extraction, the bulk writes,
 // the final commit and the audit all inside the time), against a plain script that walks the same
 // folder, reads the same files and sends the same documents straight to the engine's bulk API in
-// batches of 500, one batch in flight, then commits (Solr update JSON + commit, Elasticsearch _bulk +
-// _refresh, MongoDB insertMany: the collection is fresh, and the connector too inserts the documents it
+// batches of 500, one batch in flight, then commits (Solr update JSON + commit, Elasticsearch and OpenSearch
+// _bulk + _refresh, MongoDB insertMany: the collection is fresh, and the connector too inserts the documents it
 // does not find, replacing only those that exist). Both sides write into a fresh collection created beforehand (untimed) with the gateway's
 // mapping. Rounds alternate which side goes first. Target per engine: gateway docs/s >= 0.5 x direct.
+// Both sides send the engine's credentials: Solr's Basic (BasicAuthPlugin), Elasticsearch's API key (the
+// harness's authenticating proxy, test/engines/auth-proxy.ts, is in front of it for both); OpenSearch checks none.
 const fs = require('node:fs');
 const path = require('node:path');
 const { ROOT, median, printResult, printVerdict, workDir, startGateway } = require('./lib/harness');
@@ -18,7 +20,7 @@ const DOCS = Number(process.env.BENCH_INDEX_DOCS || 10_000);
 // Even, so each side goes first equally often: in the first runs the job's ratio was 0.44-0.54 when it went
 // first and 0.86-0.88 when it went second (on a machine at load 26-32).
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 4);
-const ENGINES = (process.env.BENCH_INDEX_ENGINES || 'solr,elasticsearch,mongodb').split(',').map((s) => s.trim()).filter(Boolean);
+const ENGINES = (process.env.BENCH_INDEX_ENGINES || 'solr,elasticsearch,opensearch,mongodb').split(',').map((s) => s.trim()).filter(Boolean);
 const BATCH = 500;
 const TARGET = 0.5;
 const PER_FOLDER = 100;
@@ -85,28 +87,37 @@ async function* directBatches(root) {
   if (batch.length) yield batch;
 }
 
-async function post(url, body, contentType = 'application/json') {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': contentType }, body });
+/** A call to a harness engine with its Authorization (Solr's Basic, Elasticsearch's API key; none for OpenSearch); the answer's text. */
+async function call(engine, url, { method = 'GET', body, contentType = 'application/json' } = {}) {
+  const headers = { 'content-type': contentType, ...(engine.authorization ? { authorization: engine.authorization } : {}) };
+  const res = await fetch(url, { method, headers, body });
   const text = await res.text();
   if (!res.ok) throw new Error(`${url}: ${res.status} ${text.slice(0, 300)}`);
   return text;
 }
 
+const post = (engine, url, body, contentType) => call(engine, url, { method: 'POST', body, contentType });
+
+/** Elasticsearch and OpenSearch: _bulk per batch, then _refresh of the index. */
+const bulkSender = (engine) => async (root, index) => {
+  for await (const batch of directBatches(root)) {
+    const body = batch.map((doc) => `${JSON.stringify({ index: { _index: index, _id: doc.id } })}\n${JSON.stringify(doc)}\n`).join('');
+    const answer = JSON.parse(await post(engine, `${engine.url}/_bulk`, body, 'application/x-ndjson'));
+    if (answer.errors) throw new Error(`_bulk refused items: ${JSON.stringify(answer.items.find((i) => Object.values(i)[0].error))}`);
+  }
+  await post(engine, `${engine.url}/${index}/_refresh`, '');
+};
+
 /** The direct senders: one bulk request per batch of 500, then the engine's commit. */
 function directSenders(engines, mongo) {
+  const { solr } = engines;
   return {
     solr: async (root, collection) => {
-      for await (const batch of directBatches(root)) await post(`${engines.solr.url}/${collection}/update?commitWithin=1000&wt=json`, JSON.stringify(batch));
-      await post(`${engines.solr.url}/${collection}/update?commit=true&wt=json`, '{}');
+      for await (const batch of directBatches(root)) await post(solr, `${solr.url}/${collection}/update?commitWithin=1000&wt=json`, JSON.stringify(batch));
+      await post(solr, `${solr.url}/${collection}/update?commit=true&wt=json`, '{}');
     },
-    elasticsearch: async (root, index) => {
-      for await (const batch of directBatches(root)) {
-        const body = batch.map((doc) => `${JSON.stringify({ index: { _index: index, _id: doc.id } })}\n${JSON.stringify(doc)}\n`).join('');
-        const answer = JSON.parse(await post(`${engines.elasticsearch.url}/_bulk`, body, 'application/x-ndjson'));
-        if (answer.errors) throw new Error(`_bulk refused items: ${JSON.stringify(answer.items.find((i) => Object.values(i)[0].error))}`);
-      }
-      await post(`${engines.elasticsearch.url}/${index}/_refresh`, '');
-    },
+    elasticsearch: bulkSender(engines.elasticsearch),
+    opensearch: bulkSender(engines.opensearch),
     mongodb: async (root, collection) => {
       const target = mongo.db('bench_index').collection(collection);
       for await (const batch of directBatches(root)) {
@@ -120,8 +131,8 @@ function directSenders(engines, mongo) {
 }
 
 async function count(engine, engines, mongo, collection) {
-  if (engine === 'solr') return JSON.parse(await (await fetch(`${engines.solr.url}/${collection}/select?q=*:*&rows=0&wt=json`)).text()).response.numFound;
-  if (engine === 'elasticsearch') return JSON.parse(await (await fetch(`${engines.elasticsearch.url}/${collection}/_count`)).text()).count;
+  if (engine === 'solr') return JSON.parse(await call(engines.solr, `${engines.solr.url}/${collection}/select?q=*:*&rows=0&wt=json`)).response.numFound;
+  if (engine === 'elasticsearch' || engine === 'opensearch') return JSON.parse(await call(engines[engine], `${engines[engine].url}/${collection}/_count`)).count;
   return mongo.db('bench_index').collection(collection).countDocuments();
 }
 
@@ -131,6 +142,7 @@ async function main() {
   const { useSearchEngines } = require(path.join(ROOT, 'test/contract/search-fixtures/search-engines.ts'));
   const { SolrConnectorType } = require(path.join(ROOT, 'libs/connector-solr/src/index.ts'));
   const { ElasticsearchConnectorType } = require(path.join(ROOT, 'libs/connector-elasticsearch/src/index.ts'));
+  const { OpenSearchConnectorType } = require(path.join(ROOT, 'libs/connector-opensearch/src/index.ts'));
   const { MongoConnectorType } = require(path.join(ROOT, 'libs/connector-mongodb/src/index.ts'));
   const { MongoClient } = require('mongodb');
 
@@ -138,17 +150,18 @@ async function main() {
   const srcRoot = path.join(dir, 'src');
   makeTree(srcRoot);
   const used = await useSearchEngines();
-  const { solr, elasticsearch, ferretdb } = used.engines;
+  const { solr, elasticsearch, opensearch, ferretdb } = used.engines;
   // The harness's Solr home has no _default configset: ours is its `gateway` core's managed-schema conf.
   const configSet = 'bench-index';
   fs.cpSync(path.join(solr.dir, 'home', 'gateway', 'conf'), path.join(solr.dir, 'home', 'configsets', configSet, 'conf'), { recursive: true });
   const mongoUri = `${ferretdb.uri}?directConnection=true`;
   const params = {
-    solr: { url: solr.url, configSet },
-    elasticsearch: { url: elasticsearch.url },
+    solr: { url: solr.url, configSet, user: solr.user, password: solr.password },
+    elasticsearch: { url: elasticsearch.url, apiKey: elasticsearch.apiKey },
+    opensearch: { url: opensearch.url },
     mongodb: { uri: mongoUri, database: 'bench_index', timeoutMs: 120_000 },
   };
-  const types = { solr: new SolrConnectorType(), elasticsearch: new ElasticsearchConnectorType(), mongodb: new MongoConnectorType() };
+  const types = { solr: new SolrConnectorType(), elasticsearch: new ElasticsearchConnectorType(), opensearch: new OpenSearchConnectorType(), mongodb: new MongoConnectorType() };
   const setup = {};
   for (const engine of Object.keys(params)) setup[engine] = await types[engine].create({ id: `setup-${engine}`, typeId: engine, description: '', params: params[engine] }, {});
   const mongo = new MongoClient(mongoUri, { maxPoolSize: 4 });

@@ -2,16 +2,20 @@
 // Content search: the same mix of 20 select requests sent through the gateway
 // (GET /api/search/<connector>/select) and sent directly to each engine in its
 // own syntax (the body the connector's translator writes for the same request:
-// Solr JSON request API, Elasticsearch _search, MongoDB find + count + one
-// aggregation per facet field), at concurrency 1 and 16, on the search
+// Solr JSON request API, Elasticsearch and OpenSearch _search, MongoDB find + count
+// + one aggregation per facet field), at concurrency 1 and 16, on the search
 // contract's 520-document corpus. HTTP load: autocannon (Solr, Elasticsearch,
-// the gateway); MongoDB has no HTTP, so its direct side is the driver in a
+// OpenSearch, the gateway); MongoDB has no HTTP, so its direct side is the driver in a
 // closed loop with the same concurrency. A warm-up run on both sides comes first. Targets per engine: p50 latency
-// gateway <= 1.15 x direct, throughput gateway >= 0.85 x direct.
-// For Solr and Elasticsearch it also measures a bare Node relay (lib/references.js startBareRelay) passing
+// gateway <= 1.15 x direct, throughput gateway >= 0.85 x direct. BENCH_SEARCH_ENGINES picks the engines,
+// BENCH_DURATION_S and BENCH_WARMUP_S the run lengths.
+// Direct requests carry the engine's credentials as the connector does: Solr's Basic (BasicAuthPlugin),
+// Elasticsearch's API key (the harness's authenticating proxy in front of it, test/engines/auth-proxy.ts,
+// is on every side: gateway, direct and relay). The harness's OpenSearch checks none.
+// For the HTTP engines it also measures a bare Node relay (lib/references.js startBareRelay) passing
 // the direct requests on to the engine: the least any HTTP service in front of the engine costs here
 // (every hop on this VM's loopback costs a send and a receive in the kernel). relay_* is that floor,
-// of_relay says how close the gateway gets to it.
+// gateway_rps_of_relay says how close the gateway gets to it.
 const fs = require('node:fs');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
@@ -127,6 +131,16 @@ async function main() {
     fs.writeFileSync(configFile, JSON.stringify({ connectors }));
     gateway = await startGateway({ GATEWAY_CONFIG: configFile, GATEWAY_AUTH_CACHE_SECONDS: '600' });
     const requests = MIX.map((q) => searchRequest(q, sq));
+    /** The JSON headers of a direct request, with the engine's Authorization when it has one. */
+    const headersOf = (engine) => ({ 'content-type': 'application/json', ...(used.engines[engine].authorization ? { authorization: used.engines[engine].authorization } : {}) });
+    /** Elasticsearch and OpenSearch: one Query DSL, the same body to `<index>/_search`. */
+    const queryDsl = (engine) => (concurrency, duration, url = used.engines[engine].url) =>
+      cannon({
+        url,
+        connections: concurrency,
+        duration,
+        requests: requests.map((r) => ({ method: 'POST', path: `/${envs[engine].env.collection}/_search`, headers: headersOf(engine), body: JSON.stringify(sq.toElasticsearchRequest(r)) })),
+      });
 
     const direct = {
       solr: (concurrency, duration, url = used.engines.solr.coreUrl) =>
@@ -134,15 +148,10 @@ async function main() {
           url,
           connections: concurrency,
           duration,
-          requests: requests.map((r) => ({ method: 'POST', path: '/solr/gateway/select', headers: { 'content-type': 'application/json' }, body: JSON.stringify(sq.toSolrRequest(r)) })),
+          requests: requests.map((r) => ({ method: 'POST', path: '/solr/gateway/select', headers: headersOf('solr'), body: JSON.stringify(sq.toSolrRequest(r)) })),
         }),
-      elasticsearch: (concurrency, duration, url = used.engines.elasticsearch.url) =>
-        cannon({
-          url,
-          connections: concurrency,
-          duration,
-          requests: requests.map((r) => ({ method: 'POST', path: `/${envs.elasticsearch.env.collection}/_search`, headers: { 'content-type': 'application/json' }, body: JSON.stringify(sq.toElasticsearchRequest(r)) })),
-        }),
+      elasticsearch: queryDsl('elasticsearch'),
+      opensearch: queryDsl('opensearch'),
       mongodb: async (concurrency, duration) => {
         mongo ??= new MongoClient(envs.mongodb.env.params.uri, { maxPoolSize: 32 });
         const collection = mongo.db(envs.mongodb.env.params.database).collection(envs.mongodb.env.collection);
@@ -167,7 +176,8 @@ async function main() {
     };
     relays.solr = await startBareRelay(new URL(used.engines.solr.coreUrl).origin);
     relays.elasticsearch = await startBareRelay(used.engines.elasticsearch.url);
-    const only = (process.env.BENCH_SEARCH_ENGINES || 'solr,elasticsearch,mongodb').split(',');
+    relays.opensearch = await startBareRelay(used.engines.opensearch.url);
+    const only = (process.env.BENCH_SEARCH_ENGINES || 'solr,elasticsearch,opensearch,mongodb').split(',');
     for (const name of only) {
       for (const concurrency of CONCURRENCIES) {
         const throughGateway = (duration) =>

@@ -136,8 +136,8 @@ function startBareNode(file) {
 
 /**
  * A bare Node relay in its own process: each request goes on to `target` (same method, path, query,
- * content type and body) over a keep-alive agent, and the answer comes back as it is. No framework,
- * no auth, no parsing: the least any HTTP service in front of an engine costs on this machine.
+ * content type, authorization and body) over a keep-alive agent, and the answer comes back as it is. No
+ * framework, no auth of its own, no parsing: the least any HTTP service in front of an engine costs on this machine.
  */
 function startBareRelay(target) {
   const script = `
@@ -147,6 +147,7 @@ function startBareRelay(target) {
     const server = http.createServer((req, res) => {
       const headers = req.headers['content-type'] ? { 'content-type': req.headers['content-type'] } : {};
       if (req.headers['content-length']) headers['content-length'] = req.headers['content-length'];
+      if (req.headers.authorization) headers.authorization = req.headers.authorization;
       const upstream = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers, agent }, (answer) => {
         res.writeHead(answer.statusCode, { 'content-type': answer.headers['content-type'] || 'application/json' });
         answer.pipe(res);
