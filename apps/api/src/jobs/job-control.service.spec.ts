@@ -286,13 +286,22 @@ describe('JobControlService', () => {
       expect(fx.store.runs.get(done.id)).toMatchObject({ status: 'COMPLETED', endTime: 7 });
     });
 
-    it('redis: leaves runs alone (other processes may be working on them)', async () => {
+    it('redis: leaves runs open (other processes may be working on them) and queues their unfinished tasks again', async () => {
       await fx.cleanup();
       await setUp('redis');
-      const running = runIn('RUNNING', { a: 'active' });
+      // A start whose process died after the commit and before the enqueue: the root task exists only in the database.
+      const running = runIn('RUNNING', { a: 'active', b: 'done', 'e.root': 'pending' }, { attempt: 2 });
+      const settled = fx.store.addRun(fx.store.addJob({ ...fx.definition(), jobName: 'all-done' }).id, { status: 'RUNNING' });
+      fx.store.tasks.get(settled.id)!.set('x', { runId: settled.id, key: 'x', kind: 'docs', payload: '{}', state: 'done' });
       await service.onApplicationBootstrap();
       expect(fx.store.runs.get(running.id)).toMatchObject({ status: 'RUNNING' });
-      expect(fx.store.taskStates(running.id)).toEqual({ a: 'active' });
+      expect(fx.store.taskStates(running.id)).toEqual({ a: 'active', b: 'done', 'e.root': 'pending' });
+      expect(queue.queued).toEqual([
+        { runId: running.id, key: 'a', attempt: 2 },
+        { runId: running.id, key: 'e.root', attempt: 2 },
+      ]);
+      expect(queue.listing).toEqual(['e.root']);
+      expect(fx.store.runs.get(settled.id)).toMatchObject({ status: 'COMPLETED' });
     });
 
     it('prunes audit records older than the retention at start-up, and keeps them all when it is 0', async () => {

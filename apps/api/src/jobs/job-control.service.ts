@@ -38,6 +38,7 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
   async onApplicationBootstrap(): Promise<void> {
     // Embedded mode has one process: a run still open at start-up was cut by a crash or stop.
     if (this.queue.mode === 'embedded') await this.recoverInterrupted();
+    else await this.requeueOpenRuns();
     const days = this.config.jobs.auditRetentionDays;
     if (days > 0) {
       const prune = () =>
@@ -70,6 +71,31 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
         }
       });
     }
+  }
+
+  /**
+   * Redis mode: other processes may be working on the open runs, so they are left open; but a process
+   * killed between a transition that added tasks (a start, a listing page) and their enqueue leaves them
+   * pending in the database with nothing in the queue, and the run RUNNING for ever. So every open run's
+   * unfinished tasks are queued again: a task still queued keeps its place (the queue's job id is its run,
+   * attempt and key), one done meanwhile is skipped by the executor. A run with nothing left is settled.
+   */
+  private async requeueOpenRuns(): Promise<void> {
+    for (const run of await this.repo.runsWithStatus(['RUNNING', 'PAUSING', 'ABORTING'])) {
+      const keys = await this.repo.unfinishedTaskKeys(run.id);
+      if (keys.length === 0) {
+        await this.repo.transition(run.id, (locked) => settle(locked));
+        continue;
+      }
+      await this.enqueueKeys(run.id, keys, run.attempt);
+    }
+  }
+
+  /** Queues a run's tasks for an attempt, listings in their own lane. */
+  private async enqueueKeys(runId: string, keys: string[], attempt: number): Promise<void> {
+    const refs = (listing: boolean) => keys.filter((key) => isListingKey(key) === listing).map((key) => ({ runId, key, attempt }));
+    await this.queue.enqueue(refs(false));
+    await this.queue.enqueue(refs(true), { listing: true });
   }
 
   // ---- status -------------------------------------------------------------
@@ -159,9 +185,7 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
       return run.attempt + 1;
     });
     const keys = await this.repo.unfinishedTaskKeys(latest!.id);
-    const refs = (listing: boolean) => keys.filter((key) => isListingKey(key) === listing).map((key) => ({ runId: latest!.id, key, attempt }));
-    await this.queue.enqueue(refs(false));
-    await this.queue.enqueue(refs(true), { listing: true });
+    await this.enqueueKeys(latest!.id, keys, attempt);
     if (keys.length === 0) {
       await this.repo.transition(latest!.id, (locked) => settle(locked));
     }
