@@ -1,11 +1,12 @@
 import type { SearchRequest } from '@gateway/search-query';
-import { UpstreamError } from '@gateway/errors';
-import { INDEX_FIELDS, INDEX_PROPERTY_PREFIX, facetValue, resultDocument, sortBuckets, type IndexFieldType, type SearchResults } from './search';
+import { NotFoundError, UpstreamError, type GatewayError } from '@gateway/errors';
+import { INDEX_FIELDS, INDEX_PROPERTY_PREFIX, facetValue, resultDocument, sortBuckets, type IndexCapability, type IndexFieldType, type SearchResults } from './search';
 
 /**
  * What the engines of Elasticsearch's Query DSL (Elasticsearch, OpenSearch) share past the request, which
  * libs/search-query builds: the _search answer read as SearchResults, the index mapping, and _bulk's
- * per-item errors. Each connector keeps only its client.
+ * per-item errors, the index group over a client's three calls, an error answer read as a typed error.
+ * Each connector keeps only its client.
  */
 
 interface Hit {
@@ -88,4 +89,60 @@ export function checkQueryDslBulk(engine: string, answer: QueryDslBulkAnswer, de
       engineStatus: result.status,
     });
   }
+}
+
+/** The three calls of the index group that each client makes its own way (their answers differ in shape). */
+export interface QueryDslIndexClient {
+  /** Creates the index with queryDslIndexBody, or adds queryDslIndexProperties to an existing one. */
+  ensureIndex(index: string): Promise<void>;
+  /** POST _bulk with these action and source lines; its answer's body. */
+  bulk(lines: object[]): Promise<QueryDslBulkAnswer>;
+  refresh(index: string): Promise<void>;
+}
+
+/** The index group of a Query DSL engine; every failure goes through the connector's error mapping. */
+export function queryDslIndexGroup(engine: string, client: QueryDslIndexClient, mapError: (error: unknown, index: string) => unknown): IndexCapability {
+  const guard = async <T>(index: string, call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (e) {
+      throw mapError(e, index);
+    }
+  };
+  return {
+    ensureCollection: (index) => guard(index, () => client.ensureIndex(index)),
+    write: (index, documents) =>
+      guard(index, async () => {
+        if (documents.length === 0) return;
+        checkQueryDslBulk(engine, await client.bulk(documents.flatMap((document) => [{ index: { _index: index, _id: document.id } }, document])));
+      }),
+    delete: (index, ids) =>
+      guard(index, async () => {
+        if (ids.length === 0) return;
+        checkQueryDslBulk(engine, await client.bulk(ids.map((id) => ({ delete: { _index: index, _id: id } }))), true);
+      }),
+    commit: (index) => guard(index, () => client.refresh(index)),
+  };
+}
+
+interface QueryDslErrorBody {
+  error?: { type?: string; reason?: string; root_cause?: { type?: string; reason?: string }[] } | string;
+}
+
+/**
+ * An engine's error answer as a typed error: a missing index on a 404, refused credentials, else the root
+ * cause's type and reason. Built from the answer only, never from the client's request meta (which carries
+ * the Authorization header).
+ */
+export function queryDslAnswerError(engine: string, status: number, answer: unknown, index?: string): GatewayError {
+  const body = (answer ?? {}) as QueryDslErrorBody;
+  const detail = typeof body.error === 'string' ? { type: undefined, reason: body.error, root_cause: undefined } : (body.error ?? {});
+  if (status === 404 && index !== undefined && (detail.type === 'index_not_found_exception' || !detail.type)) {
+    return new NotFoundError('collection', index);
+  }
+  if (status === 401 || status === 403) return new UpstreamError(`${engine} refused the connection's credentials (HTTP ${status})`);
+  const cause = detail.root_cause?.[0];
+  const reason = cause?.reason ?? detail.reason ?? `HTTP ${status}`;
+  const type = cause?.type ?? detail.type;
+  return new UpstreamError(`${engine}: ${type ? `${type}: ` : ''}${reason}`, { engineStatus: status });
 }

@@ -1,8 +1,8 @@
 import { Client } from '@elastic/elasticsearch';
 import {
   UpstreamError,
-  checkQueryDslBulk,
   queryDslIndexBody,
+  queryDslIndexGroup,
   queryDslIndexProperties,
   queryDslResults,
   type ConnectorDefinition,
@@ -42,29 +42,15 @@ export class ElasticsearchConnector extends EngineConnector {
       compression: false,
     });
     const timeoutMs = settings.timeoutMs;
-    const guard = async <T>(index: string, call: () => Promise<T>): Promise<T> => {
-      try {
-        return await call();
-      } catch (e) {
-        throw mapElasticsearchError(e, timeoutMs, index);
-      }
-    };
-    this.index = {
-      ensureCollection: (index) => guard(index, () => this.ensureIndex(index)),
-      write: (index, documents) =>
-        guard(index, async () => {
-          if (documents.length === 0) return;
-          const operations = documents.flatMap((document) => [{ index: { _index: index, _id: document.id } }, document]);
-          checkQueryDslBulk('Elasticsearch', await this.client.bulk({ operations }, { requestTimeout: timeoutMs }));
-        }),
-      delete: (index, ids) =>
-        guard(index, async () => {
-          if (ids.length === 0) return;
-          const operations = ids.map((id) => ({ delete: { _index: index, _id: id } }));
-          checkQueryDslBulk('Elasticsearch', await this.client.bulk({ operations }, { requestTimeout: timeoutMs }), true);
-        }),
-      commit: (index) => guard(index, async () => void (await this.client.indices.refresh({ index }))),
-    };
+    this.index = queryDslIndexGroup(
+      'Elasticsearch',
+      {
+        ensureIndex: (index) => this.ensureIndex(index),
+        bulk: (lines) => this.client.bulk({ operations: lines }, { requestTimeout: timeoutMs }),
+        refresh: async (index) => void (await this.client.indices.refresh({ index })),
+      },
+      (e, index) => mapElasticsearchError(e, timeoutMs, index),
+    );
   }
 
   /** An explicit mapping (keywords for facets, dynamic template for prop_*); the refresh interval is commitWithinMs. */

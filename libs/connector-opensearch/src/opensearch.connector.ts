@@ -3,8 +3,8 @@ import { rootCertificates } from 'node:tls';
 import { Client } from '@opensearch-project/opensearch';
 import {
   UpstreamError,
-  checkQueryDslBulk,
   queryDslIndexBody,
+  queryDslIndexGroup,
   queryDslIndexProperties,
   queryDslResults,
   type ConnectorDefinition,
@@ -44,29 +44,15 @@ export class OpenSearchConnector extends EngineConnector {
       maxRetries: 0,
     });
     const timeoutMs = settings.timeoutMs;
-    const guard = async <T>(index: string, call: () => Promise<T>): Promise<T> => {
-      try {
-        return await call();
-      } catch (e) {
-        throw mapOpenSearchError(e, timeoutMs, index);
-      }
-    };
-    this.index = {
-      ensureCollection: (index) => guard(index, () => this.ensureIndex(index)),
-      write: (index, documents) =>
-        guard(index, async () => {
-          if (documents.length === 0) return;
-          const body = documents.flatMap((document) => [{ index: { _index: index, _id: document.id } }, document]);
-          checkQueryDslBulk('OpenSearch', (await this.client.bulk({ body: body as never }, { requestTimeout: timeoutMs })).body);
-        }),
-      delete: (index, ids) =>
-        guard(index, async () => {
-          if (ids.length === 0) return;
-          const body = ids.map((id) => ({ delete: { _index: index, _id: id } }));
-          checkQueryDslBulk('OpenSearch', (await this.client.bulk({ body: body as never }, { requestTimeout: timeoutMs })).body, true);
-        }),
-      commit: (index) => guard(index, async () => void (await this.client.indices.refresh({ index }))),
-    };
+    this.index = queryDslIndexGroup(
+      'OpenSearch',
+      {
+        ensureIndex: (index) => this.ensureIndex(index),
+        bulk: async (lines) => (await this.client.bulk({ body: lines as never }, { requestTimeout: timeoutMs })).body,
+        refresh: async (index) => void (await this.client.indices.refresh({ index })),
+      },
+      (e, index) => mapOpenSearchError(e, timeoutMs, index),
+    );
   }
 
   /** An explicit mapping (keywords for facets, dynamic template for prop_*); the refresh interval is commitWithinMs. */
