@@ -24,7 +24,7 @@ async function startGraph() {
     if (shared) return { info: shared, stop: async () => undefined };
   }
   require('ts-node').register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
-  const { startEngines } = require(path.join(ROOT, 'test/engines/engines.ts'));
+  const { startEngines } = require(path.join(ROOT, 'test/engines/start.ts'));
   const { graph } = await startEngines(['graph'], { log: (line) => process.stderr.write(`[engines] ${line}\n`) });
   return { info: graph, stop: () => graph.stop() };
 }

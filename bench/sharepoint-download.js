@@ -25,7 +25,7 @@ async function startSharePoint() {
     const shared = JSON.parse(fs.readFileSync(file, 'utf8')).engines.sharepoint;
     if (shared) return { info: shared, stop: async () => undefined };
   }
-  const { startEngines } = require(path.join(ROOT, 'test/engines/engines.ts'));
+  const { startEngines } = require(path.join(ROOT, 'test/engines/start.ts'));
   const { sharepoint } = await startEngines(['sharepoint'], { log: (line) => process.stderr.write(`[engines] ${line}\n`) });
   return { info: sharepoint, stop: () => sharepoint.stop() };
 }

@@ -1,7 +1,7 @@
 'use strict';
 // The real CMIS server for the CMIS benchmarks: the one a test run already
 // started (GATEWAY_ENGINES_FILE), else one started here through the engine
-// harness (test/engines/engines.ts, loaded with ts-node's transpiler: the
+// harness (test/engines/start.ts, loaded with ts-node's transpiler: the
 // harness is TypeScript and only uses Node built-ins), and small helpers that
 // talk to it directly through the browser binding.
 const { execFileSync } = require('node:child_process');
@@ -16,7 +16,7 @@ async function startCmis() {
     if (shared) return { info: shared, stop: async () => undefined };
   }
   require('ts-node').register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
-  const { startEngines } = require(path.join(ROOT, 'test/engines/engines.ts'));
+  const { startEngines } = require(path.join(ROOT, 'test/engines/start.ts'));
   const { cmis } = await startEngines(['cmis'], { log: (line) => process.stderr.write(`[engines] ${line}\n`) });
   return { info: cmis, stop: () => cmis.stop() };
 }
