@@ -9,7 +9,14 @@ const MINUTE = 60_000;
 describe(`Job schedules, ${MODE} mode`, () => {
   let gw: JobsGateway;
   beforeAll(async () => {
-    gw = await startJobsGateway();
+    gw = await startJobsGateway({
+      extraYaml: `jobs:
+  - jobName: sched-config
+    source: {connectorId: src, folderPath: /in}
+    target: {connectorId: dst, folderPath: /config-out}
+    schedule: {cron: "15 4 * * 1-5", timeZone: America/New_York, overlap: queue}
+`,
+    });
   });
   afterAll(() => gw.close());
 
@@ -45,6 +52,14 @@ describe(`Job schedules, ${MODE} mode`, () => {
     expect(await listed(off)).toMatchObject({ nextRun: null, schedule: { enabled: false } });
     expect(await listed(plain)).toMatchObject({ nextRun: null, scheduleState: null });
     expect((await listed(plain)).schedule).toBeUndefined();
+  });
+
+  it('takes a schedule from the configuration file too', async () => {
+    const all = (await gw.http().get(`${gw.api}/admin/jobs`).set('Authorization', adminAuth()).expect(200)).body.results as Array<Record<string, any>>;
+    const job = all.find((j) => j.jobName === 'sched-config')!;
+    expect(job).toMatchObject({ origin: 'config', schedule: { cron: '15 4 * * 1-5', timeZone: 'America/New_York', enabled: true, overlap: 'queue', missed: 'skip' } });
+    const local = new Intl.DateTimeFormat('en-US', { timeZone: 'America/New_York', weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(Date.parse(job.nextRun));
+    expect(local).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 04:15$/);
   });
 
   it('runs a scheduled job on its own when its start falls due, once', async () => {
