@@ -545,5 +545,48 @@ describe.each(STORES)('Three gateway nodes on one PostgreSQL and one Redis (issu
       expect(Object.keys(copied)).toHaveLength(JOB_DOCS);
       expect(copied).toEqual(listTree(path.join(root, 'jobsrc', 'in')));
     }, 240_000);
+
+    it('runs a schedule of every minute once a minute for five minutes across the nodes, one node SIGKILLed in the middle: five runs, no duplicate (issue 35)', async () => {
+      while (nodes.length < NODES) nodes.push(await spawnGateway(env(nodes.length)));
+      writeTree(path.join(root, 'jobsrc', 'sched'), Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`doc-${i}.txt`, `scheduled ${i}\n`])));
+      const definition = (enabled: boolean) => ({
+        jobName: 'every-minute',
+        source: { connectorId: 'src', folderPath: '/sched' },
+        target: { connectorId: 'dst', folderPath: '/sched-out' },
+        schedule: { cron: '* * * * *', enabled },
+      });
+      const created = await call(PROXY, 'POST', '/admin/jobs', adminAuth(), {}, definition(true));
+      expect(created.status).toBe(201);
+      const jobId = created.body.results.jobId as number;
+      const firstDue = Date.parse(created.body.results.nextRun as string);
+      const statusOf = async () => (await call(nodes[0], 'GET', `/job/service/${jobId}/status`)).body.results as { jobRunId: string | null; status: string };
+      const runNumber = (s: { jobRunId: string | null }) => (s.jobRunId === null ? 0 : Number(s.jobRunId.split('_')[1]));
+      let killed = false;
+      let status = await statusOf();
+      // Five due starts: firstDue and the four minutes after it. No node is asked to start anything.
+      while (!(runNumber(status) === 5 && status.status === 'COMPLETED')) {
+        expect(runNumber(status)).toBeLessThanOrEqual(5);
+        if (!killed && runNumber(status) === 3 && status.status === 'COMPLETED') {
+          // In the middle, shortly before the fourth start falls due: the node may be the one about to claim it.
+          await sleep(Math.max(0, firstDue + 3 * 60_000 - 1500 - Date.now()));
+          const victim = nodes.splice(2, 1)[0];
+          victim.child.kill('SIGKILL');
+          await victim.exited;
+          killed = true;
+        }
+        await sleep(500);
+        status = await statusOf();
+      }
+      expect(killed).toBe(true);
+      // Stopped before the sixth start is due (a run takes well under a second; the next start is a minute away).
+      expect((await call(nodes[1], 'PUT', `/admin/jobs/${jobId}`, adminAuth(), {}, definition(false))).status).toBe(200);
+      const job = (await call(nodes[1], 'GET', `/admin/jobs/${jobId}`)).body.results;
+      expect(job.nextRun).toBeNull();
+      expect(job.scheduleState).toEqual({ lastDue: new Date(firstDue + 4 * 60_000).toISOString(), lastSkipped: null, queued: null });
+      // A duplicate start of any of the five would be a sixth run (each run ends long before the next due time).
+      await sleep(Math.max(0, firstDue + 5 * 60_000 + 5000 - Date.now()));
+      expect(await statusOf()).toMatchObject({ jobRunId: `${jobId}_5`, status: 'COMPLETED' });
+      expect(Object.keys(listTree(path.join(root, 'jobdst', 'sched-out')))).toHaveLength(5);
+    }, 600_000);
   }
 });

@@ -7,4 +7,5 @@ export * from './download-links.repository';
 export * from './jobs.schema';
 export * from './jobs.store';
 export * from './jobs.repository';
+export * from './job-schedules.repository';
 export * from './persistence.module';

@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import { DATABASE } from './tokens';
 import type { Database } from './database';
 import type { DatabaseSchema } from './schema';
+import { claimScheduledStartIn, type ScheduledStartClaim } from './job-schedules.repository';
 import { lockRun } from './jobs.locked-run';
 import { failedDocsIn, findRunIn, insertTasksIn, jsonRows, toJob, toRun } from './jobs.rows';
 import type {
@@ -80,6 +81,7 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       await trx.deleteFrom('job_run_tasks').where('run_id', 'in', runs).execute();
       await trx.deleteFrom('job_audit').where('job_id', '=', id).execute();
       await trx.deleteFrom('job_index_state').where('job_id', '=', id).execute();
+      await trx.deleteFrom('job_schedule_starts').where('job_id', '=', id).execute();
       await trx.deleteFrom('job_runs').where('job_id', '=', id).execute();
       await trx.deleteFrom('jobs').where('id', '=', id).execute();
     });
@@ -107,11 +109,12 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
    * Creates run n+1 of the job (RUNNING, attempt 1) with the tasks `plan` returns, and
    * forgets the per-document state of runs older than the previous one (run-errors needs
    * only the previous). `plan` sees the latest run under the job's lock and may refuse by
-   * throwing: then nothing is written.
+   * throwing: then nothing is written. A `scheduled` start is claimed in the same transaction
+   * (job-schedules.repository.ts): a node that lost the claim creates no run.
    */
   async createRun(
     jobId: number,
-    input: { kind: RunKind; startedBy: string; now: number },
+    input: { kind: RunKind; startedBy: string; now: number; scheduled?: ScheduledStartClaim },
     plan: (previous: JobRunRecord | undefined, reader: RunPlanReader) => Promise<TaskSpec[]>,
   ): Promise<JobRunRecord> {
     return this.db.transaction().execute(async (trx) => {
@@ -124,6 +127,7 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       const n = Number(job.run_count);
       const previous = n > 1 ? await findRunIn(trx, `${jobId}_${n - 1}`) : undefined;
       const runId = `${jobId}_${n}`;
+      if (input.scheduled) await claimScheduledStartIn(trx, jobId, runId, input.scheduled, input.now);
       await trx
         .insertInto('job_runs')
         .values({

@@ -1,3 +1,4 @@
+import type { ScheduledStartClaim } from './job-schedules.repository';
 /** The job service's storage as the services see it: the records and the JobsStore contract that JobsRepository (jobs.repository.ts) implements over SQL. */
 
 /** A run's status; the job service's state table (job-states.ts) adds NEW for a job without a run. */
@@ -203,7 +204,7 @@ export interface JobsStore<D = unknown> {
   listJobs(group?: string): Promise<Array<JobRecord<D>>>;
   createRun(
     jobId: number,
-    input: { kind: RunKind; startedBy: string; now: number },
+    input: { kind: RunKind; startedBy: string; now: number; scheduled?: ScheduledStartClaim },
     plan: (previous: JobRunRecord | undefined, reader: RunPlanReader) => Promise<TaskSpec[]>,
   ): Promise<JobRunRecord>;
   findRun(runId: string): Promise<JobRunRecord | undefined>;

@@ -20,6 +20,7 @@ import {
 } from 'class-validator';
 import { COLLECTION_NAME } from '@gateway/connector-api';
 import { CONNECTOR_ID_PATTERN } from './connector-id';
+import { JobScheduleDto, JobScheduleStateView, JobScheduleView, scheduleWithDefaults, type JobSchedule } from './job-schedule.dto';
 
 /** Defaults of an indexing job's options (a job whose target connector has the `index` group). */
 export const INDEX_JOB_DEFAULTS = { extract: true, maxContentChars: 1_000_000, defaultAcl: '__everyone__' } as const;
@@ -202,6 +203,13 @@ export class JobDefinitionDto {
   @ValidateNested()
   @Type(() => JobOptionsDto)
   options?: JobOptionsDto;
+
+  @ApiPropertyOptional({ type: JobScheduleDto, description: 'Start the job on its own, by a cron expression (jobs README, "Schedules")' })
+  @IsOptional()
+  @IsObject({ message: 'schedule must be an object with cron' })
+  @ValidateNested()
+  @Type(() => JobScheduleDto)
+  schedule?: JobScheduleDto;
 }
 
 /** A definition with every default applied, as stored and returned. */
@@ -228,6 +236,8 @@ export interface JobDefinition {
     maxContentChars?: number;
     defaultAcl?: string;
   };
+  /** Stored only when given. */
+  schedule?: JobSchedule;
 }
 
 /** An indexing job's definition: its target names a collection, its index options are set. */
@@ -270,6 +280,10 @@ export class JobDto {
   @ApiProperty({ type: JobSourceView }) source!: JobSourceView;
   @ApiProperty({ type: JobTargetView }) target!: JobTargetView;
   @ApiProperty({ type: JobOptionsView }) options!: JobOptionsView;
+  @ApiPropertyOptional({ type: JobScheduleView }) schedule?: JobScheduleView;
+  @ApiProperty({ type: String, nullable: true, example: '2026-03-01T02:00:00.000Z', description: 'The next scheduled start (ISO 8601 UTC); null without an enabled schedule' })
+  nextRun!: string | null;
+  @ApiProperty({ type: JobScheduleStateView, nullable: true, description: 'null without a schedule' }) scheduleState!: JobScheduleStateView | null;
   @ApiProperty({ description: 'epoch ms' }) createdDate!: number;
   @ApiProperty({ description: 'epoch ms' }) modifiedDate!: number;
 }
@@ -295,6 +309,7 @@ export function withDefaults(input: JobDefinitionDto): JobDefinition {
       ...(input.options?.maxContentChars !== undefined ? { maxContentChars: input.options.maxContentChars } : {}),
       ...(input.options?.defaultAcl !== undefined ? { defaultAcl: input.options.defaultAcl } : {}),
     },
+    ...(input.schedule !== undefined ? { schedule: scheduleWithDefaults(input.schedule) } : {}),
   };
 }
 

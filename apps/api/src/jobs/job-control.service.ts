@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { ConflictError, InvalidArgumentError, NotFoundError } from '@gateway/connector-api';
-import { JobsRepository, type AuditRecordType, type JobRunRecord } from '@gateway/persistence';
+import { JobsRepository, type AuditRecordType, type JobRunRecord, type ScheduledStartClaim } from '@gateway/persistence';
 import { MessageResult } from '../common/envelope';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import type { GatewayConfig } from '../config/gateway-config';
@@ -128,17 +128,19 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
 
   // ---- control ------------------------------------------------------------
 
-  async start(jobId: number, username: string): Promise<MessageResult<JobStatusDto>> {
+  /** `scheduled`: a due start of the job's schedule, claimed with the run (schedule/job-scheduler.ts); ScheduledStartTaken when another node had it. */
+  async start(jobId: number, username: string, scheduled?: ScheduledStartClaim): Promise<MessageResult<JobStatusDto>> {
     const job = await this.job(jobId);
     const def = job.definition;
     this.registry.get(def.source.connectorId);
     this.registry.any(def.target.connectorId);
-    const run = await this.repo.createRun(jobId, { kind: 'start', startedBy: username, now: Date.now() }, async (previous) => {
+    const run = await this.repo.createRun(jobId, { kind: 'start', startedBy: username, now: Date.now(), ...(scheduled ? { scheduled } : {}) }, async (previous) => {
       this.assertAllowed(jobId, previous, previous ? 'restart' : 'start');
       return [rootTask(def)];
     });
     await this.queue.enqueue([{ runId: run.id, key: ROOT_TASK_KEY, attempt: run.attempt }], { listing: true });
-    return this.answer(job, `Job ${jobId} started: run ${run.id}`);
+    const due = scheduled ? ` (scheduled, due ${new Date(scheduled.dueAt).toISOString()})` : '';
+    return this.answer(job, `Job ${jobId} started: run ${run.id}${due}`);
   }
 
   async runErrors(jobId: number, username: string): Promise<MessageResult<JobStatusDto>> {

@@ -1,12 +1,14 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { ConflictError, InvalidArgumentError, NotFoundError, isContentConnector, type Connector, type ContentConnector } from '@gateway/connector-api';
-import { JobsRepository, type JobRecord } from '@gateway/persistence';
+import { JobSchedulesRepository, JobsRepository, type JobRecord } from '@gateway/persistence';
+import { Clock } from '../common/clock';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import { ConfigError, type GatewayConfig } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { INDEX_JOB_DEFAULTS, withDefaults, type JobDefinition, type JobDefinitionDto, type JobDto } from '../config/job-definition.dto';
 import { jobView } from './job-format';
 import { isActive } from './job-states';
+import { CronSchedule } from './schedule/cron-schedule';
 import type { JobStore } from './job-store';
 
 /** Job definitions: the admin API and the configuration file. */
@@ -16,6 +18,8 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     @Inject(JobsRepository) private readonly repo: JobStore,
     private readonly registry: ConnectorRegistry,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly schedules: JobSchedulesRepository,
+    private readonly clock: Clock,
   ) {}
 
   /** Jobs of the configuration file are created or updated at every start (the file is their source of truth). */
@@ -43,15 +47,18 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     const def = this.check(withDefaults(input));
     const id = await this.repo.insertJob({ name: def.jobName, group: def.jobGroup, origin: 'api', definition: def, now: Date.now() });
     if (id === undefined) throw nameTaken(def.jobName);
-    return jobView((await this.repo.findJob(id))!);
+    return this.view((await this.repo.findJob(id))!);
   }
 
   async list(): Promise<JobDto[]> {
-    return (await this.repo.listJobs()).map(jobView);
+    const jobs = await this.repo.listJobs();
+    const states = await this.schedules.states(jobs.filter((j) => j.definition.schedule).map((j) => j.id));
+    const now = this.clock.now();
+    return jobs.map((j) => jobView(j, now, states.get(j.id)));
   }
 
   async get(jobId: number): Promise<JobDto> {
-    return jobView(await this.find(jobId));
+    return this.view(await this.find(jobId));
   }
 
   async update(jobId: number, input: JobDefinitionDto): Promise<JobDto> {
@@ -60,14 +67,19 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     if (!(await this.repo.updateJob(job.id, { name: def.jobName, group: def.jobGroup, definition: def, now: Date.now() }))) {
       throw nameTaken(def.jobName);
     }
-    return jobView((await this.repo.findJob(jobId))!);
+    return this.view((await this.repo.findJob(jobId))!);
   }
 
   /** Deletes the job with its runs and audit records; returns the deleted definition. */
   async delete(jobId: number): Promise<JobDto> {
     const job = await this.editable(jobId);
     await this.repo.deleteJob(job.id);
-    return jobView(job);
+    return jobView(job, this.clock.now());
+  }
+
+  private async view(job: JobRecord<JobDefinition>): Promise<JobDto> {
+    const state = job.definition.schedule ? (await this.schedules.states([job.id])).get(job.id) : undefined;
+    return jobView(job, this.clock.now(), state);
   }
 
   async find(jobId: number): Promise<JobRecord<JobDefinition>> {
@@ -94,6 +106,7 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
    * connector is known); options of the other kind are refused naming them.
    */
   private check(def: JobDefinition): JobDefinition {
+    if (def.schedule) CronSchedule.parse(def.schedule.cron, def.schedule.timeZone, this.clock.now());
     const { minSize, maxSize, modifiedAfter, modifiedBefore } = def.options;
     if (minSize !== undefined && maxSize !== undefined && minSize > maxSize) {
       throw new InvalidArgumentError('options.maxSize', `Invalid parameter 'options.maxSize': ${maxSize} is below minSize ${minSize}`);

@@ -1,7 +1,8 @@
-import type { JobRecord, JobRunRecord } from '@gateway/persistence';
+import type { JobRecord, JobRunRecord, ScheduleState } from '@gateway/persistence';
 import type { JobDefinition } from '../config/job-definition.dto';
 import type { JobDto } from '../config/job-definition.dto';
 import { JOB_STATES, flagsOf, isActive, type JobStatus } from './job-states';
+import { nextRunOf } from './schedule/job-schedule-view';
 import type { JobStatusDto } from './job-status.dto';
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
@@ -72,8 +73,10 @@ export function statusRecord(job: Pick<JobRecord, 'id' | 'name' | 'group'>, run:
   };
 }
 
-export function jobView(job: JobRecord<JobDefinition>): JobDto {
+/** A definition as the API shows it; `now` and the schedule's `state` (JobSchedulesRepository.states) give nextRun and scheduleState. */
+export function jobView(job: JobRecord<JobDefinition>, now: number, state?: ScheduleState): JobDto {
   const def = job.definition;
+  const isoOrNull = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
   return {
     jobId: job.id,
     jobName: job.name,
@@ -82,6 +85,9 @@ export function jobView(job: JobRecord<JobDefinition>): JobDto {
     source: def.source,
     target: def.target,
     options: def.options,
+    ...(def.schedule ? { schedule: def.schedule } : {}),
+    nextRun: def.schedule ? nextRunOf(def.schedule, now) : null,
+    scheduleState: def.schedule ? { lastDue: isoOrNull(state?.lastDue), lastSkipped: isoOrNull(state?.lastSkipped), queued: isoOrNull(state?.queued) } : null,
     createdDate: job.createdAt,
     modifiedDate: job.updatedAt,
   };

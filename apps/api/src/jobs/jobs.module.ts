@@ -1,4 +1,5 @@
 import { DynamicModule, Module, type Provider } from '@nestjs/common';
+import { JobSchedulesRepository } from '@gateway/persistence';
 import type { GatewayConfig } from '../config/gateway-config';
 import { ClockModule } from '../common/clock';
 import { FilesModule } from '../files/files.module';
@@ -7,6 +8,7 @@ import { JobControlService } from './job-control.service';
 import { JobDefinitionsService } from './job-definitions.service';
 import { JobExecutor } from './job-executor';
 import { JobReportService } from './job-report.service';
+import { JobScheduler } from './schedule/job-scheduler';
 import { JobDefinitionsController, JobServiceController } from './jobs.controllers';
 import { TASK_QUEUE } from './task-queue';
 
@@ -29,7 +31,7 @@ export const LISTING_SLOTS = 1;
 @Module({})
 export class JobsModule {
   static register(config: GatewayConfig): DynamicModule {
-    const common: Provider[] = [JobDefinitionsService, JobControlService, JobExecutor, JobReportService];
+    const common: Provider[] = [JobDefinitionsService, JobControlService, JobExecutor, JobReportService, JobSchedulesRepository, JobScheduler];
     // Run reports are saved as user files.
     const imports = [ClockModule, FilesModule];
     const controllers = [JobDefinitionsController, JobServiceController];
