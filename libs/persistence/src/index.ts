@@ -7,4 +7,7 @@ export * from './download-links.repository';
 export * from './jobs.schema';
 export * from './jobs.store';
 export * from './jobs.repository';
+export * from './webhooks.schema';
+export * from './run-events';
+export * from './webhooks.repository';
 export * from './persistence.module';
