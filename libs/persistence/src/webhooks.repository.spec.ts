@@ -136,6 +136,16 @@ describe('WebhooksRepository', () => {
     expect(await hooks.listAttempts('all', { limit: 2, before: attempts[1].id })).toEqual(attempts.slice(2, 4));
   });
 
+  it('nodes claiming at the same time never get the same delivery', async () => {
+    await hooks.saveWebhook({ id: 'all', url: 'http://a/', secret: 's'.repeat(16), origin: 'api', events: ['run.started'] }, 1);
+    for (let i = 0; i < 30; i++) await jobs.createRun(await job(`j${i}`), { kind: 'start', startedBy: 'admin', now: 5 }, async () => []);
+    const now = Date.now();
+    const claims = await Promise.all(['n1', 'n2', 'n3', 'n4'].map((node) => hooks.claimDue(now, now + 30_000, node, 30)));
+    const ids = claims.flat().map((d) => d.id);
+    expect(ids).toHaveLength(30);
+    expect(new Set(ids).size).toBe(30);
+  });
+
   it('a deleted webhook takes its deliveries and history with it; saving again replaces its events', async () => {
     await hooks.saveWebhook({ id: 'w', url: 'http://a/', secret: 's'.repeat(16), origin: 'config', events: ['run.started', 'run.failed'] }, 1);
     await hooks.saveWebhook({ id: 'w', url: 'http://c/', secret: 't'.repeat(16), origin: 'config', events: ['run.failed', 'run.aborted'] }, 2);
