@@ -20,6 +20,7 @@ import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PermissionsModule } from './permissions/permissions.module';
 import { SearchModule } from './search/search.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
 export class AppModule {
@@ -51,6 +52,7 @@ export class AppModule {
         HealthModule,
         TextExtractionModule.forRoot(config.extraction),
         JobsModule.register(config),
+        WebhooksModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: GatewayExceptionFilter },

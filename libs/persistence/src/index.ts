@@ -8,4 +8,7 @@ export * from './jobs.schema';
 export * from './jobs.store';
 export * from './jobs.repository';
 export * from './job-schedules.repository';
+export * from './webhooks.schema';
+export * from './run-events';
+export * from './webhooks.repository';
 export * from './persistence.module';

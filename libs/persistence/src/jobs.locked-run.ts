@@ -2,6 +2,7 @@ import { sql, type Updateable } from 'kysely';
 import type { DatabaseEngine } from './database';
 import { insertTasksIn, jsonRows, toRun, type Trx } from './jobs.rows';
 import type { JobRunsTable } from './jobs.schema';
+import { recordRunEvent, runEventOf } from './run-events';
 import type { ClaimedDoc, DocOutcome, DocOutcomeCode, DocToClaim, JobRunRecord, LockedRun, RemovedDoc, RunChange, TaskSpec, TaskState } from './jobs.store';
 
 /**
@@ -152,8 +153,12 @@ class TransactionLockedRun implements LockedRun {
     if (patch.activeMs !== undefined) set.active_ms = patch.activeMs;
     if (patch.segmentStart !== undefined) set.segment_start = patch.segmentStart;
     if (Object.keys(set).length === 0) return;
+    const before = this.run.status;
     await this.trx.updateTable('job_runs').set(set).where('id', '=', this.run.id).execute();
     this.run = { ...this.run, ...stripUndefined(patch) };
+    // The webhook outbox: the event commits with the move, or neither does.
+    const event = runEventOf(before, this.run.status);
+    if (event) await recordRunEvent(this.trx, this.run, event, Date.now());
   }
 
   async countTasks(states: readonly TaskState[]): Promise<number> {

@@ -6,6 +6,7 @@ import type { DatabaseSchema } from './schema';
 import { claimScheduledStartIn, type ScheduledStartClaim } from './job-schedules.repository';
 import { lockRun } from './jobs.locked-run';
 import { failedDocsIn, findRunIn, insertTasksIn, jsonRows, toJob, toRun } from './jobs.rows';
+import { recordRunEvent } from './run-events';
 import type {
   AuditRecord,
   AuditRecordType,
@@ -152,7 +153,9 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
         await trx.deleteFrom('job_run_docs').where('run_id', 'in', old).execute();
         await trx.deleteFrom('job_run_tasks').where('run_id', 'in', old).execute();
       }
-      return (await findRunIn(trx, runId))!;
+      const run = (await findRunIn(trx, runId))!;
+      await recordRunEvent(trx, run, 'run.started', input.now);
+      return run;
     });
   }
 

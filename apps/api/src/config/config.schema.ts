@@ -15,6 +15,7 @@ import {
 } from 'class-validator';
 import { CONNECTOR_ID_PATTERN } from './connector-id';
 import { JobDefinitionDto } from './job-definition.dto';
+import { WebhookDefinitionDto } from './webhook-definition.dto';
 
 export const ROLES = ['admin', 'user'] as const;
 export type Role = (typeof ROLES)[number];
@@ -90,4 +91,11 @@ export class ConfigFile {
   @ValidateNested({ each: true })
   @Type(() => JobDefinitionDto)
   jobs?: JobDefinitionDto[];
+
+  /** Webhooks owned by this file (created or updated at every start; read-only in the admin API). */
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => WebhookDefinitionDto)
+  webhooks?: WebhookDefinitionDto[];
 }

@@ -64,6 +64,16 @@ describe('loadConfig', () => {
         publicRateLimitPerMinute: 120,
       },
       jobs: { definitions: [], redisUrl: undefined, concurrency: 8, localConcurrency: 512, auditRetentionDays: 30 },
+      webhooks: {
+        definitions: [],
+        timeoutMs: 10_000,
+        retryBaseMs: 10_000,
+        retryMaxMs: 3_600_000,
+        retryWindowMs: 24 * 3_600_000,
+        pollMs: 1_000,
+        concurrency: 16,
+        retentionDays: 7,
+      },
       extraction: { tikaUrl: undefined, tikaTimeoutMs: 60_000, caFile: undefined },
     });
   });

@@ -8,6 +8,7 @@ import type { ConnectorDefinition } from '@gateway/connector-api';
 import { ConfigFile, type Role } from './config.schema';
 import { withDefaults, type JobDefinition } from './job-definition.dto';
 import { parseUserFilesStore, type UserFilesStoreConfig } from './user-files-store';
+import type { WebhookDefinitionDto } from './webhook-definition.dto';
 
 export interface ConfiguredUser {
   username: string;
@@ -82,6 +83,8 @@ export interface GatewayConfig {
   files: FilesConfig;
   /** The job service. */
   jobs: JobsConfig;
+  /** Webhooks of run events: the file's endpoints and the delivery settings. */
+  webhooks: WebhooksConfig;
   /** Download offload to the reverse proxy; undefined: the gateway streams every download itself. */
   offload?: OffloadConfig;
   /** Port of the separate Prometheus /metrics listener; undefined: no metrics are served. */
@@ -121,6 +124,25 @@ export interface JobsConfig {
   localConcurrency: number;
   /** Audit records older than this are deleted; 0 keeps them forever. */
   auditRetentionDays: number;
+}
+
+export interface WebhooksConfig {
+  /** Declared in the configuration file's `webhooks:` list. */
+  definitions: WebhookDefinitionDto[];
+  /** One attempt's whole exchange, connection to answer (GATEWAY_WEBHOOK_TIMEOUT_MS); longer is a failed attempt, retried. */
+  timeoutMs: number;
+  /** Delay before the first retry, doubled for each next one (GATEWAY_WEBHOOK_RETRY_BASE_MS)... */
+  retryBaseMs: number;
+  /** ...up to this (GATEWAY_WEBHOOK_RETRY_MAX_MS). */
+  retryMaxMs: number;
+  /** No attempt is made later than this after the event (GATEWAY_WEBHOOK_RETRY_HOURS): the delivery is given up. */
+  retryWindowMs: number;
+  /** How often each node looks for due deliveries (GATEWAY_WEBHOOK_POLL_MS). */
+  pollMs: number;
+  /** Deliveries in flight at once per node (GATEWAY_WEBHOOK_CONCURRENCY). */
+  concurrency: number;
+  /** Attempts and ended deliveries older than this are deleted (GATEWAY_WEBHOOK_RETENTION_DAYS); 0 keeps them. */
+  retentionDays: number;
 }
 
 export interface FilesConfig {
@@ -248,6 +270,7 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
       localConcurrency: parseInteger(env, 'GATEWAY_JOB_LOCAL_CONCURRENCY', 512, 1, 1024),
       auditRetentionDays: parseInteger(env, 'GATEWAY_JOB_AUDIT_RETENTION_DAYS', 30, 0, 36500),
     },
+    webhooks: webhooksConfig(file, env),
     offload: parseOffload(env),
     metricsPort: env.GATEWAY_METRICS_PORT ? parseInteger(env, 'GATEWAY_METRICS_PORT', 0, 1, 65535) : undefined,
     extraction: parseExtraction(env),
@@ -296,6 +319,27 @@ function jobDefinitions(file: ConfigFile, env: Env): JobDefinition[] {
     names.add(j.jobName);
     return withDefaults(j);
   });
+}
+
+function webhooksConfig(file: ConfigFile, env: Env): WebhooksConfig {
+  const urls = new Set<string>();
+  (file.webhooks ?? []).forEach((w, i) => {
+    if (urls.has(w.url)) throw new ConfigError(`${configName(env)}: webhooks[${i}].url: duplicate webhook url '${w.url}'`);
+    urls.add(w.url);
+  });
+  const retryBaseMs = parseInteger(env, 'GATEWAY_WEBHOOK_RETRY_BASE_MS', 10_000, 100, 86_400_000);
+  const retryMaxMs = parseInteger(env, 'GATEWAY_WEBHOOK_RETRY_MAX_MS', 3_600_000, 100, 86_400_000);
+  if (retryMaxMs < retryBaseMs) throw new ConfigError(`GATEWAY_WEBHOOK_RETRY_MAX_MS: must be at least GATEWAY_WEBHOOK_RETRY_BASE_MS (${retryBaseMs})`);
+  return {
+    definitions: (file.webhooks ?? []).map((w) => ({ url: w.url, events: w.events, secret: w.secret })),
+    timeoutMs: parseInteger(env, 'GATEWAY_WEBHOOK_TIMEOUT_MS', 10_000, 100, 600_000),
+    retryBaseMs,
+    retryMaxMs,
+    retryWindowMs: parseInteger(env, 'GATEWAY_WEBHOOK_RETRY_HOURS', 24, 1, 720) * 3_600_000,
+    pollMs: parseInteger(env, 'GATEWAY_WEBHOOK_POLL_MS', 1_000, 50, 60_000),
+    concurrency: parseInteger(env, 'GATEWAY_WEBHOOK_CONCURRENCY', 16, 1, 1024),
+    retentionDays: parseInteger(env, 'GATEWAY_WEBHOOK_RETENTION_DAYS', 7, 0, 36500),
+  };
 }
 
 function parseRedisUrl(raw: string | undefined): string | undefined {

@@ -8,6 +8,7 @@ import * as m0040 from './0040-job-index-state';
 import * as m0050 from './0050-job-run-docs-failed-index';
 import * as m0060 from './0060-job-run-progress';
 import * as m0070 from './0070-job-schedule-starts';
+import * as m0080 from './0080-webhooks';
 
 /**
  * Every migration, in order. Written with Kysely's schema builder only, so the
@@ -23,4 +24,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0050-job-run-docs-failed-index': m0050,
   '0060-job-run-progress': m0060,
   '0070-job-schedule-starts': m0070,
+  '0080-webhooks': m0080,
 };
