@@ -5,6 +5,7 @@ import { UsersRepository } from './users.repository';
 import { UserFilesRepository } from './user-files.repository';
 import { DownloadLinksRepository } from './download-links.repository';
 import { JobsRepository } from './jobs.repository';
+import { AccessAuditRepository } from './access-audit.repository';
 
 @Global()
 @Module({})
@@ -26,8 +27,9 @@ export class PersistenceModule implements OnApplicationShutdown {
         UserFilesRepository,
         DownloadLinksRepository,
         JobsRepository,
+        AccessAuditRepository,
       ],
-      exports: [DATABASE, UsersRepository, UserFilesRepository, DownloadLinksRepository, JobsRepository],
+      exports: [DATABASE, UsersRepository, UserFilesRepository, DownloadLinksRepository, JobsRepository, AccessAuditRepository],
     };
   }
 
