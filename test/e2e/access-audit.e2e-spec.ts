@@ -7,7 +7,6 @@ import { binary, connector, createUser, listen, seedDocument, waitFor, waitForEx
 import { adminAuth, startGateway, type TestGateway } from '../support/gateway';
 
 /** supertest parser: the body as text, whatever its media type. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- supertest's parser type, as binary() in test/support/files.ts
 function text(res: any, cb: (err: Error | null, body: string) => void): void {
   let body = '';
   const stream = res as http.IncomingMessage;
