@@ -1,10 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ByteRange } from '@gateway/connector-api';
 import { AccessAuditService, linkId } from '../../apps/api/src/audit/access-audit.service';
 import { binary, connector, createUser, listen, seedDocument, waitFor, waitForExport, type TestUser } from '../support/files';
-import { adminAuth, startGateway, type TestGateway } from '../support/gateway';
+import { createTestDatabaseUrl, dropTestDatabase } from '../support/database';
+import { ADMIN, adminAuth, startGateway, type TestGateway } from '../support/gateway';
 
 /** supertest parser: the body as text, whatever its media type. */
 function text(res: any, cb: (err: Error | null, body: string) => void): void {
@@ -35,11 +39,18 @@ describe('Access audit', () => {
   });
   afterAll(() => gw.close());
 
-  /** Rows of the audit for `query`, after writing what the buffer holds (the timer would, within a second). */
-  async function rows(query: Record<string, string> = {}): Promise<Array<Record<string, unknown>>> {
-    await gw.app.get(AccessAuditService).flush();
-    const res = await gw.http().get(`${gw.api}/admin/audit`).query({ limit: '10000', ...query }).set('Authorization', adminAuth()).expect(200);
-    return res.body.results as Array<Record<string, unknown>>;
+  /**
+   * Rows of the audit for `query`, after writing what the buffer holds (the timer would, within a second).
+   * `atLeast`: waits until that many are there: the client may have read the last byte before the
+   * gateway's answer emitted 'finish', which is when the row is recorded.
+   */
+  async function rows(query: Record<string, string> = {}, atLeast = 0): Promise<Array<Record<string, unknown>>> {
+    return waitFor(async () => {
+      await gw.app.get(AccessAuditService).flush();
+      const res = await gw.http().get(`${gw.api}/admin/audit`).query({ limit: '10000', ...query }).set('Authorization', adminAuth()).expect(200);
+      const found = res.body.results as Array<Record<string, unknown>>;
+      return found.length >= atLeast ? found : undefined;
+    }, `${atLeast} audit row(s) for ${JSON.stringify(query)}`);
   }
   const get = (path: string, user: TestUser | undefined) => {
     const req = gw.http().get(`${gw.api}${path}`).set('X-Forwarded-For', CLIENT).buffer(true).parse(binary);
@@ -51,7 +62,7 @@ describe('Access audit', () => {
     const id = await seedDocument(gw, 'audit/whole.bin', content);
     const res = await get(`/repo/fs/file?id=${encodeURIComponent(id)}`, alice).expect(200);
     expect((res.body as Buffer).length).toBe(content.length);
-    expect(await rows({ documentId: id })).toEqual([
+    expect(await rows({ documentId: id }, 1)).toEqual([
       {
         time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         user: 'alice',
@@ -80,12 +91,12 @@ describe('Access audit', () => {
   it('a range: rangeDownload with the bytes of the range; HEAD and 304 read no content and are not recorded', async () => {
     const content = randomBytes(10_000);
     const id = await seedDocument(gw, 'audit/range.bin', content);
-    const path = `/repo/fs/file?id=${encodeURIComponent(id)}`;
-    const ranged = await get(path, alice).set('Range', 'bytes=100-1099').expect(206);
+    const url = `/repo/fs/file?id=${encodeURIComponent(id)}`;
+    const ranged = await get(url, alice).set('Range', 'bytes=100-1099').expect(206);
     expect((ranged.body as Buffer).equals(content.subarray(100, 1100))).toBe(true);
-    await gw.http().head(`${gw.api}${path}`).set('Authorization', alice.auth).expect(200);
-    await get(path, alice).set('If-None-Match', String(ranged.headers.etag)).expect(304);
-    expect(await rows({ documentId: id })).toEqual([expect.objectContaining({ operation: 'rangeDownload', bytes: 1000, result: 'complete' })]);
+    await gw.http().head(`${gw.api}${url}`).set('Authorization', alice.auth).expect(200);
+    await get(url, alice).set('If-None-Match', String(ranged.headers.etag)).expect(304);
+    expect(await rows({ documentId: id }, 1)).toEqual([expect.objectContaining({ operation: 'rangeDownload', bytes: 1000, result: 'complete' })]);
   });
 
   it('an older version: versionDownload under the version id', async () => {
@@ -100,9 +111,8 @@ describe('Access audit', () => {
     const res = await get(`/repo/fs/file?id=${encodeURIComponent(older)}`, alice).expect(200);
     expect((res.body as Buffer).toString()).toBe('first');
     await get(`/repo/fs/file?id=${encodeURIComponent(id)}`, alice).expect(200);
-    const found = await rows({ user: 'alice', connectorId: 'fs' });
-    expect(found.filter((r) => r.documentId === older)).toEqual([expect.objectContaining({ operation: 'versionDownload', bytes: 5, result: 'complete' })]);
-    expect(found.filter((r) => r.documentId === id)).toEqual([expect.objectContaining({ operation: 'download', bytes: 7 })]);
+    expect(await rows({ documentId: older }, 1)).toEqual([expect.objectContaining({ operation: 'versionDownload', bytes: 5, result: 'complete', user: 'alice' })]);
+    expect(await rows({ documentId: id }, 1)).toEqual([expect.objectContaining({ operation: 'download', bytes: 7 })]);
   });
 
   it('a download the client cuts: cut, with fewer bytes than the document', async () => {
@@ -150,7 +160,7 @@ describe('Access audit', () => {
     } finally {
       spy.mockRestore();
     }
-    expect(await rows({ documentId: id })).toEqual([expect.objectContaining({ operation: 'download', result: 'error', bytes: 4096, user: 'bob' })]);
+    expect(await rows({ documentId: id }, 1)).toEqual([expect.objectContaining({ operation: 'download', result: 'error', bytes: 4096, user: 'bob' })]);
   });
 
   it('a zip export: one zipEntry row per entry for the user who asked; the zip through its public link: publicDownload with the link', async () => {
@@ -175,7 +185,7 @@ describe('Access audit', () => {
 
     const key = link.body.results.id as string;
     const zip = await get(`/public/download?key=${encodeURIComponent(key)}`, undefined).expect(200);
-    expect(await rows({ documentId: file.id })).toEqual([
+    expect(await rows({ documentId: file.id }, 1)).toEqual([
       expect.objectContaining({
         user: 'public',
         linkId: linkId(key),
@@ -190,13 +200,13 @@ describe('Access audit', () => {
     expect(JSON.stringify(await rows())).not.toContain(key);
 
     await get(`/files/user/download?id=${encodeURIComponent(file.id as string)}`, alice).expect(200);
-    expect((await rows({ documentId: file.id, user: 'alice' })).map((r) => r.operation)).toEqual(['download']);
+    expect((await rows({ documentId: file.id, user: 'alice' }, 1)).map((r) => r.operation)).toEqual(['download']);
   });
 
   it('the streamed zip (GET __BATCH__): one zipEntry row per entry for the caller', async () => {
     const a = await seedDocument(gw, 'audit/stream/a.txt', 'streamed');
     await get(`/repo/__BATCH__/file?id0=${encodeURIComponent(a)}&conn0=fs`, bob).expect(200);
-    expect(await rows({ documentId: a })).toEqual([expect.objectContaining({ user: 'bob', operation: 'zipEntry', bytes: 8, result: 'complete', path: '/audit/stream/a.txt' })]);
+    expect(await rows({ documentId: a }, 1)).toEqual([expect.objectContaining({ user: 'bob', operation: 'zipEntry', bytes: 8, result: 'complete', path: '/audit/stream/a.txt' })]);
   });
 
   it('a public link to a document: publicDownload, user public, the link id', async () => {
@@ -204,7 +214,7 @@ describe('Access audit', () => {
     const created = await gw.http().get(`${gw.api}/files/external/link`).query({ docId: id, connectorId: 'fs', internal: false }).set('Authorization', alice.auth).expect(200);
     const key = created.body.results.key as string;
     await get(`/public/download?key=${encodeURIComponent(key)}`, undefined).expect(200);
-    expect(await rows({ documentId: id })).toEqual([
+    expect(await rows({ documentId: id }, 1)).toEqual([
       expect.objectContaining({ user: 'public', linkId: linkId(key), operation: 'publicDownload', connectorId: 'fs', path: '/audit/linked.txt', bytes: 14, result: 'complete' }),
     ]);
     expect(await rows({ user: 'public', documentId: id })).toHaveLength(1);
@@ -218,8 +228,8 @@ describe('Access audit', () => {
         const id = await seedDocument(gw, `audit/paging/${i}, "quoted".txt`, `document ${i}`);
         docs.push(id);
         await get(`/repo/fs/file?id=${encodeURIComponent(id)}`, i % 2 === 0 ? alice : bob).expect(200);
+        await rows({ documentId: id }, 1);
       }
-      await gw.app.get(AccessAuditService).flush();
     });
 
     it('pages with a cursor in X-Next-Cursor, in the order rows were written', async () => {
@@ -296,6 +306,31 @@ describe('Access audit', () => {
       const cursor = await gw.http().get(`${gw.api}/admin/audit`).query({ cursor: 'abc' }).set('Authorization', adminAuth()).expect(400);
       expect(cursor.body.message).toMatch(/cursor/);
     });
+  });
+});
+
+describe('Access audit across a graceful shutdown', () => {
+  it('rows still in the buffer are written before the process lets go of the database', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-audit-'));
+    const databaseUrl = await createTestDatabaseUrl();
+    try {
+      const first = await startGateway({ dataDir, env: { DATABASE_URL: databaseUrl } });
+      const id = await seedDocument(first, 'shutdown.txt', 'read just before the stop');
+      await first.http().get(`${first.api}/repo/fs/file`).query({ id }).set('Authorization', adminAuth()).expect(200);
+      // What SIGTERM does (bootstrap.ts): app.close(), well inside the flush interval.
+      expect(first.app.get(AccessAuditService).pending).toBe(1);
+      await first.close();
+      const second = await startGateway({ dataDir, env: { DATABASE_URL: databaseUrl } });
+      try {
+        const res = await second.http().get(`${second.api}/admin/audit`).query({ documentId: id }).set('Authorization', adminAuth()).expect(200);
+        expect(res.body.results).toEqual([expect.objectContaining({ user: ADMIN.username, bytes: 25, result: 'complete' })]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      if (databaseUrl) await dropTestDatabase(databaseUrl);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -62,6 +62,11 @@ export class AccessAuditService implements OnApplicationBootstrap, OnApplication
     });
   }
 
+  /** Rows recorded and not written yet. */
+  get pending(): number {
+    return this.buffer.pending;
+  }
+
   get enabled(): boolean {
     return this.config.accessAudit.enabled;
   }
