@@ -6,9 +6,12 @@ import * as path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import type { ByteRange } from '@gateway/connector-api';
 import { AccessAuditService, linkId } from '../../apps/api/src/audit/access-audit.service';
+import { Clock } from '../../apps/api/src/common/clock';
 import { binary, connector, createUser, listen, seedDocument, waitFor, waitForExport, type TestUser } from '../support/files';
 import { createTestDatabaseUrl, dropTestDatabase } from '../support/database';
 import { ADMIN, adminAuth, startGateway, type TestGateway } from '../support/gateway';
+
+const DAY_MS = 86_400_000;
 
 /** supertest parser: the body as text, whatever its media type. */
 function text(res: any, cb: (err: Error | null, body: string) => void): void {
@@ -330,6 +333,37 @@ describe('Access audit across a graceful shutdown', () => {
     } finally {
       if (databaseUrl) await dropTestDatabase(databaseUrl);
       fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('Access audit retention (GATEWAY_ACCESS_AUDIT_RETENTION_DAYS)', () => {
+  it('the sweep deletes the rows older than the retention, and only those', async () => {
+    const gw = await startGateway({ env: { GATEWAY_ACCESS_AUDIT_RETENTION_DAYS: '30', GATEWAY_SWEEP_INTERVAL_SECONDS: '0' } });
+    try {
+      const audit = gw.app.get(AccessAuditService);
+      const clock = gw.app.get(Clock);
+      const read = async (name: string) => {
+        const id = await seedDocument(gw, name, name);
+        await gw.http().get(`${gw.api}/repo/fs/file`).query({ id }).set('Authorization', adminAuth()).expect(200);
+        return id;
+      };
+      const listed = async () => {
+        await audit.flush();
+        const res = await gw.http().get(`${gw.api}/admin/audit`).set('Authorization', adminAuth()).expect(200);
+        return (res.body.results as Array<{ documentId: string }>).map((r) => r.documentId);
+      };
+      const old = await read('old.txt');
+      await waitFor(async () => ((await listed()).length === 1 ? true : undefined), 'the first row');
+      clock.advance(20 * DAY_MS);
+      const recent = await read('recent.txt');
+      await waitFor(async () => ((await listed()).length === 2 ? true : undefined), 'the second row');
+      clock.advance(10 * DAY_MS + 1000);
+      expect(await audit.sweep()).toBe(1);
+      expect(await listed()).toEqual([recent]);
+      expect(old).not.toBe(recent);
+    } finally {
+      await gw.close();
     }
   });
 });
