@@ -305,7 +305,10 @@ describe('Access audit', () => {
       const op = await gw.http().get(`${gw.api}/admin/audit`).query({ operation: 'upload' }).set('Authorization', adminAuth()).expect(400);
       expect(op.body.message).toMatch(/operation must be one of/);
       const from = await gw.http().get(`${gw.api}/admin/audit`).query({ from: 'yesterday' }).set('Authorization', adminAuth()).expect(400);
-      expect(from.body.message).toMatch(/from must be an ISO 8601/);
+      expect(from.body.message).toMatch(/^Invalid parameter 'from': from must be/);
+      const zoneless = await gw.http().get(`${gw.api}/admin/audit`).query({ to: '2026-11-01T10:00:00' }).set('Authorization', adminAuth()).expect(400);
+      expect(zoneless.body.message).toMatch(/to must be a date \(UTC\) or a date-time with its zone/);
+      await gw.http().get(`${gw.api}/admin/audit`).query({ from: '2026-11-01', to: '2026-11-02T00:00:00+01:00' }).set('Authorization', adminAuth()).expect(200);
       const cursor = await gw.http().get(`${gw.api}/admin/audit`).query({ cursor: 'abc' }).set('Authorization', adminAuth()).expect(400);
       expect(cursor.body.message).toMatch(/cursor/);
     });

@@ -7,6 +7,8 @@ export const AUDIT_FORMATS = ['json', 'csv', 'ndjson'] as const;
 export type AuditFormat = (typeof AUDIT_FORMATS)[number];
 export const AUDIT_PAGE_SIZE = 1000;
 const MAX_AUDIT_PAGE_SIZE = 10_000;
+/** A date alone is read as UTC; a date-time without a zone would be read in the server's zone, so it needs one. */
+const WITH_ZONE = /^\d{4}-\d\d-\d\d$|(Z|[+-]\d\d(:?\d\d)?)$/;
 
 export class AccessAuditQuery {
   @ApiPropertyOptional({ description: "Only this user's reads (`public` for downloads through links)", example: 'alice' })
@@ -30,14 +32,16 @@ export class AccessAuditQuery {
   @MaxLength(255)
   connectorId?: string;
 
-  @ApiPropertyOptional({ description: 'Reads that ended at or after this time (ISO 8601, with a zone)', example: '2026-11-01T00:00:00Z' })
+  @ApiPropertyOptional({ description: 'Reads that ended at or after this time: ISO 8601, a date (UTC) or a date-time with its zone', example: '2026-11-01T00:00:00Z' })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'from must be an ISO 8601 date-time' })
+  @Matches(WITH_ZONE, { message: 'from must be a date (UTC) or a date-time with its zone (Z or ±hh:mm)' })
   from?: string;
 
-  @ApiPropertyOptional({ description: 'Reads that ended before this time (ISO 8601, with a zone)', example: '2026-12-01T00:00:00Z' })
+  @ApiPropertyOptional({ description: 'Reads that ended before this time: ISO 8601, a date (UTC) or a date-time with its zone', example: '2026-12-01T00:00:00Z' })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'to must be an ISO 8601 date-time' })
+  @Matches(WITH_ZONE, { message: 'to must be a date (UTC) or a date-time with its zone (Z or ±hh:mm)' })
   to?: string;
 
   @ApiPropertyOptional({ enum: ACCESS_OPERATIONS, description: 'Only this operation' })
