@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Client } from 'pg';
+import { AUDIT_FLUSH_INTERVAL_MS } from '../../apps/api/src/audit/access-audit.service';
 import { createTestDatabaseUrl, dropTestDatabase } from '../support/database';
 import { ADMIN, basic } from '../support/gateway';
 import { ensureBuilt, spawnGateway, type GatewayProcess } from '../support/process';
@@ -31,6 +32,9 @@ const ADMIN_AUTH = basic(ADMIN.username, ADMIN.password);
 // bounds are wide: they only stop a hung case, they measure nothing.
 const CASE_TIMEOUT = 60_000 + REPEATS * 60_000;
 const READY_TIMEOUT = 120_000;
+
+/** How long after the flush interval a row may still be on its way (the INSERT under way, a late timer on a loaded machine). */
+const AUDIT_WRITE_ALLOWANCE_MS = 1000;
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -458,6 +462,45 @@ describe(`kill -9 at a random moment (${REPEATS} per case${REDIS_URL ? ', BullMQ
           expect({ u, status: (await g.call('GET', '/repo/connections', { auth: basic(u, p) })).status }).toEqual({ u, status: 200 });
         }
       }
+    }, CASE_TIMEOUT);
+    it('access audit: every download answered more than the flush interval before the kill has its row; only the last ~1 s is lost', async () => {
+      const content = randomBytes(64 * 1024);
+      const id = await createDoc('audited.bin', content);
+      const file = `/repo/fs/file?id=${encodeURIComponent(id)}`;
+      let earlier = 0;
+      const windows: number[] = [];
+      for (let i = 0; i < REPEATS; i++) {
+        // Downloads one after another, each answer's end noted by the client, until the kill.
+        const answered: number[] = [];
+        let killing = false;
+        const downloads = (async () => {
+          while (!killing) {
+            const got = await g.bytes(file).catch(() => undefined);
+            if (!got) return;
+            expect(got.length).toBe(content.length);
+            if (!killing) answered.push(Date.now());
+          }
+        })();
+        await sleep(500 + randomInt(2500));
+        killing = true;
+        const killedAt = Date.now();
+        await g.crashAndRestart();
+        await downloads;
+
+        const rows = (await g.ok('GET', `/admin/audit?documentId=${encodeURIComponent(id)}&limit=10000`)) as Array<{ bytes: number; result: string; operation: string }>;
+        const present = rows.length - earlier;
+        earlier = rows.length;
+        for (const row of rows) expect(row).toEqual(expect.objectContaining({ operation: 'download', bytes: content.length, result: 'complete' }));
+        // No row for a download that never happened (the one cut by the kill may have ended on the server first).
+        expect(present).toBeLessThanOrEqual(answered.length + 1);
+        // Rows are written in the order the answers ended: the lost ones are the last answered.
+        const safe = answered.filter((t) => t < killedAt - AUDIT_FLUSH_INTERVAL_MS - AUDIT_WRITE_ALLOWANCE_MS).length;
+        expect({ answered: answered.length, safe, present: Math.max(present, safe) }).toEqual({ answered: answered.length, safe, present });
+        const lost = Math.max(0, answered.length - present);
+        windows.push(lost === 0 ? 0 : killedAt - answered[answered.length - lost]);
+        tally[`audit-lost-${lost > 0 ? 'some' : 'none'}`] = (tally[`audit-lost-${lost > 0 ? 'some' : 'none'}`] ?? 0) + 1;
+      }
+      console.log(`[crash] access audit: answers lost per kill covered the last ${windows.map((w) => `${w} ms`).join(', ')} before it (flush interval ${AUDIT_FLUSH_INTERVAL_MS} ms)`);
     }, CASE_TIMEOUT);
   }
 

@@ -416,6 +416,27 @@ describe.each(STORES)('Three gateway nodes on one PostgreSQL and one Redis (issu
     expect(await storage.leftovers([fileId])).toEqual([]);
   });
 
+  it('audits downloads through A and through B, each node writing to the shared database; C reads both rows', async () => {
+    const [a, b, c] = nodes;
+    const content = randomBytes(100_000);
+    const id = await document(a, 'audited.bin', content, adminAuth());
+    // TRUST_PROXY=true: the forwarded address tells the two downloads apart.
+    for (const [node, address] of [[a, '198.51.100.1'], [b, '198.51.100.2']] as const) {
+      const got = await call(node, 'GET', `/repo/docs/file?id=${encodeURIComponent(id)}`, adminAuth(), { 'X-Forwarded-For': address });
+      expect([got.status, sha256(got.body)]).toEqual([200, sha256(content)]);
+    }
+    // Each node writes its rows within its flush interval (1 s); C has never served this document.
+    const rows = await waitFor(async () => {
+      const listed = await call(c, 'GET', `/admin/audit?documentId=${encodeURIComponent(id)}`);
+      expect(listed.status).toBe(200);
+      return listed.body.results.length >= 2 ? (listed.body.results as Array<Record<string, unknown>>) : undefined;
+    }, 'the audit rows of both nodes', 30_000);
+    expect(rows.map((r) => [r.clientAddress, r.operation, r.connectorId, r.bytes, r.result, r.user]).sort()).toEqual([
+      ['198.51.100.1', 'download', 'docs', content.length, 'complete', ADMIN.username],
+      ['198.51.100.2', 'download', 'docs', content.length, 'complete', ADMIN.username],
+    ]);
+  });
+
   it('stops through B an export A is writing: ended at once for every node, its partial file left to A, which, thawed, discards it and leaves nothing behind', async () => {
     const [a, b, c] = nodes;
     const auth = basic('exporter', 'exporter-pw-1');

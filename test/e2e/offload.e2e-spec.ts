@@ -6,9 +6,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { startNginx, type NginxHandle } from '../engines/nginx';
 import { createUser, listen, listFiles, seedDocument, startBatch, waitForExport, type TestUser } from '../support/files';
-import { startGateway, type TestGateway } from '../support/gateway';
+import { AccessAuditService, linkId } from '../../apps/api/src/audit/access-audit.service';
+import { adminAuth, startGateway, type TestGateway } from '../support/gateway';
 import { rawRequest, type RawAnswer } from '../support/proxy';
 
+const ADMIN_USER = { username: 'admin', auth: adminAuth() };
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /**
@@ -143,6 +145,22 @@ describe('Download offload through nginx (X-Accel-Redirect)', () => {
     const external = await viaProxy(`/gateway/api/public/download?key=${encodeURIComponent(link.key)}`, undefined);
     expect(sha256(external.body)).toBe(sha256(content));
     expect((await listFiles(gw, alice)).links.find((l) => l.id === link.key).used).toBe(1);
+  });
+
+  it('the access audit records each hand-off once: offload, with the bytes handed to the proxy, the user or the link', async () => {
+    const bytes = randomBytes(30_000);
+    const id = await seedDocument(gw, 'docs/audited-offload.bin', bytes);
+    expect((await viaProxy(file(id), alice)).body.equals(bytes)).toBe(true);
+    expect((await viaProxy(file(id), alice, { Range: 'bytes=1000-1999' })).status).toBe(206);
+    const link = JSON.parse((await viaProxy(`/gateway/api/files/external/link?docId=${encodeURIComponent(id)}&internal=false&connectorId=fs&lifeSpan=1`, alice)).body.toString()).results;
+    expect((await viaProxy(`/gateway/api/public/download?key=${encodeURIComponent(link.key)}`, undefined)).status).toBe(200);
+    await gw.app.get(AccessAuditService).flush();
+    const audit = await atGateway(`/gateway/api/admin/audit?documentId=${encodeURIComponent(id)}`, ADMIN_USER);
+    expect(JSON.parse(audit.body.toString()).results).toEqual([
+      expect.objectContaining({ operation: 'offload', user: 'alice', linkId: null, bytes: bytes.length, result: 'complete', clientAddress: '127.0.0.1', path: '/docs/audited-offload.bin' }),
+      expect.objectContaining({ operation: 'offload', user: 'alice', bytes: 1000, result: 'complete' }),
+      expect.objectContaining({ operation: 'offload', user: 'public', linkId: linkId(link.key), bytes: bytes.length, result: 'complete' }),
+    ]);
   });
 
   it('nothing is handed off before authentication and authorization', async () => {

@@ -4,6 +4,7 @@ export * from './tokens';
 export * from './users.repository';
 export * from './user-files.repository';
 export * from './download-links.repository';
+export * from './access-audit.repository';
 export * from './jobs.schema';
 export * from './jobs.store';
 export * from './jobs.repository';

@@ -5,6 +5,7 @@ import { UsersRepository } from './users.repository';
 import { UserFilesRepository } from './user-files.repository';
 import { DownloadLinksRepository } from './download-links.repository';
 import { JobsRepository } from './jobs.repository';
+import { AccessAuditRepository } from './access-audit.repository';
 import { WebhooksRepository } from './webhooks.repository';
 
 @Global()
@@ -28,8 +29,9 @@ export class PersistenceModule implements OnApplicationShutdown {
         DownloadLinksRepository,
         JobsRepository,
         WebhooksRepository,
+        AccessAuditRepository,
       ],
-      exports: [DATABASE, UsersRepository, UserFilesRepository, DownloadLinksRepository, JobsRepository, WebhooksRepository],
+      exports: [DATABASE, UsersRepository, UserFilesRepository, DownloadLinksRepository, JobsRepository, WebhooksRepository, AccessAuditRepository],
     };
   }
 

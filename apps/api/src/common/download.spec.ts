@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import request from 'supertest';
 import { NotFoundError } from '@gateway/errors';
-import { sendDownload, strongEtag, type DownloadOptions, type DownloadSource } from './download';
+import { sendDownload, strongEtag, type DownloadOptions, type DownloadOutcome, type DownloadSource } from './download';
 import { GatewayExceptionFilter } from './exception.filter';
 
 const CONTENT = Buffer.from('0123456789abcdefghij'); // 20 bytes, every offset distinct
@@ -461,5 +461,98 @@ describe('sendDownload with a hand-off (the download offload)', () => {
     expect(res.body.equals(CONTENT)).toBe(true);
     expect(res.headers['x-accel-redirect']).toBeUndefined();
     expect(src.opened).toEqual(['whole']);
+  });
+});
+
+describe('sendDownload onServed (the access audit hook)', () => {
+  let current = source();
+  let outcomes: DownloadOutcome[] = [];
+  const { app, state } = appFor(
+    () => current,
+    [],
+    () => ({ onServed: (o) => outcomes.push(o) }),
+  );
+  beforeEach(() => {
+    current = source();
+    outcomes = [];
+  });
+
+  it('tells once how a whole download ended: every byte, complete', async () => {
+    await request(app).get('/file').buffer(true).parse(binary as never).expect(200);
+    await state.served;
+    expect(outcomes).toEqual([{ bytes: CONTENT.length, result: 'complete', ranged: false, offloaded: false }]);
+  });
+
+  it('a range: the bytes of the range, ranged', async () => {
+    await request(app).get('/file').set('Range', 'bytes=5-9').buffer(true).parse(binary as never).expect(206);
+    await state.served;
+    expect(outcomes).toEqual([{ bytes: 5, result: 'complete', ranged: true, offloaded: false }]);
+  });
+
+  it('HEAD, 304 and a refused range read no content and tell nothing', async () => {
+    await request(app).head('/file').expect(200);
+    await request(app).get('/file').set('If-None-Match', '"v1"').expect(304);
+    await request(app).get('/file').set('Range', 'bytes=50-60').expect(416);
+    await state.served;
+    expect(outcomes).toEqual([]);
+  });
+
+  it('an open() that fails: error, no bytes', async () => {
+    current = source({
+      open: () => {
+        throw new NotFoundError('item', 'x');
+      },
+    });
+    await request(app).get('/file').expect(404);
+    expect(outcomes).toEqual([{ bytes: 0, result: 'error', ranged: false, offloaded: false }]);
+  });
+
+  it('a source that fails after some bytes: error', async () => {
+    current = source({
+      size: 100,
+      open: () => {
+        const broken = new PassThrough();
+        broken.write(CONTENT);
+        setTimeout(() => broken.destroy(new Error('gone')), 20);
+        return broken;
+      },
+    });
+    await request(app)
+      .get('/file')
+      .buffer(true)
+      .parse(binary as never)
+      .catch(() => undefined);
+    await state.served;
+    expect(outcomes).toEqual([{ bytes: expect.any(Number) as number, result: 'error', ranged: false, offloaded: false }]);
+    expect(outcomes[0].bytes).toBeLessThanOrEqual(CONTENT.length);
+  });
+
+  it('a client that goes away: cut, with fewer bytes than announced', async () => {
+    const server = http.createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const big = Buffer.alloc(32 * 1024 * 1024, 1);
+      current = source({ size: big.length, open: () => Readable.from((function* () { for (let at = 0; at < big.length; at += 65536) yield big.subarray(at, at + 65536); })()) });
+      await new Promise<void>((resolve) => {
+        const req = http.get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/file`, (res) => {
+          res.once('data', () => {
+            req.destroy();
+            resolve();
+          });
+        });
+        req.on('error', () => undefined);
+      });
+      await state.served;
+      expect(outcomes).toEqual([{ bytes: expect.any(Number) as number, result: 'cut', ranged: false, offloaded: false }]);
+      expect(outcomes[0].bytes).toBeLessThan(big.length);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('a hand-off: complete, offloaded, with the length handed to the proxy', async () => {
+    current = source({ handOff: () => Promise.resolve({ header: 'X-Accel-Redirect', value: '/_offload/x' }) });
+    await request(app).get('/file').set('Range', 'bytes=0-3').expect(200);
+    expect(outcomes).toEqual([{ bytes: 4, result: 'complete', ranged: true, offloaded: true }]);
   });
 });

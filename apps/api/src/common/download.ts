@@ -30,6 +30,28 @@ export interface DownloadSource {
    * undefined (or absent) streams them through `open` as usual. Never called for HEAD.
    */
   handOff?(range?: ByteRange): Promise<HandOff | undefined>;
+  /** Which stored content this is, for the access audit (apps/api/src/audit); absent for a zip built on the fly. */
+  identity?: ContentIdentity;
+}
+
+/** Where the bytes of a download come from, as the access audit names them. */
+export interface ContentIdentity {
+  connectorId: string;
+  documentId: string;
+  /** Null where the repository pays a call of its own for the path (CMIS downloads). */
+  path: string | null;
+  /** The id names an older version of a document, not the document itself. */
+  version?: boolean;
+}
+
+/** How a GET that read content ended (HEAD, 304 and errors before the content was opened read none). */
+export interface DownloadOutcome {
+  /** Bytes the socket took (the length handed to the proxy, when offloaded). */
+  bytes: number;
+  /** complete: every byte went out (or to the proxy); cut: the client went away; error: the source failed. */
+  result: 'complete' | 'cut' | 'error';
+  ranged: boolean;
+  offloaded: boolean;
 }
 
 /** The one header that hands a download's bytes to the reverse proxy (offload.ts). */
@@ -43,6 +65,8 @@ export interface DownloadOptions {
   disposition?: 'attachment' | 'inline';
   /** Default 'private, no-cache': content is per-user, but validators let clients revalidate cheaply. */
   cacheControl?: string;
+  /** Told once how a GET that opened (or handed off) the content ended. */
+  onServed?: (outcome: DownloadOutcome) => void;
 }
 
 const DEFAULT_MIME_TYPE = 'application/octet-stream';
@@ -93,7 +117,19 @@ export async function sendDownload(req: Request, res: Response, source: Download
   const size = source.size;
   const range = isHead || size === undefined ? undefined : requestedRange(req, size, etag, lastModified);
 
-  const handOff = isHead ? undefined : await source.handOff?.(range);
+  const served = isHead ? undefined : options.onServed;
+  const tally = { bytes: 0 };
+  const report = (result: DownloadOutcome['result'], offloaded = false): void =>
+    served?.({ bytes: tally.bytes, result, ranged: range !== undefined, offloaded });
+  let handOff: HandOff | undefined;
+  let stream: Readable | undefined;
+  try {
+    handOff = isHead ? undefined : await source.handOff?.(range);
+    stream = isHead || handOff ? undefined : await source.open(range);
+  } catch (e) {
+    report('error');
+    throw e;
+  }
   if (handOff) {
     // The proxy answers Range and sends the bytes and their length; the validators and names are ours.
     res.status(200);
@@ -103,9 +139,10 @@ export async function sendDownload(req: Request, res: Response, source: Download
       [handOff.header]: handOff.value,
     });
     res.end();
+    tally.bytes = range ? range.end - range.start + 1 : (size ?? 0);
+    report('complete', true);
     return;
   }
-  const stream = isHead ? undefined : await source.open(range);
 
   res.status(range ? 206 : 200);
   setHeaders(res, { ...validators, ...contentHeaders(source, options), 'Accept-Ranges': size === undefined ? 'none' : 'bytes' });
@@ -117,7 +154,18 @@ export async function sendDownload(req: Request, res: Response, source: Download
     res.end();
     return;
   }
-  await sendBody(stream, res, length);
+  if (!served) {
+    await sendBody(stream, res, length);
+    return;
+  }
+  let complete: boolean;
+  try {
+    complete = await sendBody(stream, res, length, tally);
+  } catch (e) {
+    report('error');
+    throw e;
+  }
+  report(complete ? 'complete' : 'cut');
 }
 
 /**

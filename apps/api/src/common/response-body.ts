@@ -28,7 +28,8 @@ function isChunkLender(source: Readable): source is Readable & ChunkLender {
  *   destroyed (the client sees a cut connection, never a silently short body)
  *   and the promise rejects with the reason.
  * - The client goes away: the source is destroyed and the promise resolves
- *   (there is nobody to tell).
+ *   false (there is nobody to tell); true once every byte went out.
+ * - `tally`, when given, counts the bytes the socket took (write callbacks), for the access audit.
  *
  * Written out rather than stream.pipeline(source, check, res): the write
  * callbacks are what tell when a lent chunk can be handed back, and one layer
@@ -37,9 +38,17 @@ function isChunkLender(source: Readable): source is Readable & ChunkLender {
 /** The most written in one tick before the source is paused (and the writes go out at the end of the tick). */
 const MAX_CORKED_BYTES = 256 * 1024;
 
-export function sendBody(source: Readable, res: ServerResponse, length: number | undefined): Promise<void> {
+export function sendBody(source: Readable, res: ServerResponse, length: number | undefined, tally?: { bytes: number }): Promise<boolean> {
   const lender = isChunkLender(source) ? source : undefined;
-  return new Promise<void>((resolve, reject) => {
+  const written =
+    lender || tally
+      ? (chunk: Uint8Array) => (error: Error | null | undefined) => {
+          if (error) return;
+          if (tally) tally.bytes += chunk.length;
+          lender?.returnChunk(chunk);
+        }
+      : undefined;
+  return new Promise<boolean>((resolve, reject) => {
     let seen = 0;
     let settled = false;
 
@@ -70,7 +79,7 @@ export function sendBody(source: Readable, res: ServerResponse, length: number |
         process.nextTick(uncork);
       }
       // Backpressure within the tick too: a source that hands on synchronously must not flood memory.
-      const more = lender ? res.write(chunk, (e) => (e ? undefined : lender.returnChunk(chunk))) : res.write(chunk);
+      const more = written ? res.write(chunk, written(chunk)) : res.write(chunk);
       if (!more && res.writableLength >= MAX_CORKED_BYTES) source.pause();
     };
     // The chunks a source hands on in one tick (one socket read: 16 KiB TLS records, a servlet's 8 KiB
@@ -97,7 +106,9 @@ export function sendBody(source: Readable, res: ServerResponse, length: number |
       if (!settle()) return;
       // Finished: every byte went out. Otherwise the client went away or its connection failed.
       if (error) source.destroy();
-      resolve();
+      // Finished: every byte went out, whatever write callbacks are still to come.
+      else if (tally) tally.bytes = seen;
+      resolve(!error);
     });
 
     res.on('drain', onDrain);

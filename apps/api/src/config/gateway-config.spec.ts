@@ -74,8 +74,17 @@ describe('loadConfig', () => {
         concurrency: 16,
         retentionDays: 7,
       },
+      accessAudit: { enabled: true, retentionDays: 365, sweepIntervalMs: 300_000 },
       extraction: { tikaUrl: undefined, tikaTimeoutMs: 60_000, caFile: undefined },
     });
+  });
+
+  it('GATEWAY_ACCESS_AUDIT: on or off, anything else refused naming the variable', () => {
+    expect(loadConfig({ GATEWAY_ACCESS_AUDIT: 'off' }).accessAudit.enabled).toBe(false);
+    expect(loadConfig({ GATEWAY_ACCESS_AUDIT: 'on' }).accessAudit.enabled).toBe(true);
+    expect(() => loadConfig({ GATEWAY_ACCESS_AUDIT: 'maybe' })).toThrow(/GATEWAY_ACCESS_AUDIT: must be on or off/);
+    expect(loadConfig({ GATEWAY_ACCESS_AUDIT_RETENTION_DAYS: '0' }).accessAudit.retentionDays).toBe(0);
+    expect(() => loadConfig({ GATEWAY_ACCESS_AUDIT_RETENTION_DAYS: '-1' })).toThrow(/GATEWAY_ACCESS_AUDIT_RETENTION_DAYS/);
   });
 
   it('reads every setting from its environment variable', () => {

@@ -87,6 +87,8 @@ export interface GatewayConfig {
   webhooks: WebhooksConfig;
   /** Download offload to the reverse proxy; undefined: the gateway streams every download itself. */
   offload?: OffloadConfig;
+  /** The access audit: one row per content read served (apps/api/src/audit). */
+  accessAudit: AccessAuditConfig;
   /** Port of the separate Prometheus /metrics listener; undefined: no metrics are served. */
   metricsPort?: number;
   /** Text extraction of indexing jobs: Tika Server for what the gateway does not decode itself. */
@@ -143,6 +145,15 @@ export interface WebhooksConfig {
   concurrency: number;
   /** Attempts and ended deliveries older than this are deleted (GATEWAY_WEBHOOK_RETENTION_DAYS); 0 keeps them. */
   retentionDays: number;
+}
+
+export interface AccessAuditConfig {
+  /** GATEWAY_ACCESS_AUDIT=on (default) or off. */
+  enabled: boolean;
+  /** GATEWAY_ACCESS_AUDIT_RETENTION_DAYS: rows older than this are swept; 0 keeps them for ever. */
+  retentionDays: number;
+  /** Period of the retention sweep (GATEWAY_SWEEP_INTERVAL_SECONDS, shared with the user-file sweep); 0: none. */
+  sweepIntervalMs: number;
 }
 
 export interface FilesConfig {
@@ -272,9 +283,22 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     },
     webhooks: webhooksConfig(file, env),
     offload: parseOffload(env),
+    accessAudit: {
+      enabled: parseOnOff(env, 'GATEWAY_ACCESS_AUDIT', true),
+      retentionDays: parseInteger(env, 'GATEWAY_ACCESS_AUDIT_RETENTION_DAYS', 365, 0, 36500),
+      sweepIntervalMs: parseInteger(env, 'GATEWAY_SWEEP_INTERVAL_SECONDS', 300, 0, 86400) * 1000,
+    },
     metricsPort: env.GATEWAY_METRICS_PORT ? parseInteger(env, 'GATEWAY_METRICS_PORT', 0, 1, 65535) : undefined,
     extraction: parseExtraction(env),
   };
+}
+
+function parseOnOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'on' || raw === 'true') return true;
+  if (raw === 'off' || raw === 'false') return false;
+  throw new ConfigError(`${name}: must be on or off (got '${env[name]}')`);
 }
 
 function parseExtraction(env: Env): ExtractionConfig {

@@ -1,6 +1,7 @@
 import { Delete, Get, Param, Post, Put, Query, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiExtraModels, ApiParam, ApiQuery, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { AccessAuditService } from '../audit/access-audit.service';
 import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import { sendDownload } from '../common/download';
 import { RawBody } from '../common/raw-body';
@@ -54,7 +55,10 @@ const WRITE_ERRORS = [400, 409, 502, 503, 504];
 @ApiParam({ name: 'connectorId', description: 'Connector id (see Get connections)', example: 'fs' })
 @ApiExtraModels(FolderItemEntryDto, PropertyEntryDto)
 export class ContentController {
-  constructor(private readonly content: ContentService) {}
+  constructor(
+    private readonly content: ContentService,
+    private readonly audit: AccessAuditService,
+  ) {}
 
   @Get('file')
   @ApiFileDownload('The document content')
@@ -66,7 +70,8 @@ export class ContentController {
     errors: READ_ERRORS,
   })
   async file(@Param('connectorId') connectorId: string, @Query() query: ItemIdQuery, @Req() req: Request, @Res() res: Response): Promise<void> {
-    return sendDownload(req, res, await this.content.fileDownload(connectorId, query.id));
+    const source = await this.content.fileDownload(connectorId, query.id);
+    return sendDownload(req, res, source, { onServed: this.audit.watch(req, source.identity) });
   }
 
   @Get('idbypath')

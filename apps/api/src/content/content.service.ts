@@ -68,6 +68,13 @@ export class ContentService {
       lastModified: item.modified,
       open: (range) => connector.openContent(item.id, range),
       handOff: offloadable(this.offload, connectorId, connector, item.id),
+      identity: {
+        connectorId,
+        documentId: id,
+        path: 'path' in item && typeof item.path === 'string' ? item.path : null,
+        // A version id reads one version; the document's own id is its series id.
+        version: item.versionSeriesId !== undefined && item.versionSeriesId !== id,
+      },
     };
   }
 

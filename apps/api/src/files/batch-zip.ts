@@ -1,6 +1,7 @@
 import type { Archiver, EntryData } from 'archiver';
 import { PassThrough, Transform, type Readable } from 'node:stream';
 import { GatewayError, InvalidArgumentError } from '@gateway/connector-api';
+import type { EntryRead } from '../audit/access-audit.service';
 import type { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { useNativeCrc32ForArchiver } from './native-crc32';
 import { EntryNames, sanitizeEntryName } from './zip-entry-names';
@@ -33,7 +34,7 @@ export interface BatchEntry {
 
 /** An entry whose document is looked up and open, its name in the zip claimed; or the errors.txt line saying why not. */
 type PreparedEntry =
-  | { entry: BatchEntry; source: Readable; name: string; size?: number; modified?: Date; earlyError: () => unknown }
+  | { entry: BatchEntry; source: Readable; name: string; path: string; size?: number; modified?: Date; earlyError: () => unknown }
   | { entry: BatchEntry; failure: string };
 
 /**
@@ -83,12 +84,15 @@ export class BatchZip {
   private readonly halted = new AbortController();
   private haltReason: Error = new BatchHaltedError('stopped');
   private finalizing = false;
+  /** The access audit: told how each document entry's read ended. */
+  private readonly onEntryRead?: (read: EntryRead) => void;
 
   constructor(
     private readonly registry: ConnectorRegistry,
     private readonly entries: readonly BatchEntry[],
-    options: { level: number; signal?: AbortSignal },
+    options: { level: number; signal?: AbortSignal; onEntryRead?: (read: EntryRead) => void },
   ) {
+    this.onEntryRead = options.onEntryRead;
     // STORE (level 0) copies bytes as they are; deflate levels 1-9 trade CPU for size.
     this.archive = loadArchiver()('zip', options.level === 0 ? { store: true } : { zlib: { level: options.level } });
     this.archive.on('warning', () => undefined);
@@ -207,7 +211,7 @@ export class BatchZip {
       let earlyError: unknown;
       source.on('error', (e: unknown) => (earlyError ??= e));
       const name = this.names.claim(sanitizeEntryName(entry.fileName) || sanitizeEntryName(item.name) || `document-${entry.index}`);
-      return { entry, source, name, size: item.size, modified: item.modified, earlyError: () => earlyError };
+      return { entry, source, name, path: item.path, size: item.size, modified: item.modified, earlyError: () => earlyError };
     } catch (e) {
       this.throwIfHalted();
       return { entry, failure: errorLine(entry, e) };
@@ -221,6 +225,14 @@ export class BatchZip {
       earlyError: prepared.earlyError,
       size: prepared.size,
       nearEnd,
+    });
+    this.onEntryRead?.({
+      connectorId: entry.connId,
+      documentId: entry.id,
+      path: prepared.path,
+      bytes,
+      // Halted: the zip's reader went away, or the export was stopped or interrupted.
+      result: this.halted.signal.aborted ? 'cut' : error !== undefined ? 'error' : 'complete',
     });
     this.throwIfHalted();
     if (error !== undefined) return errorLine(entry, error, `the entry '${name}' in this zip is incomplete (${bytes} bytes written)`);

@@ -1,6 +1,7 @@
 import { Body, createParamDecorator, Get, Post, Req, Res, type ExecutionContext } from '@nestjs/common';
 import { ApiProduces, ApiQuery, ApiResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { AccessAuditService } from '../audit/access-audit.service';
 import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import { sendDownload } from '../common/download';
 import { Route, RouteFamily } from '../common/routes';
@@ -19,7 +20,10 @@ const BatchQuery = createParamDecorator((_data: unknown, ctx: ExecutionContext):
  */
 @RouteFamily('repo', { tag: 'Content service', access: 'basic' })
 export class BatchController {
-  constructor(private readonly exports: ExportsService) {}
+  constructor(
+    private readonly exports: ExportsService,
+    private readonly audit: AccessAuditService,
+  ) {}
 
   @Post('batch')
   @Route({
@@ -35,8 +39,8 @@ export class BatchController {
     answer: 'The export started; the link to its zip',
     errors: [400, 503],
   })
-  startBatch(@Body() body: BatchRequestDto, @CurrentUser() user: AuthenticatedUser): Promise<DownloadLinkDto> {
-    return this.exports.startBatch(user, body);
+  startBatch(@Body() body: BatchRequestDto, @CurrentUser() user: AuthenticatedUser, @Req() req: Request): Promise<DownloadLinkDto> {
+    return this.exports.startBatch(user, body, this.audit.reader(req));
   }
 
   @Get('__BATCH__/file')
@@ -60,6 +64,6 @@ export class BatchController {
   @ApiProduces('application/zip', 'application/json')
   @ApiResponse({ status: 200, description: 'The zip', content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } } })
   async legacyBatch(@BatchQuery() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<void> {
-    return sendDownload(req, res, this.exports.streamBatch(query));
+    return sendDownload(req, res, this.exports.streamBatch(query, this.audit.reader(req)));
   }
 }

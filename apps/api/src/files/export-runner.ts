@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import { Limiter } from '@gateway/concurrency';
 import { UpstreamUnavailableError } from '@gateway/connector-api';
 import { UserFilesRepository, type UserFileProgress, type UserFileRecord } from '@gateway/persistence';
+import type { EntryRead } from '../audit/access-audit.service';
 import { Clock } from '../common/clock';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
@@ -97,12 +98,12 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
     if (this.closing) throw new UpstreamUnavailableError('The gateway is shutting down');
   }
 
-  /** Starts building `file` (already inserted, state running) from `entries`. */
-  start(file: UserFileRecord, entries: readonly BatchEntry[]): void {
+  /** Starts building `file` (already inserted, state running) from `entries`; `onEntryRead` audits each entry. */
+  start(file: UserFileRecord, entries: readonly BatchEntry[], onEntryRead?: (read: EntryRead) => void): void {
     this.assertAccepting();
     const job: Job = { controller: new AbortController(), done: Promise.resolve<ExportOutcome>({ state: 'stopped' }) };
     this.jobs.set(file.id, job);
-    job.done = this.run(file, entries, job)
+    job.done = this.run(file, entries, job, onEntryRead)
       .then((outcome) => {
         this.metrics?.exportEnded(outcome.state);
         return outcome;
@@ -167,7 +168,7 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
     await Promise.all(running.map((j) => j.done));
   }
 
-  private async run(file: UserFileRecord, entries: readonly BatchEntry[], job: Job): Promise<ExportOutcome> {
+  private async run(file: UserFileRecord, entries: readonly BatchEntry[], job: Job, onEntryRead?: (read: EntryRead) => void): Promise<ExportOutcome> {
     const signal = job.controller.signal;
     let zip: BatchZip | undefined;
     let flushing: Promise<void> = Promise.resolve();
@@ -200,7 +201,7 @@ export class ExportRunner implements OnModuleInit, OnModuleDestroy {
     try {
       const release = await this.slots.acquire(signal);
       try {
-        zip = new BatchZip(this.registry, entries, { level: this.config.files.zipLevel, signal });
+        zip = new BatchZip(this.registry, entries, { level: this.config.files.zipLevel, signal, onEntryRead });
         timer = setInterval(flush, PROGRESS_FLUSH_MS);
         timer.unref();
         const out = this.store.createPartial(file.id);

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError } from '@gateway/connector-api';
 import { UserFilesRepository, type UserFileRecord } from '@gateway/persistence';
+import { AccessAuditService, type EntryRead, type Reader } from '../audit/access-audit.service';
 import type { AuthenticatedUser } from '../auth/auth.decorators';
 import { Clock } from '../common/clock';
 import type { DownloadSource } from '../common/download';
@@ -29,14 +30,15 @@ export class ExportsService {
     private readonly registry: ConnectorRegistry,
     private readonly clock: Clock,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly audit: AccessAuditService,
   ) {}
 
   /**
    * POST /api/repo/batch: records a user file (ready=false), starts filling
    * it in the background and answers a link to it at once (`id` = link key,
-   * `docId` = the file id for the file service).
+   * `docId` = the file id for the file service). Each entry read is audited as `reader`'s.
    */
-  async startBatch(user: AuthenticatedUser, body: BatchRequestDto): Promise<DownloadLinkDto> {
+  async startBatch(user: AuthenticatedUser, body: BatchRequestDto, reader: Reader): Promise<DownloadLinkDto> {
     const entries = body.batch.map((e, index) => ({ index, connId: e.connId, id: e.id, fileName: e.fileName }));
     this.checkCount(entries.length, 'batch');
     this.runner.assertAccepting();
@@ -59,7 +61,7 @@ export class ExportsService {
       leaseExpiresAt: now + this.config.files.leaseMs,
     };
     await this.files.insert(file);
-    this.runner.start(file, entries);
+    this.runner.start(file, entries, this.audit.zipEntries(reader));
     return toLinkDto(await this.links.createInternal(user.username, file));
   }
 
@@ -67,18 +69,19 @@ export class ExportsService {
    * GET /api/repo/__BATCH__/file: the zip is built while it is sent (no
    * Content-Length, no Range). Parameters are checked before anything is
    * sent; entry failures go to errors.txt; a reader that goes away stops the build.
+   * Each entry read is audited as `reader`'s (the zip itself is not a stored document).
    */
-  streamBatch(query: Record<string, unknown>): DownloadSource {
+  streamBatch(query: Record<string, unknown>, reader: Reader): DownloadSource {
     const entries = parseLegacyBatchQuery(query, this.config.files.batchMaxEntries);
     return {
       fileName: zipName(this.clock.now()),
       mimeType: ZIP_MIME_TYPE,
-      open: () => this.openStreamedZip(entries),
+      open: () => this.openStreamedZip(entries, this.audit.zipEntries(reader)),
     };
   }
 
-  private openStreamedZip(entries: BatchEntry[]) {
-    const zip = new BatchZip(this.registry, entries, { level: this.config.files.zipLevel });
+  private openStreamedZip(entries: BatchEntry[], onEntryRead: ((read: EntryRead) => void) | undefined) {
+    const zip = new BatchZip(this.registry, entries, { level: this.config.files.zipLevel, onEntryRead });
     zip.run().catch((e: unknown) => {
       if (e instanceof BatchHaltedError) return; // the reader went away
       this.logger.error(`Streamed batch failed: ${(e as Error)?.message ?? String(e)}`);

@@ -1,5 +1,6 @@
 import { Delete, Get, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { AccessAuditService } from '../audit/access-audit.service';
 import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import { sendDownload } from '../common/download';
 import { ApiFileDownload } from '../common/openapi';
@@ -13,6 +14,7 @@ export class FilesController {
   constructor(
     private readonly userFiles: UserFilesService,
     private readonly links: LinksService,
+    private readonly audit: AccessAuditService,
   ) {}
 
   @Get('user')
@@ -36,7 +38,8 @@ export class FilesController {
     errors: [400, 404, 409],
   })
   async download(@Query() query: UserFileIdQuery, @CurrentUser() user: AuthenticatedUser, @Req() req: Request, @Res() res: Response): Promise<void> {
-    return sendDownload(req, res, await this.userFiles.download(user, query.id));
+    const source = await this.userFiles.download(user, query.id);
+    return sendDownload(req, res, source, { onServed: this.audit.watch(req, source.identity) });
   }
 
   @Delete('user/delete')

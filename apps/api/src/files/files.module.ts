@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AccessAuditModule } from '../audit/access-audit.module';
 import { ClockModule } from '../common/clock';
 import { OffloadModule } from '../common/offload';
 import { BatchController } from './batch.controller';
@@ -21,7 +22,7 @@ import { UserFilesService } from './user-files.service';
  * `repo/:connectorId/...`.
  */
 @Module({
-  imports: [ClockModule, OffloadModule],
+  imports: [ClockModule, OffloadModule, AccessAuditModule],
   controllers: [BatchController, FilesController, PublicDownloadController],
   providers: [
     PublicRateLimitGuard,

@@ -115,6 +115,7 @@ export class LinksService {
       etag: item.etag,
       lastModified: item.modified,
       handOff: offloadable(this.offload, link.connectorId, connector, link.docId, count),
+      identity: { connectorId: link.connectorId, documentId: link.docId, path: item.path },
       open: async (range) => {
         const stream = await connector.openContent(link.docId, range);
         try {

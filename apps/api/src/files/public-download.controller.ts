@@ -1,5 +1,6 @@
 import { Get, Query, Req, Res, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { AccessAuditService } from '../audit/access-audit.service';
 import { sendDownload } from '../common/download';
 import { ApiFileDownload } from '../common/openapi';
 import { Route, RouteFamily } from '../common/routes';
@@ -11,7 +12,10 @@ import { PublicRateLimitGuard } from './public-rate-limit.guard';
 @RouteFamily('public/download', { tag: 'File service', access: 'public', errors: [429] })
 @UseGuards(PublicRateLimitGuard)
 export class PublicDownloadController {
-  constructor(private readonly links: LinksService) {}
+  constructor(
+    private readonly links: LinksService,
+    private readonly audit: AccessAuditService,
+  ) {}
 
   @Get('ready')
   @Route({
@@ -37,6 +41,7 @@ export class PublicDownloadController {
     errors: [400, 404, 409, 410, 502, 503, 504],
   })
   async download(@Query() query: LinkKeyQuery, @Req() req: Request, @Res() res: Response): Promise<void> {
-    return sendDownload(req, res, await this.links.download(query.key));
+    const source = await this.links.download(query.key);
+    return sendDownload(req, res, source, { onServed: this.audit.watch(req, source.identity, query.key) });
   }
 }

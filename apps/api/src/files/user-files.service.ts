@@ -7,7 +7,7 @@ import { Clock } from '../common/clock';
 import type { DownloadSource } from '../common/download';
 import { DownloadOffload } from '../common/offload';
 import { ExportRunner } from './export-runner';
-import type { UserFileDto, UserFilesListDto } from './files.dto';
+import { INTERNAL_CONNECTOR_ID, type UserFileDto, type UserFilesListDto } from './files.dto';
 import { toLinkDto, toUserFileDto } from './files.mapping';
 import { LocalUserFileStore, UserFileStore } from './user-file.store';
 
@@ -82,6 +82,7 @@ export class UserFilesService {
         this.offload.enabled && store instanceof LocalUserFileStore
           ? (range) => this.offload.handOff({ area: 'files', root: store.dir, path: store.localPath(file.id) }, options.onOpen, range)
           : undefined,
+      identity: { connectorId: INTERNAL_CONNECTOR_ID, documentId: file.id, path: file.fileName },
     };
   }
 

@@ -9,6 +9,7 @@ import * as m0050 from './0050-job-run-docs-failed-index';
 import * as m0060 from './0060-job-run-progress';
 import * as m0070 from './0070-job-schedule-starts';
 import * as m0080 from './0080-webhooks';
+import * as m0090 from './0090-access-audit';
 
 /**
  * Every migration, in order. Written with Kysely's schema builder only, so the
@@ -25,4 +26,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0060-job-run-progress': m0060,
   '0070-job-schedule-starts': m0070,
   '0080-webhooks': m0080,
+  '0090-access-audit': m0090,
 };
