@@ -20,6 +20,7 @@ import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { PermissionsModule } from './permissions/permissions.module';
 import { SearchModule } from './search/search.module';
+import { UploadsModule } from './uploads/uploads.module';
 
 @Module({})
 export class AppModule {
@@ -46,6 +47,7 @@ export class AppModule {
         ConnectionsModule,
         FilesModule, // before ContentModule: its literal repo/ routes must win over repo/:connectorId
         ContentModule,
+        UploadsModule,
         PermissionsModule,
         SearchModule,
         HealthModule,

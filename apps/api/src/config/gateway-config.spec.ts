@@ -65,6 +65,7 @@ describe('loadConfig', () => {
       },
       jobs: { definitions: [], redisUrl: undefined, concurrency: 8, localConcurrency: 512, auditRetentionDays: 30 },
       extraction: { tikaUrl: undefined, tikaTimeoutMs: 60_000, caFile: undefined },
+      uploads: { dir: path.resolve('./data', 'uploads'), expiryMs: 24 * 3_600_000, quotaBytes: 20 * 1024 ** 3, sweepIntervalMs: 300_000 },
     });
   });
 

@@ -1,0 +1,246 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import { Clock } from '../../apps/api/src/common/clock';
+import { UploadsService } from '../../apps/api/src/uploads/uploads.service';
+import { createUser, listen, rawGet, type TestUser } from '../support/files';
+import { adminAuth, startGateway, type TestGateway } from '../support/gateway';
+import { json, rawRequest } from '../support/proxy';
+import { CountingProxy, makeSourceFile, MemoryUrlStorage, runTus, streamSha256, uploadIdOf, type SourceFile } from '../support/tus';
+
+const MiB = 1024 * 1024;
+const TUS = { 'Tus-Resumable': '1.0.0' };
+
+/**
+ * tus 1.0 on /api/uploads, driven by the official tus-js-client (its Node build) against the gateway in
+ * this process: chunks, an interrupted upload resumed by a new client, ownership, quota, checksum, expiry,
+ * and the finished upload turned into a document or a version.
+ */
+describe('Resumable uploads (tus) on /api/uploads', () => {
+  let gw: TestGateway;
+  let base: string;
+  let alice: TestUser;
+  let bob: TestUser;
+  let rootId: string;
+  let source: SourceFile;
+
+  beforeAll(async () => {
+    gw = await startGateway({ env: { GATEWAY_UPLOAD_QUOTA_BYTES: String(64 * MiB), GATEWAY_SWEEP_INTERVAL_SECONDS: '0' } });
+    base = await listen(gw);
+    alice = await createUser(gw, 'alice');
+    bob = await createUser(gw, 'bob');
+    rootId = (await gw.http().get(`${gw.api}/repo/fs/rootfolderid`).set('Authorization', adminAuth()).expect(200)).body.results.folderId;
+    source = await makeSourceFile(8 * MiB + 12345);
+  });
+  afterAll(async () => {
+    source?.remove();
+    await gw?.close();
+  });
+
+  const endpoint = () => `${base}/api/uploads`;
+  const tusRequest = (user: TestUser, url: string, method: string, headers: Record<string, string> = {}, body?: Buffer) =>
+    rawRequest(url, { method, headers: { Authorization: user.auth, ...TUS, ...headers }, body });
+
+  async function documentSha256(id: string, user: TestUser): Promise<string> {
+    const res = await rawGet(`${base}/api/repo/fs/file?id=${encodeURIComponent(id)}`, { Authorization: user.auth });
+    expect(res.statusCode).toBe(200);
+    return (await streamSha256(res)).sha256;
+  }
+
+  async function turnIntoDocument(user: TestUser, uploadId: string, fileName?: string) {
+    const query = new URLSearchParams({ uploadId, folderId: rootId, ...(fileName ? { fileName } : {}) });
+    return rawRequest(`${base}/api/repo/fs/file?${query.toString()}`, { method: 'POST', headers: { Authorization: user.auth } });
+  }
+
+  it('uploads in chunks, is interrupted mid-way, and a new client resumes re-sending at most one chunk; the document has the source\'s SHA-256', async () => {
+    const chunkSize = 1 * MiB;
+    const urlStorage = new MemoryUrlStorage();
+    const proxy = new CountingProxy({ host: '127.0.0.1', port: Number(new URL(base).port) });
+    const viaProxy = `${await proxy.start()}/api/uploads`;
+    try {
+      // The first client is aborted once half the file has gone out.
+      let aborted = false;
+      const first = runTus(source, {
+        endpoint: viaProxy,
+        authorization: alice.auth,
+        chunkSize,
+        urlStorage,
+        onProgress: (sent, total, upload) => {
+          if (!aborted && sent >= total / 2) {
+            aborted = true;
+            void upload.abort();
+          }
+        },
+      });
+      await expect(Promise.race([first.done, new Promise((r) => setTimeout(r, 3000, 'stopped'))])).resolves.toBe('stopped');
+      expect(aborted).toBe(true);
+      const url = (await urlStorage.findAllUploads())[0].uploadUrl!;
+      const head = await tusRequest(alice, url.replace(viaProxy, endpoint()), 'HEAD');
+      const stored = Number(head.headers['upload-offset']);
+      expect(stored).toBeGreaterThan(0);
+      expect(stored).toBeLessThan(source.size);
+
+      const second = runTus(source, { endpoint: viaProxy, authorization: alice.auth, chunkSize, urlStorage, resume: true });
+      const finishedUrl = await second.done;
+      expect(finishedUrl).toBe(url);
+      // Everything the clients sent, heads included, beyond the file itself: at most one chunk plus ~1 KiB of head per request.
+      const requests = first.requests() + second.requests();
+      const extra = proxy.sent - source.size;
+      expect(extra).toBeLessThanOrEqual(chunkSize + requests * 1024);
+
+      const created = await turnIntoDocument(alice, uploadIdOf(url), 'resumed.bin');
+      expect(created.status).toBe(201);
+      expect(await documentSha256(json(created).results.id, alice)).toBe(source.sha256);
+      // The upload is gone once it became a document.
+      expect((await tusRequest(alice, url.replace(viaProxy, endpoint()), 'HEAD')).status).toBe(404);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('answers OPTIONS with the tus capabilities, checksum algorithms included', async () => {
+    const res = await rawRequest(endpoint(), { method: 'OPTIONS', headers: { Authorization: alice.auth } });
+    expect(res.status).toBe(204);
+    expect(res.headers['tus-version']).toBe('1.0.0');
+    expect(String(res.headers['tus-extension']).split(',')).toEqual(['creation', 'creation-with-upload', 'termination', 'expiration', 'checksum']);
+    expect(res.headers['tus-checksum-algorithm']).toBe('sha1,sha256');
+    expect((await rawRequest(endpoint(), { method: 'OPTIONS' })).status).toBe(401);
+  });
+
+  it('an upload is its creator\'s: anyone else gets 404 on HEAD, PATCH, DELETE and when turning it into a document', async () => {
+    const created = await tusRequest(alice, endpoint(), 'POST', { 'Upload-Length': '10', 'Upload-Metadata': `filename ${Buffer.from('a.txt').toString('base64')}` });
+    expect(created.status).toBe(201);
+    const url = created.headers.location!;
+    expect(url).toMatch(new RegExp(`^${base}/api/uploads/[0-9a-f]{16}-[0-9a-f]{32}$`));
+    expect((await tusRequest(bob, url, 'HEAD')).status).toBe(404);
+    const patch = await tusRequest(bob, url, 'PATCH', { 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' }, Buffer.from('0123456789'));
+    expect(patch.status).toBe(404);
+    expect(json(patch).error).toMatchObject({ code: 'UPLOAD_NOT_FOUND' });
+    expect((await tusRequest(bob, url, 'DELETE')).status).toBe(404);
+    expect((await turnIntoDocument(bob, uploadIdOf(url))).status).toBe(404);
+    // Unchanged for its owner.
+    const head = await tusRequest(alice, url, 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.headers['upload-offset']).toBe('0');
+    expect((await tusRequest(alice, url, 'DELETE')).status).toBe(204);
+    expect((await tusRequest(alice, url, 'HEAD')).status).toBe(404);
+    // Not a path either.
+    expect((await tusRequest(alice, `${endpoint()}/..%2F..%2Fgateway.sqlite`, 'HEAD')).status).toBe(404);
+  });
+
+  it('an unfinished upload cannot become a document (409 naming uploadId); finished, it becomes a new version with updateContent', async () => {
+    const created = await tusRequest(alice, endpoint(), 'POST', { 'Upload-Length': '6', 'Content-Type': 'application/offset+octet-stream' }, Buffer.from('new'));
+    expect(created.status).toBe(201);
+    expect(created.headers['upload-offset']).toBe('3');
+    const uploadId = uploadIdOf(created.headers.location!);
+    const early = await turnIntoDocument(alice, uploadId, 'early.txt');
+    expect(early.status).toBe(409);
+    expect(json(early).error).toMatchObject({ code: 'UPLOAD_UNFINISHED', parameter: 'uploadId', offset: 3, size: 6 });
+
+    const rest = await tusRequest(alice, created.headers.location!, 'PATCH', { 'Upload-Offset': '3', 'Content-Type': 'application/offset+octet-stream' }, Buffer.from('est'));
+    expect(rest.status).toBe(204);
+    const doc = await gw.http().post(`${gw.api}/repo/fs/file?folderId=${encodeURIComponent(rootId)}`).set('Authorization', alice.auth).attach('file', Buffer.from('old'), 'versioned.txt').expect(201);
+    const docId = doc.body.results.id as string;
+    const update = await rawRequest(`${base}/api/repo/fs/updateContent?${new URLSearchParams({ fileId: docId, uploadId }).toString()}`, { method: 'PUT', headers: { Authorization: alice.auth } });
+    expect(update.status).toBe(200);
+    expect(await documentSha256(json(update).results.id, alice)).toBe(createHash('sha256').update('newest').digest('hex'));
+    // Used up.
+    expect((await rawRequest(`${base}/api/repo/fs/updateContent?${new URLSearchParams({ fileId: docId, uploadId }).toString()}`, { method: 'PUT', headers: { Authorization: alice.auth } })).status).toBe(404);
+  });
+
+  it('refuses uploadId together with a body; an empty upload makes an empty document', async () => {
+    const created = await tusRequest(alice, endpoint(), 'POST', { 'Upload-Length': '0' });
+    const uploadId = uploadIdOf(created.headers.location!);
+    const both = await rawRequest(`${base}/api/repo/fs/updateContent?${new URLSearchParams({ fileId: 'x', uploadId }).toString()}`, {
+      method: 'PUT',
+      headers: { Authorization: alice.auth, 'Content-Type': 'text/plain' },
+      body: 'body too',
+    });
+    expect(both.status).toBe(400);
+    expect(json(both).error.parameter).toBe('uploadId');
+    // An empty upload makes an empty document; the name comes from fileName.
+    const empty = await turnIntoDocument(alice, uploadId, 'empty.txt');
+    expect(empty.status).toBe(201);
+    expect(await documentSha256(json(empty).results.id, alice)).toBe(createHash('sha256').digest('hex'));
+  });
+
+  it('verifies Upload-Checksum (sha256): a mismatching body is refused with 460 and stores nothing', async () => {
+    const created = await tusRequest(alice, endpoint(), 'POST', { 'Upload-Length': '8', 'Upload-Metadata': `filename ${Buffer.from('sum.txt').toString('base64')}` });
+    const url = created.headers.location!;
+    const body = Buffer.from('checksum');
+    const patch = (digestOf: string) =>
+      tusRequest(alice, url, 'PATCH', { 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream', 'Upload-Checksum': `sha256 ${createHash('sha256').update(digestOf).digest('base64')}` }, body);
+    expect((await patch('something else')).status).toBe(460);
+    expect((await tusRequest(alice, url, 'HEAD')).headers['upload-offset']).toBe('0');
+    const bad = await tusRequest(alice, url, 'PATCH', { 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream', 'Upload-Checksum': 'md5 AAAA' }, body);
+    expect(bad.status).toBe(400);
+    expect(json(bad).error.parameter).toBe('Upload-Checksum');
+    const good = await patch('checksum');
+    expect(good.status).toBe(204);
+    expect(good.headers['upload-offset']).toBe('8');
+    const doc = await turnIntoDocument(alice, uploadIdOf(url));
+    expect(doc.status).toBe(201);
+    expect(await documentSha256(json(doc).results.id, alice)).toBe(createHash('sha256').update(body).digest('hex'));
+  });
+
+  it('counts every unexpired upload against the user\'s quota: 413 at creation beyond it, other users unaffected', async () => {
+    const big = await tusRequest(bob, endpoint(), 'POST', { 'Upload-Length': String(60 * MiB) });
+    expect(big.status).toBe(201);
+    const over = await tusRequest(bob, endpoint(), 'POST', { 'Upload-Length': String(5 * MiB) });
+    expect(over.status).toBe(413);
+    expect(json(over).error).toMatchObject({ parameter: 'Upload-Length', limit: 64 * MiB });
+    expect((await tusRequest(alice, endpoint(), 'POST', { 'Upload-Length': String(5 * MiB) })).status).toBe(201);
+    // Terminating frees the space.
+    expect((await tusRequest(bob, big.headers.location!, 'DELETE')).status).toBe(204);
+    const kept = await tusRequest(bob, endpoint(), 'POST', { 'Upload-Length': String(5 * MiB) });
+    expect(kept.status).toBe(201);
+
+    // On PATCH the bytes held count: after the quota was lowered (a restart with a smaller GATEWAY_UPLOAD_QUOTA_BYTES), a chunk beyond it gets 413.
+    const chunk = Buffer.alloc(MiB, 1);
+    const append = (offset: number) =>
+      tusRequest(bob, kept.headers.location!, 'PATCH', { 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' }, chunk);
+    expect((await append(0)).status).toBe(204);
+    const quota = gw.config.uploads.quotaBytes;
+    gw.config.uploads.quotaBytes = MiB + MiB / 2;
+    try {
+      const refused = await append(MiB);
+      expect(refused.status).toBe(413);
+      expect(json(refused).error).toMatchObject({ parameter: 'Content-Length', limit: MiB + MiB / 2, stored: MiB });
+      expect((await tusRequest(bob, kept.headers.location!, 'HEAD')).headers['upload-offset']).toBe(String(MiB));
+    } finally {
+      gw.config.uploads.quotaBytes = quota;
+    }
+    expect((await append(MiB)).status).toBe(204);
+  });
+
+  it('another node sharing the uploads folder continues an upload this one started', async () => {
+    const other = await startGateway({ env: { GATEWAY_UPLOADS_DIR: gw.config.uploads.dir, GATEWAY_SWEEP_INTERVAL_SECONDS: '0' } });
+    try {
+      const otherBase = await listen(other);
+      const admin = { username: 'admin', auth: adminAuth() };
+      const created = await tusRequest(admin, endpoint(), 'POST', { 'Upload-Length': '6', 'Content-Type': 'application/offset+octet-stream' }, Buffer.from('abc'));
+      const onOther = created.headers.location!.replace(base, otherBase);
+      expect((await tusRequest(admin, onOther, 'HEAD')).headers['upload-offset']).toBe('3');
+      expect((await tusRequest(admin, onOther, 'PATCH', { 'Upload-Offset': '3', 'Content-Type': 'application/offset+octet-stream' }, Buffer.from('def'))).status).toBe(204);
+      expect((await tusRequest(admin, created.headers.location!, 'HEAD')).headers['upload-offset']).toBe('6');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('sweeps uploads older than GATEWAY_UPLOAD_EXPIRY_HOURS (by the gateway\'s clock), finished or not', async () => {
+    const uploads = gw.app.get(UploadsService);
+    const created = await tusRequest(alice, endpoint(), 'POST', { 'Upload-Length': '4', 'Content-Type': 'application/offset+octet-stream' }, Buffer.from('ab'));
+    const url = created.headers.location!;
+    const dataFile = `${gw.config.uploads.dir}/${uploadIdOf(url)}`;
+    expect(fs.existsSync(dataFile)).toBe(true);
+    expect(created.headers['upload-expires']).toBeDefined();
+    await uploads.sweep();
+    expect((await tusRequest(alice, url, 'HEAD')).status).toBe(200);
+    gw.app.get(Clock).advance(24 * 3_600_000 + 1000);
+    expect(await uploads.sweep()).toBeGreaterThanOrEqual(1);
+    expect(fs.existsSync(dataFile)).toBe(false);
+    expect(fs.existsSync(`${dataFile}.json`)).toBe(false);
+    expect((await tusRequest(alice, url, 'HEAD')).status).toBe(404);
+    expect((await uploads.usage('alice')).uploads).toBe(0);
+  });
+});
