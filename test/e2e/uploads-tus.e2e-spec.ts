@@ -1,9 +1,13 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { startNginx, type NginxHandle } from '../engines/nginx';
+import { ensureBuilt, spawnGateway, type GatewayProcess } from '../support/process';
 import { Clock } from '../../apps/api/src/common/clock';
 import { UploadsService } from '../../apps/api/src/uploads/uploads.service';
 import { createUser, listen, rawGet, type TestUser } from '../support/files';
-import { adminAuth, startGateway, type TestGateway } from '../support/gateway';
+import { ADMIN, adminAuth, startGateway, type TestGateway } from '../support/gateway';
 import { json, rawRequest } from '../support/proxy';
 import { CountingProxy, makeSourceFile, MemoryUrlStorage, runTus, streamSha256, uploadIdOf, type SourceFile } from '../support/tus';
 
@@ -243,4 +247,100 @@ describe('Resumable uploads (tus) on /api/uploads', () => {
     expect((await tusRequest(alice, url, 'HEAD')).status).toBe(404);
     expect((await uploads.usage('alice')).uploads).toBe(0);
   });
+});
+
+/**
+ * The issue's acceptance case through the shipped docker/nginx.conf, the gateway run as a process (the
+ * built dist/, as deployed): a large upload (GATEWAY_TEST_TUS_BYTES, default 512 MiB; the acceptance run
+ * sets 5 GiB) in GATEWAY_TEST_TUS_CHUNK_BYTES chunks (default 50 MiB), generated on disk as a stream.
+ * Once with the client's connection cut at half the file, once with the gateway killed (-9) at half and
+ * started again; each time a new tus-js-client resumes (HEAD + PATCH) re-sending at most one chunk, counted
+ * on the wire by a TCP proxy in front of nginx, and the document's SHA-256 is the source's.
+ */
+describe('Resumable uploads behind nginx: connection cut and gateway killed at half', () => {
+  const size = Number(process.env.GATEWAY_TEST_TUS_BYTES ?? 512 * MiB);
+  const chunkSize = Number(process.env.GATEWAY_TEST_TUS_CHUNK_BYTES ?? 50 * MiB);
+  let dataDir: string;
+  let gateway: GatewayProcess;
+  let nginx: NginxHandle;
+  let proxy: CountingProxy;
+  let viaProxy: string;
+  let source: SourceFile;
+  let rootId: string;
+  const env = () => ({
+    GATEWAY_DATA_DIR: dataDir,
+    GATEWAY_CONTEXT_PATH: '/gateway',
+    TRUST_PROXY: '127.0.0.1',
+    GATEWAY_ADMIN_USER: ADMIN.username,
+    GATEWAY_ADMIN_PASSWORD: ADMIN.password,
+    GATEWAY_UPLOAD_QUOTA_BYTES: '0',
+    GATEWAY_MAX_UPLOAD_BYTES: '0',
+    LOG_LEVEL: 'warn',
+    ...(gateway ? { PORT: String(gateway.port) } : {}),
+  });
+
+  beforeAll(async () => {
+    ensureBuilt();
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-tus-'));
+    gateway = await spawnGateway(env());
+    nginx = await startNginx({ upstreams: [{ port: gateway.port }] });
+    proxy = new CountingProxy({ host: nginx.host, port: nginx.port });
+    viaProxy = await proxy.start();
+    source = await makeSourceFile(size, dataDir);
+    const root = await rawRequest(`${nginx.url}/gateway/api/repo/fs/rootfolderid`, { headers: { Authorization: adminAuth() } });
+    rootId = json(root).results.folderId;
+  }, 300_000);
+  afterAll(async () => {
+    await proxy?.stop();
+    await nginx?.stop();
+    await gateway?.stop('SIGKILL');
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** Resumes with a new client, then checks the wire count and the stored document; returns the bytes sent beyond the file. */
+  async function resumeAndCheck(first: ReturnType<typeof runTus>, urlStorage: MemoryUrlStorage, sentBefore: number, name: string): Promise<void> {
+    await expect(first.done).rejects.toBeDefined();
+    const second = runTus(source, { endpoint: `${viaProxy}/gateway/api/uploads`, authorization: adminAuth(), chunkSize, urlStorage, resume: true });
+    const url = await second.done;
+    // Behind nginx the Location names the address the client used (X-Forwarded-Host, trusted through TRUST_PROXY).
+    expect(url.startsWith(`${viaProxy}/gateway/api/uploads/`)).toBe(true);
+    const sent = proxy.sent - sentBefore;
+    const requests = first.requests() + second.requests();
+    const extra = sent - size;
+    process.stdout.write(`[uploads-tus] ${name}: ${size} bytes, chunk ${chunkSize}: ${sent} bytes on the wire in ${requests} requests, ${extra} beyond the file\n`);
+    expect(extra).toBeLessThanOrEqual(chunkSize + requests * 1024);
+
+    const query = new URLSearchParams({ uploadId: uploadIdOf(url), folderId: rootId, fileName: `${name}.bin` });
+    const created = await rawRequest(`${nginx.url}/gateway/api/repo/fs/file?${query.toString()}`, { method: 'POST', headers: { Authorization: adminAuth() } });
+    expect(created.status).toBe(201);
+    const download = await rawGet(`${nginx.url}/gateway/api/repo/fs/file?id=${encodeURIComponent(json(created).results.id)}`, { Authorization: adminAuth() });
+    expect(download.statusCode).toBe(200);
+    expect(await streamSha256(download)).toEqual({ sha256: source.sha256, bytes: size });
+    // Removed from the uploads folder once it is a document.
+    expect(fs.readdirSync(path.join(dataDir, 'uploads')).filter((n) => n.startsWith(uploadIdOf(url)))).toEqual([]);
+  }
+
+  it('the client connection cut at ~50%: a new client resumes', async () => {
+    const urlStorage = new MemoryUrlStorage();
+    const sentBefore = proxy.sent;
+    proxy.when(sentBefore + size / 2, () => proxy.cutAll());
+    const first = runTus(source, { endpoint: `${viaProxy}/gateway/api/uploads`, authorization: adminAuth(), chunkSize, urlStorage });
+    await resumeAndCheck(first, urlStorage, sentBefore, 'cut');
+  }, 600_000);
+
+  it('the gateway killed (-9) at ~50% and started again: a new client resumes', async () => {
+    const urlStorage = new MemoryUrlStorage();
+    const sentBefore = proxy.sent;
+    let killed: Promise<unknown> | undefined;
+    proxy.when(sentBefore + size / 2, () => {
+      gateway.child.kill('SIGKILL');
+      killed = gateway.exited;
+    });
+    const first = runTus(source, { endpoint: `${viaProxy}/gateway/api/uploads`, authorization: adminAuth(), chunkSize, urlStorage });
+    await first.done.catch(() => undefined);
+    expect(killed).toBeDefined();
+    await killed;
+    gateway = await spawnGateway(env());
+    await resumeAndCheck(first, urlStorage, sentBefore, 'kill-9');
+  }, 600_000);
 });
