@@ -101,6 +101,35 @@ describe('Resumable uploads (tus) on /api/uploads', () => {
     }
   });
 
+  it('the README\'s curl recipe: create, send part, send the rest from HEAD\'s offset (chunked PATCH), into a document', async () => {
+    const script = `
+      set -e
+      SIZE=$(stat -c %s "$FILE")
+      URL=$(curl -s -u "$AUTH" -X POST "$GW/api/uploads" -H 'Tus-Resumable: 1.0.0' -H "Upload-Length: $SIZE" \\
+        -H "Upload-Metadata: filename $(printf recipe.bin | base64)" -D - -o /dev/null | tr -d '\\r' | sed -n 's/^location: //Ip')
+      send() {
+        OFFSET=$(curl -s -u "$AUTH" -I "$URL" -H 'Tus-Resumable: 1.0.0' | tr -d '\\r' | sed -n 's/^upload-offset: //Ip')
+        tail -c +$((OFFSET + 1)) "$FILE" | head -c "$1" | curl -s -u "$AUTH" -X PATCH "$URL" -T - -H 'Tus-Resumable: 1.0.0' \\
+          -H "Upload-Offset: $OFFSET" -H 'Content-Type: application/offset+octet-stream' -o /dev/null -w '%{http_code} '
+      }
+      send 3000000
+      send "$SIZE"
+      curl -s -u "$AUTH" -X POST "$GW/api/repo/fs/file?uploadId=\${URL##*/}&folderId=$ROOT"
+    `;
+    const { execFile } = await import('node:child_process');
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile('bash', ['-c', script], { env: { PATH: process.env.PATH, FILE: source.path, GW: base, AUTH: 'alice:alice-password-1', ROOT: rootId } }, (e, stdout, stderr) =>
+        e ? reject(new Error(`${e.message}: ${stderr}`)) : resolve(stdout),
+      ),
+    );
+    const [first, second, answer] = out.split(' ');
+    expect([first, second]).toEqual(['204', '204']);
+    const id = JSON.parse(answer).results.id as string;
+    expect(await documentSha256(id, alice)).toBe(source.sha256);
+    const props = await gw.http().get(`${gw.api}/repo/fs/properties?id=${encodeURIComponent(id)}`).set('Authorization', alice.auth).expect(200);
+    expect(props.body.results.svc_filename.DisplayName).toBe('[recipe.bin]');
+  });
+
   it('answers OPTIONS with the tus capabilities, checksum algorithms included', async () => {
     const res = await rawRequest(endpoint(), { method: 'OPTIONS', headers: { Authorization: alice.auth } });
     expect(res.status).toBe(204);
