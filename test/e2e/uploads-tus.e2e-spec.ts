@@ -144,6 +144,10 @@ describe('Resumable uploads (tus) on /api/uploads', () => {
     expect(created.status).toBe(201);
     const url = created.headers.location!;
     expect(url).toMatch(new RegExp(`^${base}/api/uploads/[0-9a-f]{16}-[0-9a-f]{32}$`));
+    // Without TRUST_PROXY a client's own X-Forwarded-* headers do not move the Location elsewhere.
+    const forged = await tusRequest(alice, endpoint(), 'POST', { 'Upload-Length': '1', 'X-Forwarded-Host': 'evil.example', 'X-Forwarded-Proto': 'https' });
+    expect(forged.headers.location!.startsWith(`${base}/api/uploads/`)).toBe(true);
+    expect((await tusRequest(alice, forged.headers.location!, 'DELETE')).status).toBe(204);
     expect((await tusRequest(bob, url, 'HEAD')).status).toBe(404);
     const patch = await tusRequest(bob, url, 'PATCH', { 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' }, Buffer.from('0123456789'));
     expect(patch.status).toBe(404);
