@@ -5,6 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
+import { markWholeLocalFile } from '@gateway/connector-api';
 import { ConflictError, InvalidArgumentError, NotFoundError, PayloadTooLargeError } from '@gateway/errors';
 import type { AuthenticatedUser } from '../auth/auth.decorators';
 import { Clock } from '../common/clock';
@@ -113,7 +114,9 @@ export class UploadsService implements OnApplicationBootstrap, OnModuleDestroy {
     }
     this.converting.add(uploadId);
     try {
-      const stream = upload.size === 0 ? Readable.from([]) : fs.createReadStream(upload.path, { start: 0, end: upload.size - 1, highWaterMark: READ_CHUNK });
+      // Marked as the whole data file: a connector of local files (filesystem) copies it in the kernel; others read it.
+      const stream =
+        upload.size === 0 ? Readable.from([]) : markWholeLocalFile(fs.createReadStream(upload.path, { start: 0, end: upload.size - 1, highWaterMark: READ_CHUNK }), upload.path);
       const result = await sink({
         stream,
         size: upload.size,
