@@ -108,6 +108,9 @@ describe('loadConfig', () => {
       GATEWAY_JOB_CONCURRENCY: '16',
       GATEWAY_JOB_LOCAL_CONCURRENCY: '64',
       GATEWAY_JOB_AUDIT_RETENTION_DAYS: '0',
+      GATEWAY_UPLOADS_DIR: '/shared/uploads',
+      GATEWAY_UPLOAD_EXPIRY_HOURS: '2',
+      GATEWAY_UPLOAD_QUOTA_BYTES: '0',
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -139,8 +142,17 @@ describe('loadConfig', () => {
         publicRateLimitPerMinute: 0,
       },
       jobs: { redisUrl: 'rediss://cache:6380', concurrency: 16, localConcurrency: 64, auditRetentionDays: 0 },
+      uploads: { dir: '/shared/uploads', expiryMs: 2 * 3_600_000, quotaBytes: 0, sweepIntervalMs: 5000 },
     });
     expect(config.connectors[0].params).toEqual({ root: '/srv/gateway/repository' });
+  });
+
+  it.each([
+    ['GATEWAY_UPLOAD_EXPIRY_HOURS', '0'],
+    ['GATEWAY_UPLOAD_QUOTA_BYTES', '-1'],
+    ['GATEWAY_UPLOAD_QUOTA_BYTES', 'lots'],
+  ])('refuses %s=%s naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
   });
 
   it('switches authentication off only for exactly "true"', () => {
