@@ -226,6 +226,10 @@ describe('Resumable uploads (tus) on /api/uploads', () => {
     expect(over.status).toBe(413);
     expect(json(over).error).toMatchObject({ parameter: 'Upload-Length', limit: 64 * MiB });
     expect((await tusRequest(alice, endpoint(), 'POST', { 'Upload-Length': String(5 * MiB) })).status).toBe(201);
+    // Not through the method override @tus/server would honour: the PATCH route stays a PATCH (no creation past the quota).
+    const overridden = await tusRequest(bob, big.headers.location!, 'PATCH', { 'X-HTTP-Method-Override': 'POST', 'Upload-Length': String(5 * MiB) });
+    expect(overridden.status).not.toBe(201);
+    expect((await gw.app.get(UploadsService).usage('bob')).uploads).toBe(1);
     // Terminating frees the space.
     expect((await tusRequest(bob, big.headers.location!, 'DELETE')).status).toBe(204);
     const kept = await tusRequest(bob, endpoint(), 'POST', { 'Upload-Length': String(5 * MiB) });

@@ -86,6 +86,9 @@ export class UploadsService implements OnApplicationBootstrap, OnModuleDestroy {
    */
   async handle(req: Request, res: Response, user: AuthenticatedUser, uploadId?: string): Promise<void> {
     res.setHeader('Tus-Resumable', '1.0.0');
+    // @tus/server would take the method from X-HTTP-Method-Override: a PATCH route turned into a creation
+    // would skip the quota. The route that matched, with its checks, decides what the request is.
+    delete req.headers['x-http-method-override'];
     if (uploadId !== undefined) await this.ownedUpload(uploadId, user);
     if (req.method === 'OPTIONS') res.setHeader('Tus-Checksum-Algorithm', CHECKSUM_ALGORITHMS.join(','));
     if (req.method === 'POST') await this.checkCreationQuota(req, user);
