@@ -4,12 +4,14 @@
 // POST /api/repo/fs/file (curl -F), alternate rounds (BENCH_ROUNDS, default 3), medians. The tus figure is
 // the transfer (creation + every PATCH); turning the finished upload into a document (POST file?uploadId=…,
 // a copy from the uploads folder to the repository) is timed apart and printed with the end-to-end ratio.
-// RSS of the gateway sampled during both. Target: tus/multipart throughput >= 0.9; peak RSS < 250 MB.
+// RSS of the gateway sampled during both. Target: tus/multipart throughput >= 0.9 (median tus throughput over
+// median multipart throughput); peak RSS < 250 MB. Printed beside it, steadier on a loaded machine: the median
+// of each round's back-to-back ratio, and the gateway's CPU ms per upload of each kind.
 const { execFile } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 const tus = require('tus-js-client');
-const { startGateway, printResult, printVerdict, sampleRss, median, workDir } = require('./lib/harness');
+const { startGateway, printResult, printVerdict, processCpuMs, sampleRss, median, workDir } = require('./lib/harness');
 const { makeFile } = require('./lib/files');
 
 const SIZE = Number(process.env.BENCH_FILE_BYTES || 1024 ** 3);
@@ -53,22 +55,30 @@ async function main() {
     const plain = [];
     const resumable = [];
     const conversions = [];
+    // Per round: tus ÷ multipart measured back to back (the machine's load shared), and the gateway's CPU per upload.
+    const pairRatios = [];
+    const cpuPlain = [];
+    const cpuTus = [];
     let peakPlain = 0;
     let peakTus = 0;
     for (let round = 0; round < ROUNDS; round++) {
       clean();
       let rss = sampleRss(gateway.pid, 25);
+      let cpu = processCpuMs(gateway.pid);
       let started = process.hrtime.bigint();
       const status = await curlMultipart(`${api}/repo/fs/file?fileName=up-plain-${round}.bin&folderId=${encodeURIComponent(rootId)}`, source, auth);
       const plainSeconds = Number(process.hrtime.bigint() - started) / 1e9;
       peakPlain = Math.max(peakPlain, rss.stop());
+      cpuPlain.push(processCpuMs(gateway.pid) - cpu);
       if (status !== 201) throw new Error(`multipart upload answered ${status}`);
       plain.push(SIZE / plainSeconds);
 
       rss = sampleRss(gateway.pid, 25);
+      cpu = processCpuMs(gateway.pid);
       started = process.hrtime.bigint();
       const url = await tusUpload(`${api}/uploads`, source, auth);
       const tusSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+      cpuTus.push(processCpuMs(gateway.pid) - cpu);
       started = process.hrtime.bigint();
       const uploadId = new URL(url).pathname.split('/').pop();
       const created = await fetch(`${api}/repo/fs/file?uploadId=${uploadId}&fileName=up-tus-${round}.bin&folderId=${encodeURIComponent(rootId)}`, {
@@ -80,6 +90,7 @@ async function main() {
       if (created.status !== 201) throw new Error(`POST file?uploadId answered ${created.status}: ${await created.text()}`);
       if (fs.statSync(path.join(repo, `up-tus-${round}.bin`)).size !== SIZE) throw new Error('the document made from the upload is short');
       resumable.push(SIZE / tusSeconds);
+      pairRatios.push(plainSeconds / tusSeconds);
       conversions.push(convertSeconds);
       console.log(`[bench] upload-resumable round ${round + 1}: multipart ${(SIZE / plainSeconds / 1e6).toFixed(1)} MB/s, tus ${(SIZE / tusSeconds / 1e6).toFixed(1)} MB/s, then into a document ${convertSeconds.toFixed(2)} s`);
     }
@@ -93,6 +104,9 @@ async function main() {
       multipart_MBps: median(plain) / 1e6,
       tus_MBps: median(resumable) / 1e6,
       tus_over_multipart: ratio,
+      tus_over_multipart_per_round_median: median(pairRatios),
+      gateway_cpu_ms_multipart: median(cpuPlain),
+      gateway_cpu_ms_tus: median(cpuTus),
       into_document_s: median(conversions),
       tus_with_document_over_multipart: endToEnd,
       peak_rss_multipart_MB: peakPlain / 1e6,
