@@ -194,6 +194,10 @@ describe('Resumable uploads (tus) on /api/uploads', () => {
     });
     expect(both.status).toBe(400);
     expect(json(both).error.parameter).toBe('uploadId');
+    // No filename metadata and no fileName: 400 naming fileName, and the upload is kept for another try.
+    const unnamed = await turnIntoDocument(alice, uploadId);
+    expect(unnamed.status).toBe(400);
+    expect(json(unnamed).error.parameter).toBe('fileName');
     // An empty upload makes an empty document; the name comes from fileName.
     const empty = await turnIntoDocument(alice, uploadId, 'empty.txt');
     expect(empty.status).toBe(201);

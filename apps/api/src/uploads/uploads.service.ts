@@ -120,12 +120,18 @@ export class UploadsService implements OnApplicationBootstrap, OnModuleDestroy {
       // Marked as the whole data file: a connector of local files (filesystem) copies it in the kernel; others read it.
       const stream =
         upload.size === 0 ? Readable.from([]) : markWholeLocalFile(fs.createReadStream(upload.path, { start: 0, end: upload.size - 1, highWaterMark: READ_CHUNK }), upload.path);
-      const result = await sink({
-        stream,
-        size: upload.size,
-        fileName: upload.metadata.filename ?? upload.metadata.name ?? undefined,
-        mimeType: upload.metadata.filetype ?? upload.metadata.type ?? undefined,
-      }).finally(() => stream.destroy());
+      let result: T;
+      try {
+        result = await sink({
+          stream,
+          size: upload.size,
+          fileName: upload.metadata.filename ?? upload.metadata.name ?? undefined,
+          mimeType: upload.metadata.filetype ?? upload.metadata.type ?? undefined,
+        });
+      } finally {
+        // A sink that refused before reading (even synchronously) leaves the descriptor open otherwise.
+        stream.destroy();
+      }
       await this.store.discard(uploadId);
       return result;
     } finally {
