@@ -21,6 +21,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { PermissionsModule } from './permissions/permissions.module';
 import { SearchModule } from './search/search.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { UploadsModule } from './uploads/uploads.module';
 
 @Module({})
 export class AppModule {
@@ -47,6 +48,7 @@ export class AppModule {
         ConnectionsModule,
         FilesModule, // before ContentModule: its literal repo/ routes must win over repo/:connectorId
         ContentModule,
+        UploadsModule,
         PermissionsModule,
         SearchModule,
         HealthModule,

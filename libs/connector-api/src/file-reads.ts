@@ -28,3 +28,22 @@ export function fileReadOptions(size: number, range?: ByteRange): FileReadOption
   if (end < start) return undefined;
   return { start, end, highWaterMark: Math.min(LARGEST_READ, Math.max(SMALLEST_READ, end - start + 1)) };
 }
+
+/**
+ * Content streams that read one whole local file, untouched so far, with that file: a driver that keeps
+ * content as local files (the filesystem connector) then copies the file in the kernel (copy_file_range, or a
+ * reflink) instead of through JavaScript buffers. Marked by whoever opens such a stream (the filesystem
+ * driver's own whole-document reads, a finished tus upload); any other driver just reads the stream.
+ */
+const wholeLocalFiles = new WeakMap<object, string>();
+
+/** Marks `stream` as reading the whole of `file` from its first byte; returns the stream. */
+export function markWholeLocalFile<S extends object>(stream: S, file: string): S {
+  wholeLocalFiles.set(stream, file);
+  return stream;
+}
+
+/** The file `stream` was marked as reading whole, if it was. */
+export function wholeLocalFileOf(stream: object): string | undefined {
+  return wholeLocalFiles.get(stream);
+}

@@ -1,6 +1,6 @@
 import { closeSync, constants, copyFile, createReadStream, fstatSync, open, openSync, read } from 'node:fs';
 import { Readable } from 'node:stream';
-import { NotFoundError, fileReadOptions, type ByteRange } from '@gateway/connector-api';
+import { NotFoundError, fileReadOptions, markWholeLocalFile, wholeLocalFileOf, type ByteRange } from '@gateway/connector-api';
 import { mapFsError } from './fs-errors';
 import { INLINE_READ_MAX_BYTES, InlineFileRead } from './inline-read';
 import { unlinkQuietly } from './metadata-store';
@@ -41,7 +41,7 @@ export async function openContent(files: RepositoryFiles, id: string, range?: By
   }
   const bytes = reads.end - reads.start + 1;
   const stream = bytes <= INLINE_READ_MAX_BYTES ? new InlineFileRead(fd, reads.start, bytes) : createReadStream(file, { fd, fs: readOnlyFileCalls, ...reads });
-  if (range === undefined) wholeFiles.set(stream, file);
+  if (range === undefined) markWholeLocalFile(stream, file);
   return stream;
 }
 
@@ -53,21 +53,16 @@ function checkRange(range: ByteRange): void {
 }
 
 /**
- * Streams from openContent that cover a whole file, with the file they read. Another
- * filesystem connector (a job copying between two of them) then copies in the kernel
- * (copy_file_range, or a reflink where the filesystem has them) instead of through
- * JavaScript buffers: cp's speed for large files, and a fraction of the calls for small ones.
- */
-const wholeFiles = new WeakMap<Readable, string>();
-
-/**
- * Copies `content`'s file to `target` when `content` is an untouched whole-file stream from
- * this driver, then closes the stream. A source path that changed since it was opened holds a
+ * Copies `content`'s file to `target` when `content` is an untouched stream marked as reading a
+ * whole local file, then closes the stream. A source path that changed since it was opened holds a
  * newer version written whole by a rename (the gateway never rewrites in place), so the copy is
  * never torn; when the copy fails (the path vanished, say) the caller streams from the still-open descriptor.
  */
 export async function copyWholeFile(content: Readable, target: string, cloneMode: number): Promise<boolean> {
-  const source = wholeFiles.get(content);
+  // Streams from openContent that cover a whole file (another filesystem connector: a job copying between two
+  // of them), and finished tus uploads, are marked with their file (@gateway/connector-api file-reads.ts):
+  // copied in the kernel (copy_file_range, or a reflink), cp's speed, a fraction of the calls for small files.
+  const source = wholeLocalFileOf(content);
   if (source === undefined || content.readableFlowing !== null || content.readableDidRead || content.destroyed) return false;
   try {
     // The callback form: the promise form allocates a stats array per request, measurably dearer per small file.

@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -6,6 +7,7 @@ import {
   InvalidArgumentError,
   NotFoundError,
   deriveCapabilities,
+  markWholeLocalFile,
   type ItemInfo,
 } from '@gateway/connector-api';
 import { DIRECT_COPY_MAX_BYTES, type FilesystemConnector } from './filesystem.connector';
@@ -199,6 +201,21 @@ describe('FilesystemConnector', () => {
         expect(await other.connector.getItem(copied)).toMatchObject({ size: expected.length, createdBy: 'alice', versionCount: 1 });
       }
       expect(await filesUnder(path.join(other.root, '.gateway', 'tmp'))).toEqual([]);
+    });
+
+    it('copies a stream marked as reading a whole local file (a finished tus upload) in the kernel, without reading it', async () => {
+      const file = path.join(other.root, '..', `marked-${path.basename(other.root)}.bin`);
+      await fsp.writeFile(file, 'uploaded elsewhere');
+      try {
+        const stream = markWholeLocalFile(createReadStream(file), file);
+        const copied = await fs.createFile({ folderId: (await fs.rootFolder()).folderId, fileName: 'marked.bin', content: stream }, alice);
+        // Streamed, the body would have been read; copied by the kernel, the stream is only closed.
+        expect(stream.readableDidRead).toBe(false);
+        expect(stream.destroyed).toBe(true);
+        expect(await readText(fs.openContent(copied))).toBe('uploaded elsewhere');
+      } finally {
+        await fsp.rm(file, { force: true });
+      }
     });
 
     describe('directly (copyFrom, on the copy thread)', () => {

@@ -76,6 +76,7 @@ describe('loadConfig', () => {
       },
       accessAudit: { enabled: true, retentionDays: 365, sweepIntervalMs: 300_000 },
       extraction: { tikaUrl: undefined, tikaTimeoutMs: 60_000, caFile: undefined },
+      uploads: { dir: path.resolve('./data', 'uploads'), expiryMs: 24 * 3_600_000, quotaBytes: 20 * 1024 ** 3, sweepIntervalMs: 300_000 },
     });
   });
 
@@ -126,6 +127,9 @@ describe('loadConfig', () => {
       GATEWAY_JOB_CONCURRENCY: '16',
       GATEWAY_JOB_LOCAL_CONCURRENCY: '64',
       GATEWAY_JOB_AUDIT_RETENTION_DAYS: '0',
+      GATEWAY_UPLOADS_DIR: '/shared/uploads',
+      GATEWAY_UPLOAD_EXPIRY_HOURS: '2',
+      GATEWAY_UPLOAD_QUOTA_BYTES: '0',
     });
     expect(config).toMatchObject({
       port: 8080,
@@ -157,8 +161,17 @@ describe('loadConfig', () => {
         publicRateLimitPerMinute: 0,
       },
       jobs: { redisUrl: 'rediss://cache:6380', concurrency: 16, localConcurrency: 64, auditRetentionDays: 0 },
+      uploads: { dir: '/shared/uploads', expiryMs: 2 * 3_600_000, quotaBytes: 0, sweepIntervalMs: 5000 },
     });
     expect(config.connectors[0].params).toEqual({ root: '/srv/gateway/repository' });
+  });
+
+  it.each([
+    ['GATEWAY_UPLOAD_EXPIRY_HOURS', '0'],
+    ['GATEWAY_UPLOAD_QUOTA_BYTES', '-1'],
+    ['GATEWAY_UPLOAD_QUOTA_BYTES', 'lots'],
+  ])('refuses %s=%s naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
   });
 
   it('switches authentication off only for exactly "true"', () => {

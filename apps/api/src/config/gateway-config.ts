@@ -93,6 +93,19 @@ export interface GatewayConfig {
   metricsPort?: number;
   /** Text extraction of indexing jobs: Tika Server for what the gateway does not decode itself. */
   extraction: ExtractionConfig;
+  /** Resumable (tus) uploads under /api/uploads. */
+  uploads: UploadsConfig;
+}
+
+export interface UploadsConfig {
+  /** GATEWAY_UPLOADS_DIR, or <data>/uploads; one folder shared by every node that serves /api/uploads. */
+  dir: string;
+  /** An upload is removed this long after its creation, finished or not (tus expiration; Upload-Expires). */
+  expiryMs: number;
+  /** Bytes one user's uploads may reserve (their Upload-Length, summed); 0 = no quota (413 beyond it). */
+  quotaBytes: number;
+  /** Period of the sweep of expired uploads; 0 switches it off (GATEWAY_SWEEP_INTERVAL_SECONDS). */
+  sweepIntervalMs: number;
 }
 
 export interface ExtractionConfig {
@@ -290,6 +303,12 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
     },
     metricsPort: env.GATEWAY_METRICS_PORT ? parseInteger(env, 'GATEWAY_METRICS_PORT', 0, 1, 65535) : undefined,
     extraction: parseExtraction(env),
+    uploads: {
+      dir: env.GATEWAY_UPLOADS_DIR ? path.resolve(env.GATEWAY_UPLOADS_DIR) : path.join(dataDir, 'uploads'),
+      expiryMs: parseInteger(env, 'GATEWAY_UPLOAD_EXPIRY_HOURS', 24, 1, 87600) * 3_600_000,
+      quotaBytes: parseInteger(env, 'GATEWAY_UPLOAD_QUOTA_BYTES', 20 * 1024 ** 3, 0, Number.MAX_SAFE_INTEGER),
+      sweepIntervalMs: parseInteger(env, 'GATEWAY_SWEEP_INTERVAL_SECONDS', 300, 0, 86400) * 1000,
+    },
   };
 }
 

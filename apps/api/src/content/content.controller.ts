@@ -21,6 +21,7 @@ import {
   ItemIdQuery,
   PostFileQuery,
   PropertyEntryDto,
+  UpdateContentQuery,
   UpdateQuery,
   VersionEntryDto,
 } from './content.dto';
@@ -97,7 +98,9 @@ export class ContentController {
     summary: 'Post file',
     description:
       'Creates a document from the multipart/form-data part named `file` (exactly one file part; a boundary is required). ' +
-      'The part is streamed to the repository as it arrives. `fileName` wins over the part\'s own filename.',
+      'The part is streamed to the repository as it arrives. `fileName` wins over the part\'s own filename. ' +
+      'Or, with `uploadId` and no body, from the caller\'s finished resumable upload (/api/uploads), streamed from the uploads folder and then removed: ' +
+      '409 while it is unfinished, 404 when it is not the caller\'s.',
     results: IdResultDto,
     status: 201,
     answer: 'Created; the id of the new document',
@@ -142,17 +145,19 @@ export class ContentController {
   @RAW_BODY
   @Route({
     summary: 'Update file content',
-    description: 'The raw body (streamed; an empty body makes an empty document) becomes the new content. Capability updateFile.',
+    description:
+      'The raw body (streamed; an empty body makes an empty document) becomes the new content. Capability updateFile. ' +
+      'Or, with `uploadId` and no body, the caller\'s finished resumable upload does (then removed; 409 while unfinished, 404 when not the caller\'s).',
     results: IdResultDto,
     errors: WRITE_ERRORS,
   })
   updateContent(
     @Param('connectorId') connectorId: string,
-    @Query() query: FileIdQuery,
+    @Query() query: UpdateContentQuery,
     @RequestContent() body: IncomingContent,
     @CurrentUser() user: AuthenticatedUser,
   ): Promise<IdResult> {
-    return this.content.updateContent(connectorId, query.fileId, body, user);
+    return this.content.updateContent(connectorId, query, body, user);
   }
 
   @Put('updateProperties')

@@ -30,6 +30,31 @@ export class FileIdQuery {
   fileId!: string;
 }
 
+/** A finished tus upload of the caller (/api/uploads), as the content of a new document or version. */
+class UploadIdProperty {
+  @ApiPropertyOptional({
+    description: 'Id of a finished resumable upload of the caller (the last segment of its /api/uploads Location), used as the content instead of a body; removed once the document is written',
+    example: '3f0c6d1b2a9e8f47-9b0e2c51d7a84f3e96c1b0a2d4e6f809',
+  })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(MAX_NAME)
+  uploadId?: string;
+}
+
+export class UpdateContentQuery extends FileIdQuery {
+  @ApiPropertyOptional({
+    description: 'Id of a finished resumable upload of the caller, used as the new content instead of the body; removed once the version is written',
+    example: '3f0c6d1b2a9e8f47-9b0e2c51d7a84f3e96c1b0a2d4e6f809',
+  })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(MAX_NAME)
+  uploadId?: string;
+}
+
 export class IdByPathQuery {
   @ApiProperty({ description: 'Name of the item inside the folder', example: 'report.pdf' })
   @IsString()
@@ -43,8 +68,11 @@ export class IdByPathQuery {
   folderPath!: string;
 }
 
-export class PostFileQuery {
-  @ApiPropertyOptional({ description: "Name of the new document; default: the file part's filename (UTF-8)", example: 'rapport été.pdf' })
+export class PostFileQuery extends UploadIdProperty {
+  @ApiPropertyOptional({
+    description: "Name of the new document; default: the file part's filename (UTF-8), or with uploadId the upload's `filename` metadata",
+    example: 'rapport été.pdf',
+  })
   @IsOptional()
   @IsString()
   @IsNotEmpty()

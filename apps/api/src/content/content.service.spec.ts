@@ -7,6 +7,7 @@ import type { ConnectorRegistry } from '../connectors/connector-registry.service
 import { ContentService } from './content.service';
 import { DownloadOffload } from '../common/offload';
 import { StreamedObject } from '../common/streamed-object';
+import type { UploadsService } from '../uploads/uploads.service';
 import { collectable, gatedBatches, nextText } from '../../../../test/support/retention';
 
 const user: AuthenticatedUser = { username: 'alice', roles: ['user'] };
@@ -41,7 +42,7 @@ function coreOnly(overrides: Partial<ContentConnector> = {}): ContentConnector {
 
 function serviceFor(connector: ContentConnector): ContentService {
   const registry = { get: (id: string) => (id === connector.id ? connector : (() => { throw new NotFoundError('connector', id); })()) };
-  return new ContentService(registry as unknown as ConnectorRegistry, new DownloadOffload(undefined));
+  return new ContentService(registry as unknown as ConnectorRegistry, new DownloadOffload(undefined), {} as UploadsService);
 }
 
 /** A body that records whether anyone read it. */
@@ -81,7 +82,7 @@ describe('ContentService on a connector without optional capabilities', () => {
 
   it.each([
     ['updateFile', () => service.update('core', { fileId: 'doc' }, { fileId: 'doc' }, body('new'), user)],
-    ['updateFile', () => service.updateContent('core', 'doc', body('new'), user)],
+    ['updateFile', () => service.updateContent('core', { fileId: 'doc' }, body('new'), user)],
     ['updateProperties', () => service.update('core', { fileId: 'doc' }, { fileId: 'doc', a: 'b' }, body(), user)],
     ['updateProperties', () => service.updateProperties('core', 'doc', { fileId: 'doc', a: 'b' }, user)],
     ['listVersions', () => service.listVersions('core', 'doc')],
@@ -97,7 +98,7 @@ describe('ContentService on a connector without optional capabilities', () => {
 
   it('refuses a content update without reading the body', async () => {
     const b = body('new');
-    await failure(service.updateContent('core', 'doc', b, user));
+    await failure(service.updateContent('core', { fileId: 'doc' }, b, user));
     expect(b.read).toBe(false);
   });
 

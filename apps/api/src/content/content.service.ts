@@ -13,6 +13,7 @@ import { DownloadOffload, offloadable } from '../common/offload';
 import { Page } from '../common/paging';
 import { StreamedObject } from '../common/streamed-object';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
+import { UploadsService } from '../uploads/uploads.service';
 import {
   UPDATE_PARAMETERS,
   type CheckInQuery,
@@ -20,6 +21,7 @@ import {
   type FolderItemsQuery,
   type IdByPathQuery,
   type PostFileQuery,
+  type UpdateContentQuery,
   type UpdateQuery,
 } from './content.dto';
 import {
@@ -51,6 +53,7 @@ export class ContentService {
   constructor(
     private readonly registry: ConnectorRegistry,
     private readonly offload: DownloadOffload,
+    private readonly uploads: UploadsService,
   ) {}
 
   /** What the download helper needs to serve a document (or one version of it). */
@@ -87,6 +90,18 @@ export class ContentService {
     const connector = this.registry.get(connectorId);
     if (query.type !== undefined) await this.checkType(connector, query.type);
     const actor = toActor(user);
+    if (query.uploadId !== undefined) {
+      const uploadId = query.uploadId;
+      await refuseBodyWithUpload(body);
+      const id = await this.uploads.consume(uploadId, user, (upload) => {
+        const fileName = query.fileName ?? upload.fileName;
+        if (fileName === undefined) {
+          throw new InvalidArgumentError('fileName', `Invalid parameter 'fileName': upload '${uploadId}' has no filename metadata; give fileName`);
+        }
+        return connector.createFile({ folderId: query.folderId, fileName, type: query.type, mimeType: upload.mimeType, content: upload.stream }, actor);
+      });
+      return { id };
+    }
     const id = await body.receiveFile(
       FILE_PART,
       (part) =>
@@ -131,10 +146,18 @@ export class ContentService {
     return { id };
   }
 
-  async updateContent(connectorId: string, fileId: string, body: IncomingContent, user: AuthenticatedUser): Promise<IdResult> {
+  async updateContent(connectorId: string, query: UpdateContentQuery, body: IncomingContent, user: AuthenticatedUser): Promise<IdResult> {
     const connector = this.registry.get(connectorId);
     const contentUpdate = requireContentUpdate(connector);
-    return { id: await contentUpdate.updateContent(fileId, { content: body.rawStream(), mimeType: body.contentType }, toActor(user)) };
+    const actor = toActor(user);
+    if (query.uploadId !== undefined) {
+      await refuseBodyWithUpload(body);
+      const id = await this.uploads.consume(query.uploadId, user, (upload) =>
+        contentUpdate.updateContent(query.fileId, { content: upload.stream, mimeType: upload.mimeType }, actor),
+      );
+      return { id };
+    }
+    return { id: await contentUpdate.updateContent(query.fileId, { content: body.rawStream(), mimeType: body.contentType }, actor) };
   }
 
   async updateProperties(connectorId: string, fileId: string, rawQuery: Record<string, unknown>, user: AuthenticatedUser): Promise<IdResult> {
@@ -234,6 +257,15 @@ export class ContentService {
       throw new InvalidArgumentError('folderId', `Invalid parameter 'folderId': '${query.folderId}' is not a folder`);
     }
     return connector.idByPath(folder.path, query.fileName);
+  }
+}
+
+/** With uploadId the content is the upload's: a body as well is ambiguous, and refused before anything is read. */
+async function refuseBodyWithUpload(body: IncomingContent): Promise<void> {
+  const content = await body.rawBody();
+  if (content !== undefined) {
+    content.resume();
+    throw new InvalidArgumentError('uploadId', "Invalid parameter 'uploadId': the content comes from the upload; send no body with uploadId", 'UPLOAD_WITH_BODY');
   }
 }
 
