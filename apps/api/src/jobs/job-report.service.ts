@@ -47,7 +47,7 @@ export class JobReportService {
     const rows = await this.repo.reportRows(jobId, run.id, { outcomes: query.outcome, after, limit: limit + 1 });
     const more = rows.length > limit;
     const shown = more ? rows.slice(0, limit) : rows;
-    const result: JobReportDto = { jobId, runId: run.id, status: run.status, counters: counters(run), rows: shown.map(toRowDto) };
+    const result: JobReportDto = { jobId, runId: run.id, status: run.status, counters: counters(run), rows: shown.map((row) => toRowDto(row)) };
     if (query.cursor === undefined) result.counts = await this.repo.reportCounts(run.id);
     return new Page(result, more ? encodeCursor(shown[shown.length - 1].docId) : undefined);
   }
@@ -55,7 +55,8 @@ export class JobReportService {
   /** format=csv|ndjson: the whole run, streamed with backpressure (the next batch is read once the socket took the last). */
   async stream(jobId: number, query: JobReportQuery & { format: Exclude<ReportFormat, 'json'> }): Promise<StreamableFile> {
     const run = await this.resolveRun(jobId, query.runId);
-    const body = Readable.from(this.lines(jobId, run.id, query.format, query.outcome));
+    // At most one batch waits beside the one being written (the default would read 16 ahead).
+    const body = Readable.from(this.lines(jobId, run.id, query.format, query.outcome), { highWaterMark: 1 });
     return new StreamableFile(body, { type: MEDIA_TYPES[query.format], disposition: `attachment; filename="${reportName(run, query.format)}"` });
   }
 
@@ -88,7 +89,7 @@ export class JobReportService {
     await this.files.insert(file);
     try {
       const progress = { rows: 0 };
-      await pipeline(Readable.from(this.lines(jobId, run.id, format, query.outcome, progress)), this.store.createPartial(file.id));
+      await pipeline(Readable.from(this.lines(jobId, run.id, format, query.outcome, progress), { highWaterMark: 1 }), this.store.createPartial(file.id));
       const size = await this.store.commit(file.id);
       await this.files.markReady(file.id, size, this.clock.now(), { entriesDone: progress.rows, bytesDone: size, errorCount: 0 });
       return toLinkDto(await this.links.createInternal(user.username, { ...file, state: 'ready', size }));
@@ -105,19 +106,17 @@ export class JobReportService {
     format: Exclude<ReportFormat, 'json'>,
     outcomes: ReportQuery['outcomes'],
     progress = { rows: 0 },
-  ): AsyncGenerator<string> {
-    if (format === 'csv') yield `${CSV_COLUMNS.join(',')}\r\n`;
+  ): AsyncGenerator<Buffer> {
+    const times = new IsoTimes();
+    const line = format === 'csv' ? (row: ReportRow) => csvLine(row, times) : (row: ReportRow) => `${JSON.stringify(toRowDto(row, times))}\n`;
+    if (format === 'csv') yield Buffer.from(`${CSV_COLUMNS.join(',')}\r\n`);
     let after: string | undefined;
     for (;;) {
       const rows = await this.repo.reportRows(jobId, runId, { outcomes, after, limit: STREAM_BATCH });
       if (rows.length === 0) return;
-      let text = '';
-      for (const row of rows) {
-        const dto = toRowDto(row);
-        text += format === 'csv' ? `${CSV_COLUMNS.map((c) => csvField(dto[c])).join(',')}\r\n` : `${JSON.stringify(dto)}\n`;
-      }
+      // One flat buffer a batch: a string grown row by row is a tree of pieces that lives on the heap until written.
       progress.rows += rows.length;
-      yield text;
+      yield Buffer.from(rows.map(line).join(''), 'utf8');
       if (rows.length < STREAM_BATCH) return;
       after = rows[rows.length - 1].docId;
     }
@@ -137,7 +136,7 @@ export class JobReportService {
   }
 }
 
-function toRowDto(row: ReportRow): ReportRowDto {
+export function toRowDto(row: ReportRow, times = new IsoTimes()): ReportRowDto {
   return {
     docId: row.docId,
     relPath: row.relPath,
@@ -145,9 +144,49 @@ function toRowDto(row: ReportRow): ReportRowDto {
     targetId: row.targetId,
     outcome: row.outcome,
     message: row.message,
-    readAt: new Date(row.readAt).toISOString(),
-    finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt).toISOString(),
+    readAt: times.format(row.readAt),
+    finishedAt: row.finishedAt === null ? null : times.format(row.finishedAt),
   };
+}
+
+/** One CSV line of CSV_COLUMNS, straight from the row (a report streams a million of them: no object in between). */
+export function csvLine(row: ReportRow, times: IsoTimes): string {
+  return (
+    `${csvField(row.docId)},${csvField(row.relPath)},${csvField(row.sourcePath)},${csvField(row.targetId)},${row.outcome},` +
+    `${csvField(row.message)},${times.format(row.readAt)},${row.finishedAt === null ? '' : times.format(row.finishedAt)}\r\n`
+  );
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * ISO 8601 UTC of epoch milliseconds, as Date.prototype.toISOString writes it: the date part is kept from the
+ * previous call of the same day (a run's rows share a few days at most), the time computed, so a million rows
+ * make no Date. A third of the report's CPU went to toISOString before.
+ */
+export class IsoTimes {
+  private day = Number.NaN;
+  private date = '';
+
+  format(ms: number): string {
+    const day = Math.floor(ms / DAY_MS);
+    if (day !== this.day) {
+      this.day = day;
+      this.date = new Date(day * DAY_MS).toISOString().slice(0, 11);
+    }
+    let rest = ms - day * DAY_MS;
+    const hours = Math.floor(rest / 3_600_000);
+    rest -= hours * 3_600_000;
+    const minutes = Math.floor(rest / 60_000);
+    rest -= minutes * 60_000;
+    const seconds = Math.floor(rest / 1000);
+    const millis = rest - seconds * 1000;
+    return `${this.date}${pad(hours, 2)}:${pad(minutes, 2)}:${pad(seconds, 2)}.${pad(millis, 3)}Z`;
+  }
+}
+
+function pad(n: number, width: number): string {
+  return n >= (width === 2 ? 10 : 100) ? String(n) : String(n).padStart(width, '0');
 }
 
 function counters(run: JobRunRecord): Record<string, number> {
