@@ -199,6 +199,35 @@ describe(`Job run reports through HTTP, ${MODE} mode`, () => {
     expect(resumed.counts).toEqual({ p: 6, e: 0, d: 0, s: 0, r: 0 });
   });
 
+  it('an aborted run and its resume: the documents in flight finish, the rest of the batch stays read (`r`); the counts add up', async () => {
+    writeTree(gw.srcRoot, files(8, 'in5'));
+    const jobId = await defineJob(gw, jobBody('report-aborted', { source: { connectorId: 'src', folderPath: '/in5' }, target: { connectorId: 'dst', folderPath: '/out5' } }));
+    const sent = gw.src.leadSent;
+    gw.src.close({ leadBytes: 10 });
+    await call(gw, jobId, 'start');
+    await gw.src.waitLeadSent(sent + 2);
+    await call(gw, jobId, 'abort', 200, 'post');
+    gw.src.open();
+    const aborted = await waitStatus(gw, jobId, 'ABORTED');
+    const counts = (await report(jobId).expect(200)).body.results.counts as Counts;
+    expectCountsMatch(counts, aborted);
+    // The two in flight finished; the rest of the claimed batch never started.
+    expect(counts.p).toBeGreaterThanOrEqual(2);
+    expect(counts.r).toBeGreaterThan(0);
+    const csv = await report(jobId, { format: 'csv' }).buffer(true).parse((res, done) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => done(null, text));
+    }).expect(200);
+    expect(tally(parseCsv(csv.body as string).slice(1).map((r) => r[4]))).toEqual(counts);
+    await call(gw, jobId, 'resume');
+    const done = await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED');
+    const resumed = (await report(jobId).expect(200)).body.results.counts as Counts;
+    expectCountsMatch(resumed, done);
+    expect(resumed).toEqual({ p: 8, e: 0, d: 0, s: 0, r: 0 });
+  });
+
   it('saves a finished run\'s report as a user file: listed, downloadable, and shareable like an export', async () => {
     writeTree(gw.srcRoot, files(3, 'in4'));
     const jobId = await defineJob(gw, jobBody('report-saved', { source: { connectorId: 'src', folderPath: '/in4' }, target: { connectorId: 'dst', folderPath: '/out4' } }));
