@@ -19,6 +19,8 @@ import type { JobStatus } from './job-states';
 
 /** Rows read from the database per statement while a report streams. */
 const STREAM_BATCH = 1000;
+/** Characters of a streamed chunk: 64 KiB at most even as UTF-16, below V8's large-object size. */
+const CHUNK_CHARS = 32 * 1024;
 const FINISHED: readonly JobStatus[] = ['ABORTED', 'FAILED', 'COMPLETED', 'COMPLETED_WITH_ERRORS'];
 const CSV_COLUMNS = ['docId', 'relPath', 'sourcePath', 'targetId', 'outcome', 'message', 'readAt', 'finishedAt'] as const satisfies ReadonlyArray<keyof ReportRowDto>;
 const MEDIA_TYPES: Record<Exclude<ReportFormat, 'json'>, string> = { csv: 'text/csv; charset=utf-8', ndjson: 'application/x-ndjson; charset=utf-8' };
@@ -116,7 +118,21 @@ export class JobReportService {
       if (rows.length === 0) return;
       // One flat buffer a batch: a string grown row by row is a tree of pieces that lives on the heap until written.
       progress.rows += rows.length;
-      yield Buffer.from(rows.map(line).join(''), 'utf8');
+      // Chunks of flat text, each small enough to die young: a string grown row by row is a tree of pieces,
+      // and one over V8's large-object size (128 KiB) is allocated in the old generation, freed only by a full collection.
+      let parts: string[] = [];
+      let chars = 0;
+      for (const row of rows) {
+        const text = line(row);
+        parts.push(text);
+        chars += text.length;
+        if (chars >= CHUNK_CHARS) {
+          yield Buffer.from(parts.join(''), 'utf8');
+          parts = [];
+          chars = 0;
+        }
+      }
+      if (parts.length > 0) yield Buffer.from(parts.join(''), 'utf8');
       if (rows.length < STREAM_BATCH) return;
       after = rows[rows.length - 1].docId;
     }
