@@ -251,7 +251,6 @@ describe('Batch', () => {
         'id5=fs-bWlzc2luZw',
         'conn5=fs',
         'fname5=five.txt',
-        'unrelated=1',
       ].join('&');
       const res = await legacy(q).expect(200);
       expect(res.headers['content-type']).toBe('application/zip');
@@ -278,7 +277,8 @@ describe('Batch', () => {
     });
 
     it.each([
-      ['no entries', 'foo=bar', 'id0'],
+      ['no entries', '', 'id0'],
+      ['an unknown parameter (issue 35: never ignored)', 'id0=x&conn0=fs&unrelated=1', 'unrelated'],
       ['an id without conn', 'id1=x', 'conn1'],
       ['a conn without id', 'conn3=fs', 'id3'],
       ['an fname alone', 'fname4=a.txt', 'id4'],

@@ -15,6 +15,16 @@ async function api(gw: GatewayProcess, p: string) {
   return body;
 }
 
+type Counts = Record<'p' | 'e' | 'd' | 's' | 'r', number>;
+
+/** The run report's counts (issue 35) add up to the run's counters exactly, whatever stopped it. */
+async function expectReportMatches(gw: GatewayProcess, jobId: number, run: Record<string, any>): Promise<Counts> {
+  const counts = (await api(gw, `/job/service/${jobId}/report?limit=1`)).results.counts as Counts;
+  expect(counts.p + counts.e + counts.d + counts.s + counts.r).toBe(run.read);
+  expect({ p: counts.p, e: counts.e, skipped: counts.d + counts.s }).toEqual({ p: run.written, e: run.failed, skipped: run.skipped });
+  return counts;
+}
+
 async function waitFor(gw: GatewayProcess, jobId: number, done: (s: Record<string, any>) => boolean) {
   for (;;) {
     const s = (await api(gw, `/job/service/${jobId}/status`)).results;
@@ -110,11 +120,14 @@ jobs:
         expect(interrupted.results).toMatchObject({ status: 'FAILED', canResumeJob: true });
         expect(interrupted.message).toMatch(/stopped during the run/);
         expect(interrupted.results.written).toBeLessThan(N);
+        // Documents the killed process had claimed and not finished are read, unfinished rows (`r`).
+        await expectReportMatches(survivor, jobId, interrupted.results);
         await api(survivor, `/job/service/${jobId}/resume`);
       }
 
       const done = await waitFor(survivor, jobId, (s) => !['RUNNING', 'PAUSING', 'ABORTING'].includes(s.status));
       expect(done).toMatchObject({ status: 'COMPLETED', jobRunId: `${jobId}_1`, read: N, written: N, skipped: 0, failed: 0 });
+      expect(await expectReportMatches(survivor, jobId, done)).toEqual({ p: N, e: 0, d: 0, s: 0, r: 0 });
       const copied = listTree(path.join(root, 'dst', 'out'));
       expect(Object.keys(copied)).toHaveLength(N);
       expect(copied).toEqual(listTree(path.join(root, 'src', 'in')));

@@ -92,6 +92,8 @@ describe(`Job run reports through HTTP, ${MODE} mode`, () => {
     // 11 written: doc-000..doc-011 but 003 and 006 (i + 1 lines of 'content i\n'), and 'a, "quoted".txt' (1 byte).
     const sizes = [0, 1, 2, 4, 5, 7, 8, 9, 10, 11].map((i) => `content ${i}\n`.length * (i + 1));
     expect(first.bytesWritten).toBe(sizes.reduce((a, b) => a + b, 0) + 1);
+    // The two failures fail at openContent, the excluded document is never opened: every byte read was written.
+    expect(first.bytesRead).toBe(first.bytesWritten);
 
     const page = await report(jobId).expect(200);
     expect(page.headers['x-next-cursor']).toBeUndefined();
@@ -197,6 +199,35 @@ describe(`Job run reports through HTTP, ${MODE} mode`, () => {
     const resumed = (await report(jobId).expect(200)).body.results;
     expectCountsMatch(resumed.counts, done);
     expect(resumed.counts).toEqual({ p: 6, e: 0, d: 0, s: 0, r: 0 });
+  });
+
+  it('an aborted run and its resume: the documents in flight finish, the rest of the batch stays read (`r`); the counts add up', async () => {
+    writeTree(gw.srcRoot, files(8, 'in5'));
+    const jobId = await defineJob(gw, jobBody('report-aborted', { source: { connectorId: 'src', folderPath: '/in5' }, target: { connectorId: 'dst', folderPath: '/out5' } }));
+    const sent = gw.src.leadSent;
+    gw.src.close({ leadBytes: 10 });
+    await call(gw, jobId, 'start');
+    await gw.src.waitLeadSent(sent + 2);
+    await call(gw, jobId, 'abort', 200, 'post');
+    gw.src.open();
+    const aborted = await waitStatus(gw, jobId, 'ABORTED');
+    const counts = (await report(jobId).expect(200)).body.results.counts as Counts;
+    expectCountsMatch(counts, aborted);
+    // The two in flight finished; the rest of the claimed batch never started.
+    expect(counts.p).toBeGreaterThanOrEqual(2);
+    expect(counts.r).toBeGreaterThan(0);
+    const csv = await report(jobId, { format: 'csv' }).buffer(true).parse((res, done) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => done(null, text));
+    }).expect(200);
+    expect(tally(parseCsv(csv.body as string).slice(1).map((r) => r[4]))).toEqual(counts);
+    await call(gw, jobId, 'resume');
+    const done = await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED');
+    const resumed = (await report(jobId).expect(200)).body.results.counts as Counts;
+    expectCountsMatch(resumed, done);
+    expect(resumed).toEqual({ p: 8, e: 0, d: 0, s: 0, r: 0 });
   });
 
   it('saves a finished run\'s report as a user file: listed, downloadable, and shareable like an export', async () => {

@@ -157,6 +157,7 @@ users:
           failed: 0,
           removed: 0,
           total: 0,
+          bytesRead: 0,
           bytesWritten: 0,
           listingComplete: false,
           percent: null,

@@ -56,6 +56,7 @@ export function runRecord(patch: Partial<JobRunRecord> = {}): JobRunRecord {
     failedBase: 0,
     discovered: 0,
     bytesWritten: 0,
+    bytesRead: 0,
     ...patch,
   };
 }
@@ -298,6 +299,7 @@ export class InMemoryJobStore implements JobStore {
       else if (o.outcome === 'e') run.failed++;
       else run.skipped++;
       if (o.removed) run.removed++;
+      run.bytesRead += o.bytesRead ?? 0;
       this.addAudit(jobId, run.id, o.docId, o.outcome, o.sourcePath, o.targetId ?? null, o.message ?? null, now);
     }
   }

@@ -85,7 +85,7 @@ class TransactionLockedRun implements LockedRun {
       for (const r of rows.rows) finished.add(r.doc_id);
     }
     if (finished.size === 0) return;
-    const delta = { written: 0, skipped: 0, failed: 0, removed: 0, bytes: 0 };
+    const delta = { written: 0, skipped: 0, failed: 0, removed: 0, bytes: 0, bytesRead: 0 };
     const audits: Array<Record<string, string | null>> = [];
     for (const o of outcomes) {
       if (!finished.delete(o.docId)) continue; // finished already, or listed twice in this batch
@@ -96,6 +96,7 @@ class TransactionLockedRun implements LockedRun {
       else if (o.outcome === 'e') delta.failed++;
       else delta.skipped++;
       if (o.removed) delta.removed++;
+      delta.bytesRead += o.bytesRead ?? 0;
       audits.push({ d: o.docId, o: o.outcome, s: o.sourcePath, t: o.targetId ?? null, m: o.message ?? null });
     }
     await sql`
@@ -109,6 +110,7 @@ class TransactionLockedRun implements LockedRun {
         failed: eb('failed', '+', delta.failed),
         removed: eb('removed', '+', delta.removed),
         bytes_written: eb('bytes_written', '+', delta.bytes),
+        bytes_read: eb('bytes_read', '+', delta.bytesRead),
       }))
       .where('id', '=', run.id)
       .returningAll()

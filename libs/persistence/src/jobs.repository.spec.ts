@@ -122,6 +122,7 @@ describe('JobsRepository', () => {
         failedBase: 0,
         discovered: 0,
         bytesWritten: 0,
+        bytesRead: 0,
       });
       expect(await repo.findTask(run.id, 'e.root')).toEqual({ runId: run.id, key: 'e.root', kind: 'enum', payload: '{"k":"e.root"}', state: 'pending' });
       expect((await repo.findJob(jobId))?.runCount).toBe(1);
@@ -442,9 +443,9 @@ describe('JobsRepository', () => {
         jobId,
         run.id,
         [
-          { docId: 'a-p', outcome: 'p', sourcePath: '/in/a-p', targetId: 't1', bytes: 7 },
-          // Bytes count only with a written document.
-          { docId: 'b-e', outcome: 'e', sourcePath: '/in/b-e', message: 'INTERNAL: boom', bytes: 1000 },
+          { docId: 'a-p', outcome: 'p', sourcePath: '/in/a-p', targetId: 't1', bytes: 7, bytesRead: 7 },
+          // Bytes written count only with a written document; bytes read with any outcome.
+          { docId: 'b-e', outcome: 'e', sourcePath: '/in/b-e', message: 'INTERNAL: boom', bytes: 1000, bytesRead: 300 },
           { docId: 'c-d', outcome: 'd', sourcePath: '/in/c-d', targetId: 't3' },
           { docId: 'd-s', outcome: 's', sourcePath: '/in/d-s', message: 'Excluded' },
           { docId: ids[5], outcome: 'p', sourcePath: `/in/${ids[5]}`, targetId: 't6', bytes: 5 },
@@ -452,6 +453,7 @@ describe('JobsRepository', () => {
         20,
       );
       expect(after.bytesWritten).toBe(12);
+      expect(after.bytesRead).toBe(307);
       // Another run of the same job with the same documents stays out of this report.
       const second = await repo.createRun(jobId, { kind: 'start', startedBy: 'alice', now: 2000 }, async () => []);
       await repo.claimDocs(jobId, second.id, [{ docId: 'a-p', relPath: 'rel/a-p', sourcePath: '/in/a-p' }], 30);

@@ -100,5 +100,6 @@ export function toRun(row: Record<string, unknown>): JobRunRecord {
     failedBase: n('failed_base'),
     discovered: n('discovered'),
     bytesWritten: n('bytes_written'),
+    bytesRead: n('bytes_read'),
   };
 }

@@ -44,6 +44,8 @@ export interface JobRunsTable {
   discovered: Generated<number>;
   /** Listed sizes of the documents written (migration 0060-job-run-progress). */
   bytes_written: Generated<number>;
+  /** Bytes streamed from the source by the documents finished (migration 0065-job-run-bytes-read). */
+  bytes_read: Generated<number>;
   updated_at: number;
 }
 

@@ -54,6 +54,8 @@ export interface JobRunRecord extends JobRunCounters {
   discovered: number;
   /** The sizes of the documents written (`bytes` of their `p` outcomes). */
   bytesWritten: number;
+  /** Bytes the finished documents streamed from the source (`bytesRead` of their outcomes). */
+  bytesRead: number;
 }
 
 /** What a transition may change on a run. */
@@ -101,6 +103,8 @@ export interface DocOutcome {
   removed?: boolean;
   /** A written document's size as listed: added to the run's bytesWritten. */
   bytes?: number;
+  /** Bytes streamed from the source for this document, whatever its outcome: added to the run's bytesRead. */
+  bytesRead?: number;
 }
 
 export interface AuditRecord {

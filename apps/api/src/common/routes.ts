@@ -1,8 +1,9 @@
-import { applyDecorators, Controller, HttpCode, type Type } from '@nestjs/common';
+import { applyDecorators, Controller, HttpCode, UseGuards, type Type } from '@nestjs/common';
 import { ApiBasicAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Public, Roles } from '../auth/auth.decorators';
 import type { Role } from '../config/config.schema';
 import { ApiEnvelope, ApiErrors, type EnvelopeOptions, type Schema } from './openapi';
+import { StrictInputGuard } from './strict-input.guard';
 
 export interface RouteFamilyOptions {
   /** OpenAPI tag the family's routes are listed under. */
@@ -17,13 +18,15 @@ export interface RouteFamilyOptions {
 
 /**
  * A controller: its path, and what all its routes share — authentication, roles, OpenAPI tag and
- * the common error answers — in one decorator.
+ * the common error answers — in one decorator. Every route refuses the query parameters and body keys
+ * it does not declare (StrictInputGuard; it runs after the global authentication and role guards).
  */
 export function RouteFamily(path: string, family: RouteFamilyOptions): ClassDecorator {
   const auth = family.access === 'public' ? [Public()] : [ApiBasicAuth()];
   const errors = [...(family.access === 'basic' ? [401] : []), ...(family.roles ? [403] : []), ...(family.errors ?? [])];
   return applyDecorators(
     Controller(path),
+    UseGuards(StrictInputGuard),
     ApiTags(family.tag),
     ...auth,
     ...(family.roles ? [Roles(...family.roles)] : []),

@@ -1,4 +1,4 @@
-import { Delete, Get, Param, Post, Put, Query, Req, Res, UseInterceptors } from '@nestjs/common';
+import { applyDecorators, Delete, Get, Param, Post, Put, Query, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiExtraModels, ApiParam, ApiQuery, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AccessAuditService } from '../audit/access-audit.service';
@@ -6,6 +6,7 @@ import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import { sendDownload } from '../common/download';
 import { RawBody } from '../common/raw-body';
 import { Route, RouteFamily } from '../common/routes';
+import { AcceptsQuery } from '../common/strict-input.guard';
 import { IncomingContent, RequestContent } from '../common/incoming-content';
 import { ApiFileDownload } from '../common/openapi';
 import { NEXT_CURSOR_HEADER, PagingHeadersInterceptor } from '../common/paging';
@@ -26,10 +27,13 @@ import {
   VersionEntryDto,
 } from './content.dto';
 import { FILE_PART, ContentService, type IdResult } from './content.service';
-import type { PropertyMap, VersionEntry } from './content.mapping';
+import { PROPERTY_NAME_PATTERN, type PropertyMap, type VersionEntry } from './content.mapping';
 import { RawQuery } from './query-properties.decorator';
 
-const PROPERTIES_QUERY = ApiQuery({
+/** Free `<property>=<value>` names beside the route's DTO: any name a property may have (the service checks each further). */
+const PROPERTY_NAMES = AcceptsQuery({ pattern: PROPERTY_NAME_PATTERN, patternDescription: '<property>=<value> (a letter, then up to 127 letters, digits or _ . : -)' });
+
+const PROPERTIES_QUERY_DOC = ApiQuery({
   name: 'properties',
   required: false,
   style: 'form',
@@ -40,6 +44,7 @@ const PROPERTIES_QUERY = ApiQuery({
     'Names: a letter, then up to 127 letters, digits or `_ . : -`; `svc_` names are maintained by the service and refused. ' +
     'Each name once. Value rules are the connector\'s (the filesystem connector removes a property given an empty value).',
 });
+const PROPERTIES_QUERY = applyDecorators(PROPERTIES_QUERY_DOC, PROPERTY_NAMES);
 
 const RAW_BODY = ApiBody({
   description: 'The new content, raw (any media type; its Content-Type is kept where the repository records one). Streamed to the repository, never buffered',

@@ -5,6 +5,7 @@ import { AccessAuditService } from '../audit/access-audit.service';
 import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import { sendDownload } from '../common/download';
 import { Route, RouteFamily } from '../common/routes';
+import { AcceptsQuery } from '../common/strict-input.guard';
 import { BatchRequestDto, DownloadLinkDto } from './files.dto';
 import { ExportsService } from './exports.service';
 
@@ -61,6 +62,7 @@ export class BatchController {
     schema: { type: 'object', additionalProperties: { type: 'string' }, example: { id0: 'fs-YS50eHQ', conn0: 'fs', fname0: 'a.txt', id1: 'fs-Yi50eHQ', conn1: 'fs' } },
     description: '`id<x>`, `conn<x>`, `fname<x>` (or `id[x]`, `conn[x]`, `fname[x]`) for each x; the parameter is not literally called `parameters`',
   })
+  @AcceptsQuery({ pattern: /^(id|conn|fname)(\d{1,9}|\[\d{1,9}\])?$/, patternDescription: 'id<x>, conn<x>, fname<x> (or id[x], conn[x], fname[x])' })
   @ApiProduces('application/zip', 'application/json')
   @ApiResponse({ status: 200, description: 'The zip', content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } } })
   async legacyBatch(@BatchQuery() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): Promise<void> {

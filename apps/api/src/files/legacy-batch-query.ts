@@ -9,7 +9,8 @@ const BRACKETED = /^(id|conn|fname)\[(\d{1,9})\]$/;
  * The GET __BATCH__ form's parameters: `id<x>`, `conn<x>`, `fname<x>` for
  * each integer x, or the bracketed `id[x]`, `conn[x]`, `fname[x]` (both may
  * be mixed). Entries come out in ascending x. Each x needs an id and a conn;
- * fname is optional (default: the document name). Other parameters are ignored.
+ * fname is optional (default: the document name). Other names are refused
+ * before this runs (the route's @AcceptsQuery).
  */
 export function parseLegacyBatchQuery(query: Record<string, unknown>, maxEntries: number): BatchEntry[] {
   const byIndex = new Map<number, Partial<Record<Field, string>>>();

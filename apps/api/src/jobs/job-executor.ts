@@ -7,6 +7,7 @@ import { GATEWAY_CONFIG } from '../config/config.module';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { GatewayConfig } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
+import { CountedReads } from './counted-reads';
 import { DocumentCopier, resolveFolderId } from './document-copier';
 import { DocumentIndexer, SWEEP_TASK_KEY, type IndexTarget } from './document-indexer';
 import { isIndexingJob } from '../config/job-definition.dto';
@@ -263,11 +264,13 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         unfinished++;
         return;
       }
-      const outcome = await copier.copy(item, claim, p.fetch === true, watch);
+      const reads = new CountedReads(watch);
+      const outcome = await copier.copy(item, claim, p.fetch === true, reads);
       if (!outcome) {
         unfinished++;
         return;
       }
+      if (reads.bytes > 0) outcome.bytesRead = reads.bytes;
       this.metrics?.jobDocument(outcome.outcome);
       // The task's last outcomes are left to the transition that ends it (one transaction less per task).
       if (outcomes.add(outcome) >= FLUSH_EVERY_DOCS && toCopy > 0) void outcomes.flush().catch(() => undefined);

@@ -65,6 +65,7 @@ export function statusRecord(job: Pick<JobRecord, 'id' | 'name' | 'group'>, run:
     failed: run?.failed ?? 0,
     removed: run?.removed ?? 0,
     total,
+    bytesRead: run?.bytesRead ?? 0,
     bytesWritten: run?.bytesWritten ?? 0,
     listingComplete: complete,
     percent: complete ? (total === 0 ? 100 : Math.min(100, Math.floor((finished / total) * 1000) / 10)) : null,

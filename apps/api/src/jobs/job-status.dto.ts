@@ -48,6 +48,12 @@ export class JobStatusDto {
   @ApiProperty({ description: 'Documents that ended in error' }) failed!: number;
   @ApiProperty({ description: 'Source documents deleted after their copy (options.removeSource)' }) removed!: number;
   @ApiProperty({ description: 'Beyond the spec: documents the listing has discovered so far (for run-errors, the documents it re-runs)' }) total!: number;
+  @ApiProperty({
+    description:
+      'Beyond the spec: bytes the finished documents streamed from the source, counted as they stream (every outcome; a direct copy between ' +
+      'two filesystem connections, which the kernel makes, reads nothing in the gateway and counts none)',
+  })
+  bytesRead!: number;
   @ApiProperty({ description: 'Beyond the spec: the sizes of the documents written, as listed (a run-errors run, which fetches its documents again, counts none)' })
   bytesWritten!: number;
   @ApiProperty({ description: 'Beyond the spec: the listing has ended (no folder page left to list), so `total` is final' }) listingComplete!: boolean;

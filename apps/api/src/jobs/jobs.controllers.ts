@@ -1,11 +1,10 @@
-import { applyDecorators, Body, Delete, Get, Param, Post, Put, Query, StreamableFile, UseGuards, UseInterceptors, type PipeTransform } from '@nestjs/common';
+import { applyDecorators, Body, Delete, Get, Param, Post, Put, Query, StreamableFile, UseInterceptors, type PipeTransform } from '@nestjs/common';
 import { ApiParam } from '@nestjs/swagger';
 import { InvalidArgumentError } from '@gateway/errors';
 import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import type { MessageResult } from '../common/envelope';
 import { NEXT_CURSOR_HEADER, Page, PagingHeadersInterceptor } from '../common/paging';
 import { Route, RouteFamily } from '../common/routes';
-import { StrictInputGuard } from '../common/strict-input.guard';
 import { DownloadLinkDto } from '../files/files.dto';
 import { JobReportDto, JobReportQuery, SaveJobReportQuery } from './job-report.dto';
 import { JobReportService } from './job-report.service';
@@ -48,7 +47,6 @@ function JobControl(action: JobAction, summary: string): MethodDecorator {
 }
 
 @RouteFamily('admin/jobs', { tag: 'Job definitions (administration)', access: 'basic', roles: ['admin'] })
-@UseGuards(StrictInputGuard)
 export class JobDefinitionsController {
   constructor(private readonly definitions: JobDefinitionsService) {}
 
@@ -98,7 +96,6 @@ export class JobDefinitionsController {
 
 /** Spec 4.5. Pause, abort and kill take GET (as the spec's calls do) and POST (for clients that will not change state with GET). */
 @RouteFamily('job/service', { tag: 'Job service', access: 'basic' })
-@UseGuards(StrictInputGuard)
 export class JobServiceController {
   constructor(
     private readonly jobs: JobControlService,

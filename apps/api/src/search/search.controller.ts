@@ -3,9 +3,10 @@ import { ApiBody, ApiExtraModels, ApiParam, ApiQuery } from '@nestjs/swagger';
 import type { SearchResults } from '@gateway/connector-api';
 import { CurrentUser, type AuthenticatedUser } from '../auth/auth.decorators';
 import { Route, RouteFamily } from '../common/routes';
+import { AcceptsQuery } from '../common/strict-input.guard';
 import { FacetBucketDto, SelectResultsDto } from './search.dto';
 import { SearchParams } from './search-params';
-import { SearchService } from './search.service';
+import { SearchService, SELECT_PARAMETERS } from './search.service';
 
 const CONNECTOR = ApiParam({ name: 'connectorId', description: 'A search connection (typeId solr, elasticsearch, opensearch or mongodb)', example: 'solr' });
 const COLLECTION = ApiParam({ name: 'collection', description: 'Core, index or collection; without it, the connection\'s `collection`' });
@@ -32,6 +33,8 @@ function SelectParameters(): MethodDecorator {
     ApiQuery({ name: 'rows', required: false, description: 'Page size (default 10, at most the connection\'s maxRows)' }),
     ApiQuery({ name: 'sort', required: false, description: 'Comma list of `field asc|desc` (not on text fields); default relevance; ties by id', example: 'created desc' }),
     ACL,
+    // Read as the raw query string (@SearchParams): declared here so unknown names are refused before the connector is looked up.
+    AcceptsQuery({ names: [...SELECT_PARAMETERS] }),
   ];
   return applyDecorators(...decorators);
 }

@@ -23,7 +23,8 @@ import { ConfigError } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
 
 /** Select parameters this service reads; anything else is refused so a typo is not silently ignored. */
-const SELECT_PARAMETERS = new Set(['q', 'fq', 'fl', 'facet', 'facet.field', 'facet.limit', 'start', 'rows', 'sort', 'acl']);
+/** The select routes' query names (the guard refuses the others with the same message as the service). */
+export const SELECT_PARAMETERS = new Set(['q', 'fq', 'fl', 'facet', 'facet.field', 'facet.limit', 'start', 'rows', 'sort', 'acl']);
 const DEFAULT_ROWS = 10;
 const DEFAULT_FACET_LIMIT = 100;
 const MAX_FACET_LIMIT = 1000;

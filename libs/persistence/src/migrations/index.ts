@@ -7,6 +7,7 @@ import * as m0033 from './0033-user-groups';
 import * as m0040 from './0040-job-index-state';
 import * as m0050 from './0050-job-run-docs-failed-index';
 import * as m0060 from './0060-job-run-progress';
+import * as m0065 from './0065-job-run-bytes-read';
 import * as m0070 from './0070-job-schedule-starts';
 import * as m0080 from './0080-webhooks';
 import * as m0090 from './0090-access-audit';
@@ -24,6 +25,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0040-job-index-state': m0040,
   '0050-job-run-docs-failed-index': m0050,
   '0060-job-run-progress': m0060,
+  '0065-job-run-bytes-read': m0065,
   '0070-job-schedule-starts': m0070,
   '0080-webhooks': m0080,
   '0090-access-audit': m0090,
