@@ -4,11 +4,11 @@
 // simulator, over HTTPS with the same bearer token), both read by curl, alternating rounds. The relay
 // is the floor of any Node process in the path; target: gateway >= 0.9 x relay throughput.
 // The simulator is the harness's (GATEWAY_ENGINES_FILE) or one started here (test/engines, ts-node).
-const { execFileSync, spawn } = require('node:child_process');
+const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { ROOT, startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
-const { makeFile, curlGet } = require('./lib/files');
+const { ROOT, startGateway, startEngine, median, printResult, printVerdict, workDir } = require('./lib/harness');
+const { makeFile, timeDownloads, roundsLine, startNodeRelay } = require('./lib/files');
 
 const SIZE = Number(process.env.BENCH_FILE_BYTES || 100 * 1000 * 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
@@ -17,17 +17,6 @@ const TARGET = 0.9;
 function loadTypeScript() {
   require('ts-node').register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
   require('tsconfig-paths').register({ baseUrl: ROOT, paths: { '@gateway/*': ['libs/*/src'] } });
-}
-
-async function startSharePoint() {
-  const file = process.env.GATEWAY_ENGINES_FILE;
-  if (file && fs.existsSync(file)) {
-    const shared = JSON.parse(fs.readFileSync(file, 'utf8')).engines.sharepoint;
-    if (shared) return { info: shared, stop: async () => undefined };
-  }
-  const { startEngines } = require(path.join(ROOT, 'test/engines/start.ts'));
-  const { sharepoint } = await startEngines(['sharepoint'], { log: (line) => process.stderr.write(`[engines] ${line}\n`) });
-  return { info: sharepoint, stop: () => sharepoint.stop() };
 }
 
 /** The relay: one HTTPS GET upstream per request, piped to the client. Nothing else. */
@@ -43,11 +32,7 @@ function startRelay(targetUrl, token, caFile) {
       }).on('error', () => res.destroy());
     });
     server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
-  const child = spawn(process.execPath, ['-e', script, targetUrl, token, caFile], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.stdout.once('data', (line) => resolve({ url: `http://127.0.0.1:${String(line).trim()}/`, stop: () => child.kill() }));
-  });
+  return startNodeRelay(script, [targetUrl, token, caFile]);
 }
 
 async function main() {
@@ -55,7 +40,7 @@ async function main() {
   const dir = workDir('sharepoint-download');
   const file = path.join(dir, 'big.bin');
   makeFile(file, SIZE);
-  const sp = await startSharePoint();
+  const sp = await startEngine('sharepoint');
   let gateway;
   let relay;
   try {
@@ -77,24 +62,12 @@ async function main() {
     relay = await startRelay(`${p.siteUrl}/_api/web/GetFileById('${uid}')/$value`, await tokens.getToken(), p.caFile);
     const gatewayUrl = `${gateway.baseUrl}/api/repo/sp/file?id=${encodeURIComponent(id)}`;
 
-    curlGet(gatewayUrl, headers); // warm both paths
-    curlGet(relay.url);
-    const g = [];
-    const r = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      const gr = curlGet(gatewayUrl, headers);
-      const rr = curlGet(relay.url);
-      if (gr.status !== 200 || gr.bytes !== SIZE) throw new Error(`gateway answered ${gr.status} with ${gr.bytes} bytes`);
-      if (rr.status !== 200 || rr.bytes !== SIZE) throw new Error(`relay answered ${rr.status} with ${rr.bytes} bytes`);
-      g.push(gr.seconds);
-      r.push(rr.seconds);
-    }
+    const { gateway: g, relay: r } = timeDownloads({ gateway: { url: gatewayUrl, headers }, relay: { url: relay.url } }, ROUNDS, SIZE);
     const gatewayMBps = SIZE / 1e6 / median(g);
     const relayMBps = SIZE / 1e6 / median(r);
     const ratio = gatewayMBps / relayMBps;
     printResult('sharepoint-download', { bytes: SIZE, rounds: ROUNDS, gateway_s: median(g), relay_s: median(r), gateway_MBps: gatewayMBps, relay_MBps: relayMBps, of_relay: ratio });
-    const list = (xs) => xs.map((x) => x.toFixed(3)).join(',');
-    console.log(`[bench] sharepoint-download rounds (s): gateway=${list(g)} relay=${list(r)}`);
+    console.log(`[bench] sharepoint-download rounds (s): ${roundsLine({ gateway: g, relay: r })}`);
     return printVerdict('sharepoint-download', ratio >= TARGET, `gateway/relay throughput >= ${TARGET}`);
   } finally {
     relay?.stop();

@@ -61,5 +61,57 @@ function curlGetAsync(url, headers = {}) {
   );
 }
 
-module.exports.curlGet = curlGet;
-module.exports.curlGetAsync = curlGetAsync;
+/** The sha256 of a stream's bytes, in hex. */
+async function sha256Of(stream) {
+  const hash = crypto.createHash('sha256');
+  for await (const chunk of stream) hash.update(chunk);
+  return hash.digest('hex');
+}
+
+/** Fails unless every path ({ name: { url, headers } }) answers the file's very bytes, not just as many of them. */
+async function checkSameBytes(file, paths) {
+  const expected = await sha256Of(fs.createReadStream(file));
+  for (const [name, { url, headers = {} }] of Object.entries(paths)) {
+    const got = await new Promise((resolve, reject) => http.get(url, { headers }, (res) => sha256Of(res).then(resolve, reject)).on('error', reject));
+    if (got !== expected) throw new Error(`${name} delivered other bytes than the document's (sha256 ${got} vs ${expected})`);
+  }
+}
+
+/**
+ * Reads every path ({ name: { url, headers } }) once to warm it (JIT, page cache), then `rounds` rounds
+ * alternating between them in that order, each answer 200 with `bytes`; curl's seconds by name.
+ */
+function timeDownloads(paths, rounds, bytes) {
+  for (const { url, headers } of Object.values(paths)) curlGet(url, headers);
+  const seconds = Object.fromEntries(Object.keys(paths).map((name) => [name, []]));
+  for (let i = 0; i < rounds; i++) {
+    for (const [name, { url, headers }] of Object.entries(paths)) {
+      const answer = curlGet(url, headers);
+      if (answer.status !== 200 || answer.bytes !== bytes) throw new Error(`${name} answered ${answer.status} with ${answer.bytes} bytes`);
+      seconds[name].push(answer.seconds);
+    }
+  }
+  return seconds;
+}
+
+/** Every round, in the order run, as a `name=s,s,s` line (the machine is shared: a median hides how noisy it was). */
+function roundsLine(seconds) {
+  return Object.entries(seconds)
+    .map(([name, values]) => `${name}=${values.map((x) => x.toFixed(3)).join(',')}`)
+    .join(' ');
+}
+
+/**
+ * A bare relay in a child process (curl runs synchronously in the benches, so their own process cannot
+ * serve): `script` is run by `node -e` with `args`, and prints the port it listens on.
+ */
+function startNodeRelay(script, args, options = {}) {
+  const { spawn } = require('node:child_process');
+  const child = spawn(process.execPath, ['-e', script, ...args], { ...options, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout.once('data', (line) => resolve({ url: `http://127.0.0.1:${String(line).trim()}/`, stop: () => child.kill() }));
+  });
+}
+
+Object.assign(module.exports, { curlGet, curlGetAsync, sha256Of, checkSameBytes, timeDownloads, roundsLine, startNodeRelay });

@@ -172,4 +172,18 @@ async function gatewayApi(gw, method, p, body) {
   return json;
 }
 
-module.exports = { ROOT, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, rssBytes, processCpuMs, sampleRss, median, printResult, printVerdict };
+/**
+ * An engine of the test harness (test/engines): the one a test run already started (GATEWAY_ENGINES_FILE),
+ * else one started here, the harness loaded with ts-node's transpiler (it is TypeScript).
+ */
+async function startEngine(name) {
+  const file = process.env.GATEWAY_ENGINES_FILE;
+  const shared = file && fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')).engines[name] : undefined;
+  if (shared) return { info: shared, stop: async () => undefined };
+  if (!process[Symbol.for('ts-node.register.instance')]) require('ts-node').register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
+  const { startEngines } = require(path.join(ROOT, 'test/engines/start.ts'));
+  const { [name]: engine } = await startEngines([name], { log: (line) => process.stderr.write(`[engines] ${line}\n`) });
+  return { info: engine, stop: () => engine.stop() };
+}
+
+module.exports = { ROOT, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, startEngine, rssBytes, processCpuMs, sampleRss, median, printResult, printVerdict };
