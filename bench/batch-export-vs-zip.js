@@ -21,7 +21,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { startGateway, median, printResult, printVerdict, rssBytes, sampleRss, workDir } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict, rssBytes, sampleRss, workDir, benchmark } = require('./lib/harness');
 const { ensureDebianPackage } = require('./lib/references');
 
 const FILES = Number(process.env.BENCH_FILES || 1000);
@@ -300,5 +300,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

@@ -7,7 +7,7 @@
 // this machine. Alternating rounds, all read by curl. Target: gateway/relay
 // throughput (`of_relay`) >= 0.9; gateway/direct is printed beside it (`ratio`).
 const path = require('node:path');
-const { startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
 const { makeFile, checkSameBytes, timeDownloads, roundsLine, startNodeRelay } = require('./lib/files');
 const { startCmis, authOf, rootUrl, rootFolderId, createFolder, createDocumentFromFile, writeGatewayConfig } = require('./lib/cmis-engine');
 
@@ -93,5 +93,4 @@ function startRelay(targetUrl, authorization) {
   return startNodeRelay(script, [targetUrl, authorization]);
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

@@ -9,7 +9,7 @@
 // download-vs-nginx reports as of_bare): target <= 1.15.
 const fs = require('node:fs');
 const path = require('node:path');
-const { ROOT, startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
+const { ROOT, startGateway, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
 const { startBareNode, startNginx: startStaticNginx } = require('./lib/references');
 const { makeFile, timeDownloads } = require('./lib/files');
 
@@ -78,5 +78,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

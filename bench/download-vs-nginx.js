@@ -9,7 +9,7 @@
 // any Node process can reach on this machine, and `of_bare` how close the gateway gets.
 const fs = require('node:fs');
 const path = require('node:path');
-const { startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
 const { startBareNode, startNginx } = require('./lib/references');
 const { makeFile, timeDownloads } = require('./lib/files');
 
@@ -55,5 +55,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

@@ -12,7 +12,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { startGateway, median, printResult, printVerdict, sampleRss, workDir } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict, sampleRss, workDir, benchmark } = require('./lib/harness');
 const { startBareNode, startNginx } = require('./lib/references');
 const { makeFile, curlGetAsync } = require('./lib/files');
 
@@ -121,5 +121,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

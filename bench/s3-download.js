@@ -7,7 +7,7 @@
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { ROOT, startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
+const { ROOT, startGateway, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
 const { makeFile, sha256Of, startNodeRelay } = require('./lib/files');
 const { startS3, s3Client, createBucket, writeGatewayConfig, presignedUrl } = require('./lib/s3-engine');
 const { startNginxProxy } = require('./lib/references');
@@ -154,5 +154,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

@@ -20,7 +20,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
-const { ROOT, startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
+const { ROOT, startGateway, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
 const { startBareRelay } = require('./lib/references');
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S || 8);
@@ -229,5 +229,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

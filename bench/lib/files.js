@@ -36,29 +36,25 @@ function timedGet(url, headers = {}) {
 
 module.exports = { makeFile, timedGet };
 
+/** curl's arguments to GET a URL, discarding the body, printing `seconds bytes status`. */
+function curlArgs(url, headers) {
+  return ['-s', '-o', '/dev/null', '-w', '%{time_total} %{size_download} %{http_code}', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
+}
+
+function curlAnswer(stdout) {
+  const [seconds, bytes, status] = stdout.trim().split(' ');
+  return { seconds: Number(seconds), bytes: Number(bytes), status: Number(status) };
+}
+
 /** Times a download with curl (a neutral, efficient client), discarding the body. */
 function curlGet(url, headers = {}) {
-  const { execFileSync } = require('node:child_process');
-  const args = ['-s', '-o', '/dev/null', '-w', '%{time_total} %{size_download} %{http_code}'];
-  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
-  args.push(url);
-  const [seconds, bytes, status] = execFileSync('curl', args, { encoding: 'utf8' }).trim().split(' ');
-  return { seconds: Number(seconds), bytes: Number(bytes), status: Number(status) };
+  return curlAnswer(require('node:child_process').execFileSync('curl', curlArgs(url, headers), { encoding: 'utf8' }));
 }
 
 /** Starts a curl download in the background; resolves with the same fields. */
 function curlGetAsync(url, headers = {}) {
   const { execFile } = require('node:child_process');
-  const args = ['-s', '-o', '/dev/null', '-w', '%{time_total} %{size_download} %{http_code}'];
-  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
-  args.push(url);
-  return new Promise((resolve, reject) =>
-    execFile('curl', args, { encoding: 'utf8' }, (err, stdout) => {
-      if (err) return reject(err);
-      const [seconds, bytes, status] = stdout.trim().split(' ');
-      resolve({ seconds: Number(seconds), bytes: Number(bytes), status: Number(status) });
-    }),
-  );
+  return new Promise((resolve, reject) => execFile('curl', curlArgs(url, headers), { encoding: 'utf8' }, (err, stdout) => (err ? reject(err) : resolve(curlAnswer(stdout)))));
 }
 
 /** The sha256 of a stream's bytes, in hex. */

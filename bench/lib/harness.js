@@ -186,4 +186,10 @@ async function startEngine(name) {
   return { info: engine, stop: () => engine.stop() };
 }
 
-module.exports = { ROOT, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, startEngine, rssBytes, processCpuMs, sampleRss, median, printResult, printVerdict };
+/** Exports a benchmark's main for bench/run.js, and runs it when its file is run on its own (exit 0 pass, 1 fail, 2 error). */
+function benchmark(mod, main) {
+  mod.exports = main;
+  if (require.main === mod) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+}
+
+module.exports = { ROOT, benchmark, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, startEngine, rssBytes, processCpuMs, sampleRss, median, printResult, printVerdict };
