@@ -7,9 +7,9 @@
 // this machine. Alternating rounds, all read by curl. Target: gateway/relay
 // throughput (`of_relay`) >= 0.9; gateway/direct is printed beside it (`ratio`).
 const path = require('node:path');
-const { startGateway, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
+const { startGateway, startEngine, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
 const { makeFile, checkSameBytes, timeDownloads, roundsLine, startNodeRelay } = require('./lib/files');
-const { startCmis, authOf, rootUrl, rootFolderId, createFolder, createDocumentFromFile, writeGatewayConfig } = require('./lib/cmis-engine');
+const { authOf, rootUrl, rootFolderId, createFolder, createDocumentFromFile, writeGatewayConfig } = require('./lib/cmis-engine');
 
 const SIZE = Number(process.env.BENCH_FILE_BYTES || 100 * 1000 * 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
@@ -19,7 +19,7 @@ async function main() {
   const dir = workDir('cmis-download');
   const file = path.join(dir, 'big.bin');
   makeFile(file, SIZE);
-  const cmis = await startCmis();
+  const cmis = await startEngine('cmis');
   let gateway;
   let relay;
   try {

@@ -1,15 +1,9 @@
 'use strict';
-// The real CMIS server for the CMIS benchmarks (harness.startEngine), and small helpers that talk to it
+// Small helpers of the CMIS benchmarks that talk to the real CMIS server (harness.startEngine('cmis'))
 // directly through the browser binding.
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startEngine } = require('./harness');
-
-/** The real CMIS server (harness.startEngine). */
-function startCmis() {
-  return startEngine('cmis');
-}
 
 function authOf(info) {
   return 'Basic ' + Buffer.from(`${info.username}:${info.password}`).toString('base64');
@@ -86,4 +80,4 @@ function writeGatewayConfig(info, dir, params = {}) {
   return file;
 }
 
-module.exports = { startCmis, authOf, rootUrl, rootFolderId, createFolder, createSmallDocument, createDocumentFromFile, writeGatewayConfig };
+module.exports = { authOf, rootUrl, rootFolderId, createFolder, createSmallDocument, createDocumentFromFile, writeGatewayConfig };
