@@ -9,7 +9,7 @@
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startGateway, freePort, waitFor, rssBytes, printResult, printVerdict } = require('./lib/harness');
+const { startGateway, freePort, waitFor, rssBytes, printResult, printVerdict, stopper } = require('./lib/harness');
 const { makeFile, timedGet } = require('./lib/files');
 
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS || 3000);
@@ -30,11 +30,7 @@ async function emptyNestRss() {
     await settle();
     return rssBytes(child.pid);
   } finally {
-    await new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', resolve);
-      child.kill('SIGTERM');
-    });
+    await stopper(child)();
   }
 }
 

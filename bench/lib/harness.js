@@ -99,13 +99,18 @@ async function startGateway(env = {}) {
     baseUrl,
     dataDir,
     auth: 'Basic ' + Buffer.from('admin:bench-admin-password').toString('base64'),
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    stop: stopper(child),
   };
+}
+
+/** A child process's stop: SIGTERM, resolved once it has exited. */
+function stopper(child) {
+  return () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
 }
 
 /** Resident set size of a process in bytes (Linux /proc). */
@@ -192,4 +197,4 @@ function benchmark(mod, main) {
   if (require.main === mod) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
 }
 
-module.exports = { ROOT, benchmark, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, startEngine, rssBytes, processCpuMs, sampleRss, median, printResult, printVerdict };
+module.exports = { ROOT, benchmark, stopper, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, startEngine, rssBytes, processCpuMs, sampleRss, median, printResult, printVerdict };
