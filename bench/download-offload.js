@@ -9,7 +9,7 @@
 // download-vs-nginx reports as of_bare): target <= 1.15.
 const fs = require('node:fs');
 const path = require('node:path');
-const { ROOT, startGateway, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
+const { ROOT, startGateway, median, printResult, printVerdict, workDir, benchmark, gatewayApi } = require('./lib/harness');
 const { startBareNode, startNginx: startStaticNginx } = require('./lib/references');
 const { makeFile, timeDownloads } = require('./lib/files');
 
@@ -40,9 +40,8 @@ async function main() {
   const bare = await startBareNode(path.join(repo, 'big.bin'));
   try {
     const auth = { Authorization: offloading.auth };
-    const idRes = await fetch(`${plain.baseUrl}/gateway/api/repo/fs/idbypath?folderPath=/&fileName=big.bin`, { headers: auth });
-    if (!idRes.ok) throw new Error(`idbypath answered ${idRes.status}: ${await idRes.text()}`);
-    const id = encodeURIComponent((await idRes.json()).results.id);
+    const behindContextPath = { ...plain, baseUrl: `${plain.baseUrl}/gateway` };
+    const id = encodeURIComponent((await gatewayApi(behindContextPath, 'GET', '/repo/fs/idbypath?folderPath=/&fileName=big.bin')).results.id);
     const times = timeDownloads(
       {
         offload: { url: `${shipped.url}/gateway/api/repo/fs/file?id=${id}`, headers: auth },

@@ -9,7 +9,7 @@
 // any Node process can reach on this machine, and `of_bare` how close the gateway gets.
 const fs = require('node:fs');
 const path = require('node:path');
-const { startGateway, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict, workDir, benchmark, gatewayApi } = require('./lib/harness');
 const { startBareNode, startNginx } = require('./lib/references');
 const { makeFile, timeDownloads } = require('./lib/files');
 
@@ -27,9 +27,7 @@ async function main() {
   const bare = await startBareNode(path.join(repo, 'big.bin'));
   try {
     const auth = { Authorization: gateway.auth };
-    const idRes = await fetch(`${gateway.baseUrl}/api/repo/fs/idbypath?folderPath=/&fileName=big.bin`, { headers: auth });
-    if (!idRes.ok) throw new Error(`idbypath answered ${idRes.status}: ${await idRes.text()}`);
-    const id = (await idRes.json()).results.id;
+    const { id } = (await gatewayApi(gateway, 'GET', '/repo/fs/idbypath?folderPath=/&fileName=big.bin')).results;
     const gatewayUrl = `${gateway.baseUrl}/api/repo/fs/file?id=${encodeURIComponent(id)}`;
     const nginxUrl = `${nginx.baseUrl}/big.bin`;
 

@@ -34,8 +34,6 @@ function timedGet(url, headers = {}) {
   });
 }
 
-module.exports = { makeFile, timedGet };
-
 /** curl's arguments to GET a URL, discarding the body, printing `seconds bytes status`. */
 function curlArgs(url, headers) {
   return ['-s', '-o', '/dev/null', '-w', '%{time_total} %{size_download} %{http_code}', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
@@ -110,4 +108,4 @@ function startNodeRelay(script, args, options = {}) {
   });
 }
 
-Object.assign(module.exports, { curlGet, curlGetAsync, sha256Of, checkSameBytes, timeDownloads, roundsLine, startNodeRelay });
+module.exports = { makeFile, timedGet, curlGet, curlGetAsync, sha256Of, checkSameBytes, timeDownloads, roundsLine, startNodeRelay };
