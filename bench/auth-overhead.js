@@ -3,7 +3,7 @@
 // with authentication switched off (GATEWAY_AUTH_DISABLED=true), both measured
 // in this run, alternating rounds so drift hits both sides. Target ratio >= 0.8.
 const autocannon = require('autocannon');
-const { startGateway, median, printResult, printVerdict } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict, benchmark } = require('./lib/harness');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const SECONDS = Number(process.env.BENCH_SECONDS || 5);
@@ -46,5 +46,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

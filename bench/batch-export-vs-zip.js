@@ -21,7 +21,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { startGateway, median, printResult, printVerdict, rssBytes, sampleRss, workDir } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict, rssBytes, sampleRss, workDir, benchmark, gatewayApi } = require('./lib/harness');
 const { ensureDebianPackage } = require('./lib/references');
 
 const FILES = Number(process.env.BENCH_FILES || 1000);
@@ -109,17 +109,7 @@ async function main() {
     client.destroy();
     return target;
   };
-  const headers = { Authorization: gateway.auth };
-  const api = async (method, p, body) => {
-    const res = await fetch(`${gateway.baseUrl}/api${p}`, {
-      method,
-      headers: { ...headers, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const json = await res.json();
-    if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
-    return json.results;
-  };
+  const api = async (method, p, body) => (await gatewayApi(gateway, method, p, body)).results;
   const created = new Set(); // exports, removed again whatever happens
   try {
     // Ids as a client finds them: one listing per folder. Entry names keep the folders.
@@ -300,5 +290,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

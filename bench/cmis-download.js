@@ -6,14 +6,10 @@
 // framework, no auth, no lookups), the most any Node process in the path can reach on
 // this machine. Alternating rounds, all read by curl. Target: gateway/relay
 // throughput (`of_relay`) >= 0.9; gateway/direct is printed beside it (`ratio`).
-const { spawn } = require('node:child_process');
-const crypto = require('node:crypto');
-const fs = require('node:fs');
-const http = require('node:http');
 const path = require('node:path');
-const { startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
-const { makeFile, curlGet } = require('./lib/files');
-const { startCmis, authOf, rootUrl, rootFolderId, createFolder, createDocumentFromFile, writeGatewayConfig } = require('./lib/cmis-engine');
+const { startGateway, startEngine, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
+const { makeFile, checkSameBytes, timeDownloads, roundsLine, startNodeRelay } = require('./lib/files');
+const { authOf, rootUrl, rootFolderId, createFolder, createDocumentFromFile, writeGatewayConfig } = require('./lib/cmis-engine');
 
 const SIZE = Number(process.env.BENCH_FILE_BYTES || 100 * 1000 * 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
@@ -23,7 +19,7 @@ async function main() {
   const dir = workDir('cmis-download');
   const file = path.join(dir, 'big.bin');
   makeFile(file, SIZE);
-  const cmis = await startCmis();
+  const cmis = await startEngine('cmis');
   let gateway;
   let relay;
   try {
@@ -38,30 +34,9 @@ async function main() {
 
     relay = await startRelay(directUrl, authOf(cmis.info));
 
-    // The bytes must be the document's, not just as many of them.
-    const expected = await sha256Of(fs.createReadStream(file));
-    for (const [name, url, headers] of [['gateway', gatewayUrl, gatewayHeaders], ['relay', relay.url, {}]]) {
-      const got = await new Promise((resolve, reject) => http.get(url, { headers }, (res) => sha256Of(res).then(resolve, reject)).on('error', reject));
-      if (got !== expected) throw new Error(`${name} delivered other bytes than the document's (sha256 ${got} vs ${expected})`);
-    }
-
-    curlGet(directUrl, directHeaders); // warm every path (JIT on both sides)
-    curlGet(gatewayUrl, gatewayHeaders);
-    curlGet(relay.url);
-    const g = [];
-    const d = [];
-    const r = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      const gr = curlGet(gatewayUrl, gatewayHeaders);
-      const dr = curlGet(directUrl, directHeaders);
-      const rr = curlGet(relay.url);
-      if (gr.status !== 200 || gr.bytes !== SIZE) throw new Error(`gateway answered ${gr.status} with ${gr.bytes} bytes`);
-      if (dr.status !== 200 || dr.bytes !== SIZE) throw new Error(`CMIS answered ${dr.status} with ${dr.bytes} bytes`);
-      if (rr.status !== 200 || rr.bytes !== SIZE) throw new Error(`relay answered ${rr.status} with ${rr.bytes} bytes`);
-      g.push(gr.seconds);
-      d.push(dr.seconds);
-      r.push(rr.seconds);
-    }
+    await checkSameBytes(file, { gateway: { url: gatewayUrl, headers: gatewayHeaders }, relay: { url: relay.url } });
+    const paths = { gateway: { url: gatewayUrl, headers: gatewayHeaders }, direct: { url: directUrl, headers: directHeaders }, relay: { url: relay.url } };
+    const { gateway: g, direct: d, relay: r } = timeDownloads(paths, ROUNDS, SIZE);
     const gatewayMBps = SIZE / 1e6 / median(g);
     const directMBps = SIZE / 1e6 / median(d);
     const relayMBps = SIZE / 1e6 / median(r);
@@ -78,9 +53,7 @@ async function main() {
       of_relay: ofRelay,
       ratio: gatewayMBps / directMBps,
     });
-    // Every round, in the order run (the machine is shared: a median hides how noisy it was).
-    const list = (xs) => xs.map((x) => x.toFixed(3)).join(',');
-    console.log(`[bench] cmis-download rounds (s): gateway=${list(g)} direct=${list(d)} relay=${list(r)} of_relay=${list(g.map((x, i) => r[i] / x))}`);
+    console.log(`[bench] cmis-download rounds (s): ${roundsLine({ gateway: g, direct: d, relay: r, of_relay: g.map((x, i) => r[i] / x) })}`);
     return printVerdict('cmis-download', ofRelay >= TARGET, `gateway/relay throughput >= ${TARGET}`);
   } finally {
     relay?.stop();
@@ -89,13 +62,7 @@ async function main() {
   }
 }
 
-/** The bare relay, in a child process (curl runs synchronously here, so this process cannot serve). */
-async function sha256Of(stream) {
-  const hash = crypto.createHash('sha256');
-  for await (const chunk of stream) hash.update(chunk);
-  return hash.digest('hex');
-}
-
+/** The bare relay: the content URL through a raw socket, its body out as the answer's. */
 function startRelay(targetUrl, authorization) {
   // Reads in 1 MiB buffers (net's onread), as the gateway's CMIS client does: the default
   // 64 KiB reads cost a relay about half its throughput here.
@@ -123,12 +90,7 @@ function startRelay(targetUrl, authorization) {
       s.on('end', () => res.end());
     });
     server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
-  const child = spawn(process.execPath, ['-e', script, targetUrl, authorization], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.stdout.once('data', (line) => resolve({ url: `http://127.0.0.1:${String(line).trim()}/`, stop: () => child.kill() }));
-  });
+  return startNodeRelay(script, [targetUrl, authorization]);
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

@@ -5,8 +5,8 @@
 // succinct JSON), alternating rounds. Prints the time ratio gateway/direct.
 // Target: <= 1.3.
 const { performance } = require('node:perf_hooks');
-const { startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
-const { startCmis, authOf, rootUrl, rootFolderId, createFolder, createSmallDocument, writeGatewayConfig } = require('./lib/cmis-engine');
+const { startGateway, startEngine, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
+const { authOf, rootUrl, rootFolderId, createFolder, createSmallDocument, writeGatewayConfig } = require('./lib/cmis-engine');
 
 const DOCS = Number(process.env.BENCH_DOCS || 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 25);
@@ -22,7 +22,7 @@ const FILTER = [
 
 async function main() {
   const dir = workDir('cmis-folderitems');
-  const cmis = await startCmis();
+  const cmis = await startEngine('cmis');
   let gateway;
   try {
     const folder = await createFolder(cmis.info, await rootFolderId(cmis.info), `bench-folderitems-${Date.now()}`);
@@ -86,5 +86,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

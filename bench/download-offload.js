@@ -9,9 +9,9 @@
 // download-vs-nginx reports as of_bare): target <= 1.15.
 const fs = require('node:fs');
 const path = require('node:path');
-const { ROOT, startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
+const { ROOT, startGateway, median, printResult, printVerdict, workDir, benchmark, gatewayApi } = require('./lib/harness');
 const { startBareNode, startNginx: startStaticNginx } = require('./lib/references');
-const { makeFile, curlGet } = require('./lib/files');
+const { makeFile, timeDownloads } = require('./lib/files');
 
 // The harness's nginx (test/engines/nginx.ts) renders docker/nginx.conf; it is TypeScript.
 require('ts-node').register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
@@ -40,25 +40,18 @@ async function main() {
   const bare = await startBareNode(path.join(repo, 'big.bin'));
   try {
     const auth = { Authorization: offloading.auth };
-    const idRes = await fetch(`${plain.baseUrl}/gateway/api/repo/fs/idbypath?folderPath=/&fileName=big.bin`, { headers: auth });
-    if (!idRes.ok) throw new Error(`idbypath answered ${idRes.status}: ${await idRes.text()}`);
-    const id = encodeURIComponent((await idRes.json()).results.id);
-    const urls = {
-      offload: `${shipped.url}/gateway/api/repo/fs/file?id=${id}`,
-      nginx: `${staticNginx.baseUrl}/big.bin`,
-      gateway: `${plain.baseUrl}/gateway/api/repo/fs/file?id=${id}`,
-      bare: bare.url,
-    };
-    const headers = { offload: auth, nginx: {}, gateway: auth, bare: {} };
-    const times = { offload: [], nginx: [], gateway: [], bare: [] };
-    for (const name of Object.keys(urls)) curlGet(urls[name], headers[name]); // warm the page cache and every path
-    for (let i = 0; i < ROUNDS; i++) {
-      for (const name of Object.keys(urls)) {
-        const r = curlGet(urls[name], headers[name]);
-        if (r.status !== 200 || r.bytes !== SIZE) throw new Error(`${name} answered ${r.status} with ${r.bytes} bytes`);
-        times[name].push(r.seconds);
-      }
-    }
+    const behindContextPath = { ...plain, baseUrl: `${plain.baseUrl}/gateway` };
+    const id = encodeURIComponent((await gatewayApi(behindContextPath, 'GET', '/repo/fs/idbypath?folderPath=/&fileName=big.bin')).results.id);
+    const times = timeDownloads(
+      {
+        offload: { url: `${shipped.url}/gateway/api/repo/fs/file?id=${id}`, headers: auth },
+        nginx: { url: `${staticNginx.baseUrl}/big.bin` },
+        gateway: { url: `${plain.baseUrl}/gateway/api/repo/fs/file?id=${id}`, headers: auth },
+        bare: { url: bare.url },
+      },
+      ROUNDS,
+      SIZE,
+    );
     const m = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
     const offloadRatio = m.offload / m.nginx;
     const ofBare = m.gateway / m.bare;
@@ -84,5 +77,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

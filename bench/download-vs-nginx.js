@@ -9,9 +9,9 @@
 // any Node process can reach on this machine, and `of_bare` how close the gateway gets.
 const fs = require('node:fs');
 const path = require('node:path');
-const { startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict, workDir, benchmark, gatewayApi } = require('./lib/harness');
 const { startBareNode, startNginx } = require('./lib/references');
-const { makeFile, curlGet } = require('./lib/files');
+const { makeFile, timeDownloads } = require('./lib/files');
 
 const SIZE = Number(process.env.BENCH_FILE_BYTES || 1024 ** 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
@@ -27,29 +27,12 @@ async function main() {
   const bare = await startBareNode(path.join(repo, 'big.bin'));
   try {
     const auth = { Authorization: gateway.auth };
-    const idRes = await fetch(`${gateway.baseUrl}/api/repo/fs/idbypath?folderPath=/&fileName=big.bin`, { headers: auth });
-    if (!idRes.ok) throw new Error(`idbypath answered ${idRes.status}: ${await idRes.text()}`);
-    const id = (await idRes.json()).results.id;
+    const { id } = (await gatewayApi(gateway, 'GET', '/repo/fs/idbypath?folderPath=/&fileName=big.bin')).results;
     const gatewayUrl = `${gateway.baseUrl}/api/repo/fs/file?id=${encodeURIComponent(id)}`;
     const nginxUrl = `${nginx.baseUrl}/big.bin`;
 
-    curlGet(nginxUrl); // warm the page cache for both
-    curlGet(gatewayUrl, auth);
-    curlGet(bare.url);
-    const g = [];
-    const n = [];
-    const b = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      const gr = curlGet(gatewayUrl, auth);
-      const nr = curlGet(nginxUrl);
-      const br = curlGet(bare.url);
-      if (gr.status !== 200 || gr.bytes !== SIZE) throw new Error(`gateway answered ${gr.status} with ${gr.bytes} bytes`);
-      if (nr.status !== 200 || nr.bytes !== SIZE) throw new Error(`nginx answered ${nr.status} with ${nr.bytes} bytes`);
-      if (br.status !== 200 || br.bytes !== SIZE) throw new Error(`bare Node answered ${br.status} with ${br.bytes} bytes`);
-      g.push(gr.seconds);
-      n.push(nr.seconds);
-      b.push(br.seconds);
-    }
+    const paths = { gateway: { url: gatewayUrl, headers: auth }, nginx: { url: nginxUrl }, 'bare Node': { url: bare.url } };
+    const { gateway: g, nginx: n, 'bare Node': b } = timeDownloads(paths, ROUNDS, SIZE);
     const ratio = median(g) / median(n);
     printResult('download-vs-nginx', {
       bytes: SIZE,
@@ -70,5 +53,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

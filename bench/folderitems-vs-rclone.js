@@ -4,7 +4,7 @@
 // rounds. Target: the gateway takes at most 1.0 times as long.
 const fs = require('node:fs');
 const path = require('node:path');
-const { startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
 const { startRclone } = require('./lib/references');
 const { timeGatewayListing, timeRcloneListing } = require('./lib/listing');
 
@@ -52,5 +52,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

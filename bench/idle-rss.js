@@ -9,7 +9,7 @@
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startGateway, freePort, waitFor, rssBytes, printResult, printVerdict } = require('./lib/harness');
+const { startGateway, freePort, waitFor, rssBytes, printResult, printVerdict, stopper, gatewayApi } = require('./lib/harness');
 const { makeFile, timedGet } = require('./lib/files');
 
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS || 3000);
@@ -30,11 +30,7 @@ async function emptyNestRss() {
     await settle();
     return rssBytes(child.pid);
   } finally {
-    await new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', resolve);
-      child.kill('SIGTERM');
-    });
+    await stopper(child)();
   }
 }
 
@@ -42,11 +38,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function traffic(gateway) {
   const headers = { Authorization: gateway.auth };
-  const api = async (p) => {
-    const res = await fetch(`${gateway.baseUrl}/api${p}`, { headers });
-    if (!res.ok) throw new Error(`${p} answered ${res.status}: ${await res.text()}`);
-    return res.json();
-  };
+  const api = (p) => gatewayApi(gateway, 'GET', p);
   const folderId = (await api('/repo/fs/idbypath?folderPath=/&fileName=docs')).results.id;
   const fileId = (await api('/repo/fs/idbypath?folderPath=/&fileName=big.bin')).results.id;
   for (let i = 0; i < 20; i++) await api(`/repo/fs/folderitems?id=${encodeURIComponent(folderId)}`);

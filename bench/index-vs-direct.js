@@ -13,7 +13,7 @@
 // harness's authenticating proxy, test/engines/auth-proxy.ts, is in front of it for both); OpenSearch checks none.
 const fs = require('node:fs');
 const path = require('node:path');
-const { ROOT, median, printResult, printVerdict, workDir, startGateway } = require('./lib/harness');
+const { ROOT, median, printResult, printVerdict, workDir, startGateway, benchmark } = require('./lib/harness');
 const { api, runJob } = require('./lib/jobs');
 
 const DOCS = Number(process.env.BENCH_INDEX_DOCS || 10_000);
@@ -251,5 +251,4 @@ async function main() {
   return printVerdict('index-vs-direct', ok, `gateway/direct docs per s >= ${TARGET} (median, each engine)`);
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

@@ -5,7 +5,7 @@
 // Target: busy p99 < 100 ms (a status poll stays interactive during a run; the soak's event-loop bound).
 const fs = require('node:fs');
 const path = require('node:path');
-const { workDir, median, printResult, printVerdict } = require('./lib/harness');
+const { workDir, median, printResult, printVerdict, benchmark } = require('./lib/harness');
 const { startJobsGateway, api, defineJob } = require('./lib/jobs');
 
 const DOCS = Number(process.env.BENCH_DOCS || 100_000);
@@ -78,5 +78,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

@@ -20,7 +20,7 @@ const { execFileSync } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
-const { workDir, median, printResult, printVerdict, processCpuMs } = require('./lib/harness');
+const { workDir, median, printResult, printVerdict, processCpuMs, benchmark } = require('./lib/harness');
 const { startJobsGateway, defineJob, runJob } = require('./lib/jobs');
 const { ensureDebianPackage } = require('./lib/references');
 
@@ -228,5 +228,4 @@ async function main() {
   return printVerdict('job-vs-cp', ok, targets.join('; '));
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

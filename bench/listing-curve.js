@@ -11,7 +11,7 @@
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startGateway, freePort, waitFor, rssBytes, processCpuMs, median, printResult, printVerdict, workDir } = require('./lib/harness');
+const { startGateway, freePort, waitFor, rssBytes, processCpuMs, median, printResult, printVerdict, workDir, stopper } = require('./lib/harness');
 const { ensureDebianPackage } = require('./lib/references');
 const { timeGatewayListing, timeRcloneListing } = require('./lib/listing');
 
@@ -49,7 +49,7 @@ async function startRcloneUncached(root) {
   return {
     baseUrl,
     pid: child.pid,
-    stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')))),
+    stop: stopper(child),
   };
 }
 

@@ -10,7 +10,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const crypto = require('node:crypto');
-const { startGateway, printResult, printVerdict, rssBytes, sampleRss, median, workDir } = require('./lib/harness');
+const { startGateway, printResult, printVerdict, rssBytes, sampleRss, median, workDir, benchmark } = require('./lib/harness');
 const { makeFile, timedGet } = require('./lib/files');
 
 const SIZE = Number(process.env.BENCH_FILE_BYTES || 20 * 1024 * 1024);
@@ -96,5 +96,4 @@ async function main() {
   return printVerdict('login-flood', defaults && noAddressLimit, 'download time under flood/quiet <= 2, both gateways');
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

@@ -12,7 +12,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { startGateway, median, printResult, printVerdict, sampleRss, workDir } = require('./lib/harness');
+const { startGateway, median, printResult, printVerdict, sampleRss, workDir, benchmark, gatewayApi } = require('./lib/harness');
 const { startBareNode, startNginx } = require('./lib/references');
 const { makeFile, curlGetAsync } = require('./lib/files');
 
@@ -30,16 +30,7 @@ async function main() {
   // nginx serves the data folder: repository/big.bin and user-files/<export id>.
   const nginx = await startNginx(data);
   const bare = await startBareNode(path.join(repo, 'big.bin'));
-  const api = async (method, p, body) => {
-    const res = await fetch(`${gateway.baseUrl}/api${p}`, {
-      method,
-      headers: { Authorization: gateway.auth, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const json = await res.json();
-    if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
-    return json.results;
-  };
+  const api = async (method, p, body) => (await gatewayApi(gateway, method, p, body)).results;
   let exportId;
   try {
     const docId = (await api('GET', '/repo/fs/idbypath?folderPath=/&fileName=big.bin')).id;
@@ -121,5 +112,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

@@ -5,7 +5,7 @@
 const { execFile } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { startGateway, printResult, printVerdict, rssBytes, sampleRss, workDir } = require('./lib/harness');
+const { startGateway, printResult, printVerdict, rssBytes, sampleRss, workDir, benchmark } = require('./lib/harness');
 const { makeFile, curlGetAsync } = require('./lib/files');
 
 const SIZE = Number(process.env.BENCH_FILE_BYTES || 1024 ** 3);
@@ -65,5 +65,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

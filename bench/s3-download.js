@@ -5,11 +5,10 @@
 // the same on every side. Target: gateway/relay throughput (`of_relay`) >= 0.9. Beside it: the SDK read
 // directly by a bare script (`ratio` = gateway/direct) and nginx proxying a presigned GET (`of_nginx`).
 const { execFileSync } = require('node:child_process');
-const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
-const { ROOT, startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
-const { makeFile } = require('./lib/files');
+const { ROOT, startGateway, median, printResult, printVerdict, workDir, benchmark, gatewayApi } = require('./lib/harness');
+const { makeFile, sha256Of, startNodeRelay } = require('./lib/files');
 const { startS3, s3Client, createBucket, writeGatewayConfig, presignedUrl } = require('./lib/s3-engine');
 const { startNginxProxy } = require('./lib/references');
 
@@ -62,15 +61,6 @@ const server = http.createServer(async (req, res) => {
 server.listen(0, '127.0.0.1', () => console.log(server.address().port));
 `;
 
-// And the same hop written in C: nginx proxying a presigned GetObject URL, unbuffered. Node has no
-// splice(2), so a Node hop copies every byte through user space twice; nginx's floor says what any
-// program in the path costs here (`nginx_of_direct`), and `of_nginx` how close the gateway gets.
-function startRelay(args) {
-  const { spawn } = require('node:child_process');
-  const child = spawn(process.execPath, ['-e', RELAY, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve) => child.stdout.once('data', (d) => resolve({ url: `http://127.0.0.1:${String(d).trim()}/`, stop: () => child.kill() })));
-}
-
 function read(script, args, hash = false) {
   const out = execFileSync(process.execPath, ['-e', script, ...args, hash ? '1' : '0'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 20 }).trim();
   const [bytes, seconds, sha] = out.split(' ');
@@ -94,21 +84,20 @@ async function main() {
     client.destroy();
     gateway = await startGateway({ GATEWAY_CONFIG: writeGatewayConfig(s3.info, dir, bucket), S3_TEST_SECRET: s3.info.secretAccessKey });
 
-    const idRes = await fetch(`${gateway.baseUrl}/api/repo/s3/idbypath?folderPath=/bench&fileName=big.bin`, { headers: { Authorization: gateway.auth } });
-    const id = (await idRes.json()).results.id;
+    const { id } = (await gatewayApi(gateway, 'GET', '/repo/s3/idbypath?folderPath=/bench&fileName=big.bin')).results;
     const gatewayArgs = [`${gateway.baseUrl}/api/repo/s3/file?id=${encodeURIComponent(id)}`, gateway.auth];
     const sdkArgs = [s3.info.endpoint, s3.info.region, s3.info.accessKeyId, s3.info.secretAccessKey, bucket, KEY];
 
     // The bytes must be the object's, not just as many of them (outside the timing; also warms both paths).
-    const expected = await new Promise((resolve, reject) => {
-      const h = crypto.createHash('sha256');
-      fs.createReadStream(file).on('data', (c) => h.update(c)).on('end', () => resolve(h.digest('hex'))).on('error', reject);
-    });
+    const expected = await sha256Of(fs.createReadStream(file));
     for (const [name, got] of [['direct', read(SDK_READER, sdkArgs, true)], ['gateway', read(HTTP_READER, gatewayArgs, true)]]) {
       if (got.sha !== expected || got.bytes !== SIZE) throw new Error(`${name} delivered other bytes than the object's (${got.bytes} bytes, sha256 ${got.sha})`);
     }
-    relay = await startRelay(sdkArgs);
+    relay = await startNodeRelay(RELAY, sdkArgs, { cwd: ROOT });
     read(HTTP_READER, [relay.url, '']);
+    // And the same hop written in C: nginx proxying a presigned GetObject URL, unbuffered. Node has no
+    // splice(2), so a Node hop copies every byte through user space twice; nginx's floor says what any
+    // program in the path costs here (`nginx_of_direct`), and `of_nginx` how close the gateway gets.
     nginx = await startNginxProxy(s3.info.endpoint);
     const signed = new URL(await presignedUrl(s3.info, 'GET', bucket, KEY));
     const nginxArgs = [`${nginx.baseUrl}${signed.pathname}${signed.search}`, ''];
@@ -160,5 +149,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

@@ -20,7 +20,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
-const { ROOT, startGateway, median, printResult, printVerdict, workDir } = require('./lib/harness');
+const { ROOT, startGateway, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
 const { startBareRelay } = require('./lib/references');
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S || 8);
@@ -53,19 +53,14 @@ const MIX = [
   'q=title:winter OR title:summer&rows=10&sort=id asc',
 ];
 
-function encode(query) {
-  return query
-    .split('&')
-    .map((pair) => {
-      const eq = pair.indexOf('=');
-      return `${encodeURIComponent(pair.slice(0, eq))}=${encodeURIComponent(pair.slice(eq + 1))}`;
-    })
-    .join('&');
+/** A query string of the mix as parameters (its values are unencoded, so URLSearchParams cannot read it itself). */
+function paramsOf(query) {
+  return new URLSearchParams(query.split('&').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 }
 
 /** The SearchRequest the gateway builds for a query string (same defaults as SearchService). */
 function searchRequest(query, sq) {
-  const p = new URLSearchParams(encode(query));
+  const p = paramsOf(query);
   const facetFields = p.get('facet.field') ? p.get('facet.field').split(',') : undefined;
   const fl = p.get('fl') ? p.get('fl').split(',') : undefined;
   return {
@@ -185,7 +180,7 @@ async function main() {
             url: gateway.baseUrl,
             connections: concurrency,
             duration,
-            requests: MIX.map((q) => ({ method: 'GET', path: `/api/search/${name}/select?${encode(q)}`, headers: { authorization: gateway.auth } })),
+            requests: MIX.map((q) => ({ method: 'GET', path: `/api/search/${name}/select?${paramsOf(q)}`, headers: { authorization: gateway.auth } })),
           });
         if (concurrency === CONCURRENCIES[0]) {
           // Warm-up (JIT, connection pools, engine caches) on both sides, not measured.
@@ -229,5 +224,4 @@ async function main() {
   }
 }
 
-module.exports = main;
-if (require.main === module) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+benchmark(module, main);

@@ -1,25 +1,9 @@
 'use strict';
-// The real CMIS server for the CMIS benchmarks: the one a test run already
-// started (GATEWAY_ENGINES_FILE), else one started here through the engine
-// harness (test/engines/start.ts, loaded with ts-node's transpiler: the
-// harness is TypeScript and only uses Node built-ins), and small helpers that
-// talk to it directly through the browser binding.
+// Small helpers of the CMIS benchmarks that talk to the real CMIS server (harness.startEngine('cmis'))
+// directly through the browser binding.
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { ROOT } = require('./harness');
-
-async function startCmis() {
-  const file = process.env.GATEWAY_ENGINES_FILE;
-  if (file && fs.existsSync(file)) {
-    const shared = JSON.parse(fs.readFileSync(file, 'utf8')).engines.cmis;
-    if (shared) return { info: shared, stop: async () => undefined };
-  }
-  require('ts-node').register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
-  const { startEngines } = require(path.join(ROOT, 'test/engines/start.ts'));
-  const { cmis } = await startEngines(['cmis'], { log: (line) => process.stderr.write(`[engines] ${line}\n`) });
-  return { info: cmis, stop: () => cmis.stop() };
-}
 
 function authOf(info) {
   return 'Basic ' + Buffer.from(`${info.username}:${info.password}`).toString('base64');
@@ -96,4 +80,4 @@ function writeGatewayConfig(info, dir, params = {}) {
   return file;
 }
 
-module.exports = { startCmis, authOf, rootUrl, rootFolderId, createFolder, createSmallDocument, createDocumentFromFile, writeGatewayConfig };
+module.exports = { authOf, rootUrl, rootFolderId, createFolder, createSmallDocument, createDocumentFromFile, writeGatewayConfig };

@@ -34,32 +34,78 @@ function timedGet(url, headers = {}) {
   });
 }
 
-module.exports = { makeFile, timedGet };
+/** curl's arguments to GET a URL, discarding the body, printing `seconds bytes status`. */
+function curlArgs(url, headers) {
+  return ['-s', '-o', '/dev/null', '-w', '%{time_total} %{size_download} %{http_code}', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url];
+}
+
+function curlAnswer(stdout) {
+  const [seconds, bytes, status] = stdout.trim().split(' ');
+  return { seconds: Number(seconds), bytes: Number(bytes), status: Number(status) };
+}
 
 /** Times a download with curl (a neutral, efficient client), discarding the body. */
 function curlGet(url, headers = {}) {
-  const { execFileSync } = require('node:child_process');
-  const args = ['-s', '-o', '/dev/null', '-w', '%{time_total} %{size_download} %{http_code}'];
-  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
-  args.push(url);
-  const [seconds, bytes, status] = execFileSync('curl', args, { encoding: 'utf8' }).trim().split(' ');
-  return { seconds: Number(seconds), bytes: Number(bytes), status: Number(status) };
+  return curlAnswer(require('node:child_process').execFileSync('curl', curlArgs(url, headers), { encoding: 'utf8' }));
 }
 
 /** Starts a curl download in the background; resolves with the same fields. */
 function curlGetAsync(url, headers = {}) {
   const { execFile } = require('node:child_process');
-  const args = ['-s', '-o', '/dev/null', '-w', '%{time_total} %{size_download} %{http_code}'];
-  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`);
-  args.push(url);
-  return new Promise((resolve, reject) =>
-    execFile('curl', args, { encoding: 'utf8' }, (err, stdout) => {
-      if (err) return reject(err);
-      const [seconds, bytes, status] = stdout.trim().split(' ');
-      resolve({ seconds: Number(seconds), bytes: Number(bytes), status: Number(status) });
-    }),
-  );
+  return new Promise((resolve, reject) => execFile('curl', curlArgs(url, headers), { encoding: 'utf8' }, (err, stdout) => (err ? reject(err) : resolve(curlAnswer(stdout)))));
 }
 
-module.exports.curlGet = curlGet;
-module.exports.curlGetAsync = curlGetAsync;
+/** The sha256 of a stream's bytes, in hex. */
+async function sha256Of(stream) {
+  const hash = crypto.createHash('sha256');
+  for await (const chunk of stream) hash.update(chunk);
+  return hash.digest('hex');
+}
+
+/** Fails unless every path ({ name: { url, headers } }) answers the file's very bytes, not just as many of them. */
+async function checkSameBytes(file, paths) {
+  const expected = await sha256Of(fs.createReadStream(file));
+  for (const [name, { url, headers = {} }] of Object.entries(paths)) {
+    const got = await new Promise((resolve, reject) => http.get(url, { headers }, (res) => sha256Of(res).then(resolve, reject)).on('error', reject));
+    if (got !== expected) throw new Error(`${name} delivered other bytes than the document's (sha256 ${got} vs ${expected})`);
+  }
+}
+
+/**
+ * Reads every path ({ name: { url, headers } }) once to warm it (JIT, page cache), then `rounds` rounds
+ * alternating between them in that order, each answer 200 with `bytes`; curl's seconds by name.
+ */
+function timeDownloads(paths, rounds, bytes) {
+  for (const { url, headers } of Object.values(paths)) curlGet(url, headers);
+  const seconds = Object.fromEntries(Object.keys(paths).map((name) => [name, []]));
+  for (let i = 0; i < rounds; i++) {
+    for (const [name, { url, headers }] of Object.entries(paths)) {
+      const answer = curlGet(url, headers);
+      if (answer.status !== 200 || answer.bytes !== bytes) throw new Error(`${name} answered ${answer.status} with ${answer.bytes} bytes`);
+      seconds[name].push(answer.seconds);
+    }
+  }
+  return seconds;
+}
+
+/** Every round, in the order run, as a `name=s,s,s` line (the machine is shared: a median hides how noisy it was). */
+function roundsLine(seconds) {
+  return Object.entries(seconds)
+    .map(([name, values]) => `${name}=${values.map((x) => x.toFixed(3)).join(',')}`)
+    .join(' ');
+}
+
+/**
+ * A bare relay in a child process (curl runs synchronously in the benches, so their own process cannot
+ * serve): `script` is run by `node -e` with `args`, and prints the port it listens on.
+ */
+function startNodeRelay(script, args, options = {}) {
+  const { spawn } = require('node:child_process');
+  const child = spawn(process.execPath, ['-e', script, ...args], { ...options, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.stdout.once('data', (line) => resolve({ url: `http://127.0.0.1:${String(line).trim()}/`, stop: () => child.kill() }));
+  });
+}
+
+module.exports = { makeFile, timedGet, curlGet, curlGetAsync, sha256Of, checkSameBytes, timeDownloads, roundsLine, startNodeRelay };

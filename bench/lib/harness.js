@@ -99,13 +99,18 @@ async function startGateway(env = {}) {
     baseUrl,
     dataDir,
     auth: 'Basic ' + Buffer.from('admin:bench-admin-password').toString('base64'),
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    stop: stopper(child),
   };
+}
+
+/** A child process's stop: SIGTERM, resolved once it has exited. */
+function stopper(child) {
+  return () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
 }
 
 /** Resident set size of a process in bytes (Linux /proc). */
@@ -172,4 +177,24 @@ async function gatewayApi(gw, method, p, body) {
   return json;
 }
 
-module.exports = { ROOT, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, rssBytes, processCpuMs, sampleRss, median, printResult, printVerdict };
+/**
+ * An engine of the test harness (test/engines): the one a test run already started (GATEWAY_ENGINES_FILE),
+ * else one started here, the harness loaded with ts-node's transpiler (it is TypeScript).
+ */
+async function startEngine(name) {
+  const file = process.env.GATEWAY_ENGINES_FILE;
+  const shared = file && fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')).engines[name] : undefined;
+  if (shared) return { info: shared, stop: async () => undefined };
+  if (!process[Symbol.for('ts-node.register.instance')]) require('ts-node').register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
+  const { startEngines } = require(path.join(ROOT, 'test/engines/start.ts'));
+  const { [name]: engine } = await startEngines([name], { log: (line) => process.stderr.write(`[engines] ${line}\n`) });
+  return { info: engine, stop: () => engine.stop() };
+}
+
+/** Exports a benchmark's main for bench/run.js, and runs it when its file is run on its own (exit 0 pass, 1 fail, 2 error). */
+function benchmark(mod, main) {
+  mod.exports = main;
+  if (require.main === mod) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
+}
+
+module.exports = { ROOT, benchmark, stopper, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, startEngine, rssBytes, processCpuMs, sampleRss, median, printResult, printVerdict };

@@ -4,7 +4,7 @@
 const { spawn, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { freePort, waitFor, workDir } = require('./harness');
+const { freePort, stopper, waitFor, workDir } = require('./harness');
 
 function which(binary) {
   for (const dir of (process.env.PATH || '').split(':').concat(['/usr/sbin', '/usr/bin'])) {
@@ -26,15 +26,6 @@ function ensureDebianPackage(binary, pkg) {
   const installed = which(binary);
   if (!installed) throw new Error(`${binary} still missing after installing ${pkg}`);
   return installed;
-}
-
-function stopper(child) {
-  return () =>
-    new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
 }
 
 /** Debian's nginx on 127.0.0.1 with one worker (like the gateway's one process) and `server` as its one server block's body. */

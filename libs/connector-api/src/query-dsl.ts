@@ -1,12 +1,25 @@
-import type { SearchRequest } from '@gateway/search-query';
+import { toElasticsearchRequest, trimElasticsearchBody, type SearchRequest } from '@gateway/search-query';
 import { NotFoundError, UpstreamError, type GatewayError } from '@gateway/errors';
-import { INDEX_FIELDS, INDEX_PROPERTY_PREFIX, facetValue, resultDocument, sortBuckets, type IndexCapability, type IndexFieldType, type SearchResults } from './search';
+import type { ConnectorDefinition } from './connector';
+import {
+  EngineConnector,
+  INDEX_DEFAULTS,
+  INDEX_FIELDS,
+  INDEX_PROPERTY_PREFIX,
+  facetValue,
+  resultDocument,
+  sortBuckets,
+  type IndexCapability,
+  type IndexFieldType,
+  type SearchResults,
+  type SearchSettings,
+} from './search';
 
 /**
- * What the engines of Elasticsearch's Query DSL (Elasticsearch, OpenSearch) share past the request, which
- * libs/search-query builds: the _search answer read as SearchResults, the index mapping, and _bulk's
- * per-item errors, the index group over a client's three calls, an error answer read as a typed error.
- * Each connector keeps only its client.
+ * What the engines of Elasticsearch's Query DSL (Elasticsearch, OpenSearch) share: the connector itself
+ * (QueryDslConnector: requests from search-query's Elasticsearch translator, the _search answer read as
+ * SearchResults, the index mapping, _bulk's per-item errors) over the calls each client makes its own way,
+ * and an error answer read as a typed error. Each connector keeps only its client.
  */
 
 interface Hit {
@@ -91,38 +104,116 @@ export function checkQueryDslBulk(engine: string, answer: QueryDslBulkAnswer, de
   }
 }
 
-/** The three calls of the index group that each client makes its own way (their answers differ in shape). */
-export interface QueryDslIndexClient {
-  /** Creates the index with queryDslIndexBody, or adds queryDslIndexProperties to an existing one. */
-  ensureIndex(index: string): Promise<void>;
-  /** POST _bulk with these action and source lines; its answer's body. */
+/** The calls each Query DSL client makes its own way (their answers differ in shape), each answering its body. */
+export interface QueryDslClient {
+  indexExists(index: string): Promise<boolean>;
+  createIndex(index: string, body: ReturnType<typeof queryDslIndexBody>): Promise<unknown>;
+  putMapping(index: string, properties: ReturnType<typeof queryDslIndexProperties>): Promise<unknown>;
+  /** The type an engine's error answer names (resource_already_exists_exception...); undefined for another error. */
+  answerErrorType(error: unknown): string | undefined;
+  clusterHealth(index: string): Promise<unknown>;
+  info(): Promise<unknown>;
+  /** POST /<index>/_search with exactly this body (the transport: no body member moves to the query string). */
+  search(index: string, body: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** POST _bulk with these action and source lines. */
   bulk(lines: object[]): Promise<QueryDslBulkAnswer>;
-  refresh(index: string): Promise<void>;
+  refresh(index: string): Promise<unknown>;
+  close(): Promise<unknown>;
 }
 
-/** The index group of a Query DSL engine; every failure goes through the connector's error mapping. */
-export function queryDslIndexGroup(engine: string, client: QueryDslIndexClient, mapError: (error: unknown, index: string) => unknown): IndexCapability {
-  const guard = async <T>(index: string, call: () => Promise<T>): Promise<T> => {
+/** One Query DSL engine: its name in messages, its client's calls, the mapping of its client's errors, its raw-query guards. */
+export interface QueryDslEngine {
+  name: string;
+  client: QueryDslClient;
+  mapError(error: unknown, index?: string): unknown;
+  checkRawQuery(body: unknown): void;
+  /** What a raw query may not carry past permission trimming. */
+  checkTrimmedRawQuery(body: unknown): void;
+}
+
+/**
+ * Search and the index group of a Query DSL engine: requests built and trimmed by search-query's
+ * Elasticsearch translator, every client failure through the engine's error mapping.
+ */
+export abstract class QueryDslConnector extends EngineConnector {
+  protected readonly rawQueryBody: string;
+  readonly index: IndexCapability;
+
+  protected constructor(definition: ConnectorDefinition, settings: SearchSettings, private readonly engine: QueryDslEngine) {
+    super(definition, settings);
+    this.rawQueryBody = `an ${engine.name} _search request body (a JSON object)`;
+    const { client } = engine;
+    this.index = {
+      ensureCollection: (index) => this.guarded(index, () => this.ensureIndex(index)),
+      write: (index, documents) =>
+        this.guarded(index, async () => {
+          if (documents.length === 0) return;
+          checkQueryDslBulk(engine.name, await client.bulk(documents.flatMap((document) => [{ index: { _index: index, _id: document.id } }, document])));
+        }),
+      delete: (index, ids) =>
+        this.guarded(index, async () => {
+          if (ids.length === 0) return;
+          checkQueryDslBulk(engine.name, await client.bulk(ids.map((id) => ({ delete: { _index: index, _id: id } }))), true);
+        }),
+      commit: (index) => this.guarded(index, async () => void (await client.refresh(index))),
+    };
+  }
+
+  checkHealth(): Promise<void> {
+    const index = this.search.settings.collection;
+    const { client, name } = this.engine;
+    return this.guarded(index, async () => {
+      if (!index) return void (await client.info());
+      if (!(await client.indexExists(index))) throw new UpstreamError(`${name} has no index '${index}' (the connection's collection)`);
+      await client.clusterHealth(index);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.engine.client.close();
+  }
+
+  protected async select(index: string, request: SearchRequest, principals?: readonly string[]): Promise<SearchResults> {
+    const body = toElasticsearchRequest(request);
+    return queryDslResults(await this.searchIndex(index, principals ? trimElasticsearchBody(body, principals) : body), request);
+  }
+
+  /** The body goes to <index>/_search only, its size capped at maxRows. */
+  protected async rawQuery(index: string, input: Record<string, unknown>, principals?: readonly string[]): Promise<unknown> {
+    this.engine.checkRawQuery(input);
+    if (principals) this.engine.checkTrimmedRawQuery(input);
+    const size = typeof input.size === 'number' && input.size >= 0 ? Math.floor(input.size) : 10;
+    const body = { ...input, size: Math.min(size, this.search.settings.maxRows) };
+    return this.searchIndex(index, principals ? trimElasticsearchBody(body, principals) : body);
+  }
+
+  /** An explicit mapping (keywords for facets, dynamic template for prop_*); the refresh interval is commitWithinMs. */
+  private async ensureIndex(index: string): Promise<void> {
+    const { client } = this.engine;
+    if (await client.indexExists(index)) {
+      // Adding fields to an existing mapping is allowed; a field already mapped otherwise is refused by the engine (kept as its error).
+      await client.putMapping(index, queryDslIndexProperties());
+      return;
+    }
+    try {
+      await client.createIndex(index, queryDslIndexBody(this.search.settings.commitWithinMs ?? INDEX_DEFAULTS.commitWithinMs));
+    } catch (e) {
+      // Another node created it between exists and create: the same mapping, so done.
+      if (client.answerErrorType(e) !== 'resource_already_exists_exception') throw e;
+    }
+  }
+
+  private searchIndex(index: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.guarded(index, () => this.engine.client.search(index, body));
+  }
+
+  private async guarded<T>(index: string | undefined, call: () => Promise<T>): Promise<T> {
     try {
       return await call();
     } catch (e) {
-      throw mapError(e, index);
+      throw this.engine.mapError(e, index);
     }
-  };
-  return {
-    ensureCollection: (index) => guard(index, () => client.ensureIndex(index)),
-    write: (index, documents) =>
-      guard(index, async () => {
-        if (documents.length === 0) return;
-        checkQueryDslBulk(engine, await client.bulk(documents.flatMap((document) => [{ index: { _index: index, _id: document.id } }, document])));
-      }),
-    delete: (index, ids) =>
-      guard(index, async () => {
-        if (ids.length === 0) return;
-        checkQueryDslBulk(engine, await client.bulk(ids.map((id) => ({ delete: { _index: index, _id: id } }))), true);
-      }),
-    commit: (index) => guard(index, () => client.refresh(index)),
-  };
+  }
 }
 
 interface QueryDslErrorBody {

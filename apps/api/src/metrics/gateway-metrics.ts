@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { GatewayError } from '@gateway/errors';
+// Types only: prom-client itself is required on first use (below).
+import type { Counter, Histogram } from 'prom-client';
 
 /** Seconds; from a cached verification (sub-millisecond) to a long export download. */
 const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -22,78 +24,39 @@ export class GatewayMetrics {
   private readonly prom = require('prom-client') as typeof import('prom-client');
   readonly registry = new this.prom.Registry();
 
-  private readonly requests = new this.prom.Counter({
-    name: 'gateway_http_requests_total',
-    help: 'HTTP requests answered, by method, route template and status.',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
-  private readonly latency = new this.prom.Histogram({
-    name: 'gateway_http_request_duration_seconds',
-    help: 'Time from the request to the last byte of the answer, by method, route template and status.',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly bytesIn = new this.prom.Counter({
-    name: 'gateway_http_received_bytes_total',
-    help: 'Bytes received on the sockets (headers and bodies), by route template.',
-    labelNames: ['route'] as const,
-    registers: [this.registry],
-  });
-  private readonly bytesOut = new this.prom.Counter({
-    name: 'gateway_http_sent_bytes_total',
-    help: 'Bytes sent on the sockets (headers and bodies), by route template. Offloaded downloads are sent by the proxy and not counted.',
-    labelNames: ['route'] as const,
-    registers: [this.registry],
-  });
+  private readonly requests = this.counter('gateway_http_requests_total', 'HTTP requests answered, by method, route template and status.', ['method', 'route', 'status']);
+  private readonly latency = this.histogram(
+    'gateway_http_request_duration_seconds',
+    'Time from the request to the last byte of the answer, by method, route template and status.',
+    ['method', 'route', 'status'],
+  );
+  private readonly bytesIn = this.counter('gateway_http_received_bytes_total', 'Bytes received on the sockets (headers and bodies), by route template.', ['route']);
+  private readonly bytesOut = this.counter(
+    'gateway_http_sent_bytes_total',
+    'Bytes sent on the sockets (headers and bodies), by route template. Offloaded downloads are sent by the proxy and not counted.',
+    ['route'],
+  );
   private readonly transfers = new this.prom.Gauge({
     name: 'gateway_active_transfers',
     help: 'File uploads and downloads in progress.',
     labelNames: ['direction'] as const,
     registers: [this.registry],
   });
-  private readonly exports = new this.prom.Counter({
-    name: 'gateway_exports_total',
-    help: 'Background exports (batch zips) ended on this node, by outcome.',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-  private readonly jobDocuments = new this.prom.Counter({
-    name: 'gateway_job_documents_total',
-    help: 'Documents handled by job runs on this node, by outcome (written, error, duplicate, skipped).',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-  private readonly connectorCalls = new this.prom.Counter({
-    name: 'gateway_connector_calls_total',
-    help: 'Calls to connector drivers, by connector, operation and outcome (ok or the typed error).',
-    labelNames: ['connector', 'operation', 'outcome'] as const,
-    registers: [this.registry],
-  });
-  private readonly connectorLatency = new this.prom.Histogram({
-    name: 'gateway_connector_call_duration_seconds',
-    help: 'Time a connector driver call took until it answered (for content reads: until the stream was open).',
-    labelNames: ['connector', 'operation', 'outcome'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  private readonly loginFailures = new this.prom.Counter({
-    name: 'gateway_login_failures_total',
-    help: 'Requests with credentials refused with 401 (wrong user name or password).',
-    registers: [this.registry],
-  });
-  private readonly lockedOut = new this.prom.Counter({
-    name: 'gateway_login_locked_out_total',
-    help: 'Requests refused with 429 because their user and client address are locked out.',
-    registers: [this.registry],
-  });
-
-  private readonly lockoutsStarted = new this.prom.Counter({
-    name: 'gateway_login_lockouts_total',
-    help: 'Lock-outs of a user and client address this node started (the failure that reached the limit).',
-    registers: [this.registry],
-  });
+  private readonly exports = this.counter('gateway_exports_total', 'Background exports (batch zips) ended on this node, by outcome.', ['outcome']);
+  private readonly jobDocuments = this.counter('gateway_job_documents_total', 'Documents handled by job runs on this node, by outcome (written, error, duplicate, skipped).', ['outcome']);
+  private readonly connectorCalls = this.counter(
+    'gateway_connector_calls_total',
+    'Calls to connector drivers, by connector, operation and outcome (ok or the typed error).',
+    ['connector', 'operation', 'outcome'],
+  );
+  private readonly connectorLatency = this.histogram(
+    'gateway_connector_call_duration_seconds',
+    'Time a connector driver call took until it answered (for content reads: until the stream was open).',
+    ['connector', 'operation', 'outcome'],
+  );
+  private readonly loginFailures = this.counter('gateway_login_failures_total', 'Requests with credentials refused with 401 (wrong user name or password).');
+  private readonly lockedOut = this.counter('gateway_login_locked_out_total', 'Requests refused with 429 because their user and client address are locked out.');
+  private readonly lockoutsStarted = this.counter('gateway_login_lockouts_total', 'Lock-outs of a user and client address this node started (the failure that reached the limit).');
 
   constructor() {
     this.prom.collectDefaultMetrics({ register: this.registry, prefix: 'gateway_' });
@@ -148,6 +111,14 @@ export class GatewayMetrics {
 
   text(): Promise<string> {
     return this.registry.metrics();
+  }
+
+  private counter<Label extends string = never>(name: string, help: string, labelNames: readonly Label[] = []): Counter<Label> {
+    return new this.prom.Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private histogram<Label extends string>(name: string, help: string, labelNames: readonly Label[]): Histogram<Label> {
+    return new this.prom.Histogram({ name, help, labelNames, buckets: LATENCY_BUCKETS, registers: [this.registry] });
   }
 }
 
