@@ -168,8 +168,7 @@ export function copyBatch(
   try {
     for (const [id, request] of batch) {
       const result = (request.record && records.check(request.record, request.target)) || copyDocumentSync(request, folders);
-      // The stat goes on only with a record to write: the event loop has no use for it.
-      items.push(result.step === 'copied' && request.record ? [id, result, request.record] : [id, result.step === 'copied' ? { step: 'copied' } : result]);
+      items.push(result.step === 'copied' && request.record ? [id, result, request.record] : [id, result]);
       if (items.length === every) {
         forward(items);
         items = [];
@@ -189,7 +188,7 @@ export function copyBatch(
 export function recordBatch(items: readonly CopiedItem[], records: ThreadRecords, post: (answers: Array<[number, DirectCopyAnswer]>) => void): void {
   for (const item of items) if (item.length === 3) records.add(item[0], item[2], item[1].stat);
   const failed = records.commit();
-  post(items.map(([id, result]): [number, DirectCopyAnswer] => [id, failed.has(id) ? { step: 'record', ...failed.get(id)! } : result.step === 'copied' ? { step: 'copied' } : result]));
+  post(items.map(([id, result]): [number, DirectCopyAnswer] => [id, failed.has(id) ? { step: 'record', ...failed.get(id)! } : result]));
 }
 
 /**

@@ -7,6 +7,7 @@ import * as m0033 from './0033-user-groups';
 import * as m0040 from './0040-job-index-state';
 import * as m0050 from './0050-job-run-docs-failed-index';
 import * as m0060 from './0060-job-run-progress';
+import * as m0110 from './0110-job-audit-checksums';
 
 /**
  * Every migration, in order. Written with Kysely's schema builder only, so the
@@ -21,4 +22,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0040-job-index-state': m0040,
   '0050-job-run-docs-failed-index': m0050,
   '0060-job-run-progress': m0060,
+  '0110-job-audit-checksums': m0110,
 };
