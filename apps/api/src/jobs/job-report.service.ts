@@ -20,7 +20,7 @@ import type { JobStatus } from './job-states';
 /** Rows read from the database per statement while a report streams. */
 const STREAM_BATCH = 1000;
 const FINISHED: readonly JobStatus[] = ['ABORTED', 'FAILED', 'COMPLETED', 'COMPLETED_WITH_ERRORS'];
-const CSV_COLUMNS = ['docId', 'relPath', 'sourcePath', 'targetId', 'outcome', 'message', 'readAt', 'finishedAt'] as const satisfies ReadonlyArray<keyof ReportRowDto>;
+const CSV_COLUMNS = ['docId', 'relPath', 'sourcePath', 'targetId', 'outcome', 'message', 'checksum', 'verified', 'readAt', 'finishedAt'] as const satisfies ReadonlyArray<keyof ReportRowDto>;
 const MEDIA_TYPES: Record<Exclude<ReportFormat, 'json'>, string> = { csv: 'text/csv; charset=utf-8', ndjson: 'application/x-ndjson; charset=utf-8' };
 
 /**
@@ -145,6 +145,8 @@ function toRowDto(row: ReportRow): ReportRowDto {
     targetId: row.targetId,
     outcome: row.outcome,
     message: row.message,
+    checksum: row.checksum,
+    verified: row.verified,
     readAt: new Date(row.readAt).toISOString(),
     finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt).toISOString(),
   };
