@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import * as fsp from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -88,7 +88,7 @@ describe('DocumentCopier verification', () => {
     };
   }
 
-  async function put(name: string, text: string): Promise<string> {
+  async function put(name: string, text: string | Buffer): Promise<string> {
     const folderId = await source.folders!.createFolder('/in', actor);
     return source.createFile({ folderId, fileName: name, content: Readable.from([Buffer.from(text)]) }, actor);
   }
@@ -171,6 +171,40 @@ describe('DocumentCopier verification', () => {
     expect(truncated).toMatchObject({ outcome: 'e', verified: 'size', message: 'SIZE_MISMATCH: source 5 bytes, target 4 bytes; the copy is removed' });
     expect(await targetHas('b.txt')).toBe(false);
     expect(await copy(truncating, id, { verify: 'none' }, 'c.txt')).toMatchObject({ outcome: 'p', checksum: sha256('alpha'), verified: 'none' });
+  });
+
+  it('200 faults of random kind and place (a bit flipped, the content cut short), each caught, by the target hash and by read-back alike', async () => {
+    const sourceBytes = randomBytes(3000);
+    const id = await put('a.bin', sourceBytes);
+    let caught = 0;
+    for (let run = 0; run < 200; run++) {
+      const at = randomInt(sourceBytes.length);
+      const cut = run % 2 === 1;
+      const bit = 1 << randomInt(8);
+      const fault = (input: NewFile | NewContent): Readable => {
+        let offset = 0;
+        return input.content.pipe(
+          new Transform({
+            transform(chunk: Buffer, _e, callback) {
+              const start = offset;
+              offset += chunk.length;
+              if (at < start || at >= offset) return callback(null, cut && at < start ? undefined : chunk);
+              if (cut) return callback(null, chunk.subarray(0, at - start));
+              const out = Buffer.from(chunk);
+              out[at - start] ^= bit;
+              callback(null, out);
+            },
+          }),
+        );
+      };
+      const faulty = Object.assign(Object.create(run % 4 < 2 ? target : withoutHashes(target)) as ContentConnector, {
+        directCopy: undefined,
+        createFile: (input: NewFile, a: Actor) => target.createFile({ ...input, content: fault(input) }, a),
+      });
+      const outcome = await copy(faulty, id, {}, 'a.bin');
+      if (outcome?.outcome === 'e' && /^CHECKSUM_MISMATCH/.test(outcome.message ?? '') && !(await targetHas('a.bin'))) caught++;
+    }
+    expect(caught).toBe(200);
   });
 
   it('a new version that fails its check removes that version only: the document keeps its earlier content', async () => {
