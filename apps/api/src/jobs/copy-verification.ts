@@ -78,7 +78,11 @@ export class CopyVerifier {
     return this.mode === 'hash' && this.target.contentHash?.algorithm === 'sha256';
   }
 
-  async verify(targetId: string, sent: SentContent): Promise<Verification> {
+  /**
+   * `reportedByWrite`: the target's hash of what it wrote, answered by the write itself (a direct copy
+   * hashes on the target's copy thread the buffer it writes from): then no further call is made.
+   */
+  async verify(targetId: string, sent: SentContent, reportedByWrite?: string): Promise<Verification> {
     if (this.mode === 'none') return { method: 'none' };
     if (this.mode === 'size') {
       const { size } = await this.target.getItem(targetId);
@@ -86,7 +90,7 @@ export class CopyVerifier {
     }
     const reporter = this.target.contentHash;
     if (reporter && sent.targetHash !== undefined) {
-      const reported = await reporter.hashOf(targetId);
+      const reported = reportedByWrite ?? (await reporter.hashOf(targetId));
       if (reported !== undefined) {
         const method = reporter.algorithm;
         if (reported === sent.targetHash) return { method };

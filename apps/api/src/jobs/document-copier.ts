@@ -176,7 +176,7 @@ export class DocumentCopier {
     let write: CheckedWrite;
     if (direct) {
       const sent = { sha256: direct.sha256, bytes: direct.size, ...(this.verifier.targetHashesSha256 ? { targetHash: direct.sha256 } : {}) };
-      write = await this.checked(direct.id, sent, false);
+      write = await this.checked(direct.id, sent, false, direct.sha256);
     } else {
       write = await this.streamNew(guard, folderId, name, mimeType, contents[0]);
     }
@@ -209,8 +209,8 @@ export class DocumentCopier {
   }
 
   /** The written copy checked by the job's `verify`; a failed check throws CopyMismatch. */
-  private async checked(id: string, sent: SentContent, addedVersion: boolean): Promise<CheckedWrite> {
-    const write = { id, sent, verification: await this.verifier.verify(id, sent) };
+  private async checked(id: string, sent: SentContent, addedVersion: boolean, reportedByWrite?: string): Promise<CheckedWrite> {
+    const write = { id, sent, verification: await this.verifier.verify(id, sent, reportedByWrite) };
     if (write.verification.mismatch !== undefined) throw new CopyMismatch(write, addedVersion);
     return write;
   }
