@@ -12,7 +12,7 @@ type FileStat = Pick<BigIntStats, 'ino' | 'size' | 'mtimeNs'>;
 
 /**
  * SHA-256 of the files this process wrote, computed while writing them (an upload staged through
- * `hashing()`, a direct copy hashed on the copy thread), by inode: a staged file linked or renamed
+ * `hashing()`; a direct copy answers its hash with the copy instead), by inode: a staged file linked or renamed
  * into place keeps its inode. An entry counts only while the file's size and mtime are those it
  * had when written, so a file changed since (by hand) is hashed again from the disk.
  */
@@ -45,8 +45,8 @@ export class WrittenHashes {
 
 /**
  * The `contentHash` group: SHA-256, computed while the file was written (WrittenHashes), else read
- * from the disk (a file written before this process, by hand, or by the kernel's copy of a whole
- * file from another filesystem connector, which the gateway never sees).
+ * from the disk (a file written before this process, by hand, by a direct copy, or by the kernel's
+ * copy of a whole file from another filesystem connector, which the gateway never sees).
  */
 export class ContentHashes implements ContentHashCapability {
   readonly algorithm = 'sha256';

@@ -32,7 +32,7 @@ export class DirectCopies implements DirectCopyCapability {
 
   /**
    * Whole current documents of at most DIRECT_COPY_MAX_BYTES, with the SHA-256 of the bytes the
-   * copy thread read (kept as the new file's hash, the `contentHash` group's); for anything else (a
+   * copy thread read and wrote (the target's own hash of what it wrote: the copy job asks no more); for anything else (a
    * version id, a larger file, a record left over at the name, a copy that failed) the answer is
    * undefined and the caller streams.
    */
@@ -69,8 +69,7 @@ export class DirectCopies implements DirectCopyCapability {
       });
       if (result.step === 'large' || result.step === 'fallback') return undefined;
       if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);
-      this.files.written.remember(result.stat, result.sha256);
-      return { id: encodeId(rel), sha256: result.sha256, size: Number(result.stat.size) };
+      return { id: encodeId(rel), sha256: result.sha256, size: result.size };
     });
   }
 

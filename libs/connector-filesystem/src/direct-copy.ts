@@ -78,8 +78,13 @@ export interface DirectCopied {
 
 export type DirectCopyResult = DirectCopied | DirectCopyFailure;
 
-/** What the copy thread answers the event loop: a result (a copy's stat and hash: what the `contentHash` group keeps of it). */
-export type DirectCopyAnswer = DirectCopyResult;
+/** What the copy thread answers the event loop: a result, a copy with its hash and size but without its stat (the thread recorded it). */
+export type DirectCopyAnswer = { step: 'copied'; sha256: string; size: number } | DirectCopyFailure;
+
+/** A copy's answer to the event loop: what it needs of it, not the stat the records thread keeps (structured clone of BigInts costs it per document). */
+export function copiedAnswer(result: DirectCopied): DirectCopyAnswer {
+  return { step: 'copied', sha256: result.sha256, size: Number(result.stat.size) };
+}
 
 const OPEN_FOR_READING = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const CREATE_STAGED = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
