@@ -300,7 +300,7 @@ export class InMemoryJobStore implements JobStore {
       else run.skipped++;
       if (o.removed) run.removed++;
       run.bytesRead += o.bytesRead ?? 0;
-      this.addAudit(jobId, run.id, o.docId, o.outcome, o.sourcePath, o.targetId ?? null, o.message ?? null, now);
+      this.addAudit(jobId, run.id, o.docId, o.outcome, o.sourcePath, o.targetId ?? null, o.message ?? null, now, o.checksum ?? null, o.verified ?? null);
     }
   }
 
@@ -368,6 +368,8 @@ export class InMemoryJobStore implements JobStore {
           sourcePath: audit?.sourcePath ?? null,
           targetId: audit?.targetId ?? null,
           message: audit?.message ?? null,
+          checksum: audit?.checksum ?? null,
+          verified: audit?.verified ?? null,
           readAt: row.claimedAt,
           finishedAt: outcome === 'r' ? null : (audit?.createdAt ?? null),
         };
@@ -403,8 +405,19 @@ export class InMemoryJobStore implements JobStore {
     return documents;
   }
 
-  private addAudit(jobId: number, runId: string, docId: string, recordType: AuditRecordType, sourcePath: string | null, targetId: string | null, message: string | null, createdAt: number): void {
-    this.audit.push({ id: this.audit.length + 1, jobId, runId, docId, recordType, sourcePath, targetId, message, createdAt });
+  private addAudit(
+    jobId: number,
+    runId: string,
+    docId: string,
+    recordType: AuditRecordType,
+    sourcePath: string | null,
+    targetId: string | null,
+    message: string | null,
+    createdAt: number,
+    checksum: string | null = null,
+    verified: string | null = null,
+  ): void {
+    this.audit.push({ id: this.audit.length + 1, jobId, runId, docId, recordType, sourcePath, targetId, message, createdAt, checksum, verified });
   }
 
   /** One store operation at a time, like the run lock (SQLite's write lock). */

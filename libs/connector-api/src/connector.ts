@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { ContentHashCapability } from './content-hash';
 import type { IndexCapability, SearchCapability } from './search';
 
 /** Who is acting; drivers record it as creator/modifier and check-out holder. */
@@ -182,7 +183,16 @@ export interface DirectCopyCapability {
    * errors; undefined when this connector cannot copy that document directly (a version id, a
    * large file): the caller then streams it.
    */
-  copyFrom(source: LocalFilesCapability, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor): Promise<string | undefined>;
+  copyFrom(source: LocalFilesCapability, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor): Promise<DirectCopyDone | undefined>;
+}
+
+/** A document copied by `directCopy`: its new id, and the SHA-256 of the bytes copied, hashed as they were read from the source. */
+export interface DirectCopyDone {
+  id: string;
+  /** Lower-case hex. */
+  sha256: string;
+  /** Bytes copied. */
+  size: number;
 }
 
 export interface CopyCapability {
@@ -253,6 +263,8 @@ export interface ContentConnector extends Connector {
   readonly copy?: CopyCapability;
   readonly localFiles?: LocalFilesCapability;
   readonly directCopy?: DirectCopyCapability;
+  /** The hash the repository reports of a document's content (copy jobs' `verify: hash`; content-hash.ts). */
+  readonly contentHash?: ContentHashCapability;
 }
 
 /** A connector that implements the search group. */

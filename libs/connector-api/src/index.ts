@@ -8,5 +8,6 @@ export * from './file-reads';
 export * from './search';
 export * from './params';
 export * from './byte-slice';
+export * from './content-hash';
 export { declaredMimeType, mimeTypeFor } from './mime';
 export * from './query-dsl';

@@ -5,6 +5,7 @@ import {
   declaredMimeType,
   type Actor,
   type DirectCopyCapability,
+  type DirectCopyDone,
   type LocalFilesCapability,
   type NewFile,
 } from '@gateway/connector-api';
@@ -30,11 +31,12 @@ export class DirectCopies implements DirectCopyCapability {
   constructor(private readonly files: RepositoryFiles) {}
 
   /**
-   * Whole current documents of at most DIRECT_COPY_MAX_BYTES; for anything else (a version id, a
-   * larger file, a record left over at the name, a kernel copy that failed) the answer is
+   * Whole current documents of at most DIRECT_COPY_MAX_BYTES, with the SHA-256 of the bytes the
+   * copy thread read and wrote (the target's own hash of what it wrote: the copy job asks no more); for anything else (a
+   * version id, a larger file, a record left over at the name, a copy that failed) the answer is
    * undefined and the caller streams.
    */
-  async copyFrom(source: LocalFilesCapability, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor): Promise<string | undefined> {
+  async copyFrom(source: LocalFilesCapability, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor): Promise<DirectCopyDone | undefined> {
     const from = source.unverifiedFile(sourceId);
     if (from === undefined) return undefined;
     checkType(target.type);
@@ -67,7 +69,7 @@ export class DirectCopies implements DirectCopyCapability {
       });
       if (result.step === 'large' || result.step === 'fallback') return undefined;
       if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);
-      return encodeId(rel);
+      return { id: encodeId(rel), sha256: result.sha256, size: result.size };
     });
   }
 

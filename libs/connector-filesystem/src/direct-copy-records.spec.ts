@@ -128,11 +128,11 @@ describe('ThreadRecords and answerBatch', () => {
       ]);
       // A record goes on only with a copy that asked for one; a failed copy goes on as it ended.
       expect(forwarded[0].map(([, , record]) => record?.name)).toEqual(['g0', 'g1']);
-      expect(forwarded[1][0]).toEqual([2, { step: 'copied' }]);
+      expect(forwarded[1][0]).toMatchObject([2, { step: 'copied' }]);
       expect(forwarded[1][1]).toEqual([3, { step: 'source', code: 'ENOENT' }]);
       const answered: Array<{ group: Array<[number, DirectCopyAnswer]>; recorded: number }> = [];
       for (const items of forwarded) recordBatch(items, writer, (group) => answered.push({ group, recorded: stored().size }));
-      expect(answered).toEqual([
+      expect(answered).toMatchObject([
         { group: [[0, { step: 'copied' }], [1, { step: 'copied' }]], recorded: 2 },
         { group: [[2, { step: 'copied' }], [3, { step: 'source', code: 'ENOENT' }]], recorded: 2 },
       ]);

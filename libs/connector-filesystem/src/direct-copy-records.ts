@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
-import { FolderChecks, copyDocumentSync, type DirectCopied, type DirectCopyAnswer, type DirectCopyRequest, type DirectCopyResult, type FirstRecordRequest } from './direct-copy';
+import { FolderChecks, copiedAnswer, copyDocumentSync, type DirectCopied, type DirectCopyAnswer, type DirectCopyRequest, type DirectCopyResult, type FirstRecordRequest } from './direct-copy';
 import { errnoOf } from './fs-calls';
 import { firstRecord } from './record-format';
 import { GET_RECORD, NAMES_WITH_RECORDS, PUT_RECORD, openRecordFile } from './record-sql';
@@ -168,8 +168,7 @@ export function copyBatch(
   try {
     for (const [id, request] of batch) {
       const result = (request.record && records.check(request.record, request.target)) || copyDocumentSync(request, folders);
-      // The stat goes on only with a record to write: the event loop has no use for it.
-      items.push(result.step === 'copied' && request.record ? [id, result, request.record] : [id, result.step === 'copied' ? { step: 'copied' } : result]);
+      items.push(result.step === 'copied' && request.record ? [id, result, request.record] : [id, result.step === 'copied' ? copiedAnswer(result) : result]);
       if (items.length === every) {
         forward(items);
         items = [];
@@ -189,7 +188,7 @@ export function copyBatch(
 export function recordBatch(items: readonly CopiedItem[], records: ThreadRecords, post: (answers: Array<[number, DirectCopyAnswer]>) => void): void {
   for (const item of items) if (item.length === 3) records.add(item[0], item[2], item[1].stat);
   const failed = records.commit();
-  post(items.map(([id, result]): [number, DirectCopyAnswer] => [id, failed.has(id) ? { step: 'record', ...failed.get(id)! } : result.step === 'copied' ? { step: 'copied' } : result]));
+  post(items.map(([id, result]): [number, DirectCopyAnswer] => [id, failed.has(id) ? { step: 'record', ...failed.get(id)! } : 'stat' in result ? copiedAnswer(result) : result]));
 }
 
 /**

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -86,7 +87,12 @@ describe('DirectCopyThread', () => {
         }
       };
       const thread = new DirectCopyThread(directCopyScript);
-      expect(await Promise.all([thread.copy(copy('a')), thread.copy(copy('b'))])).toEqual([{ step: 'copied' }, { step: 'copied' }]);
+      // Each answered with the SHA-256 of the bytes the thread copied (the copy job's checksum).
+      const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+      expect(await Promise.all([thread.copy(copy('a')), thread.copy(copy('b'))])).toMatchObject([
+        { step: 'copied', sha256: sha256('a') },
+        { step: 'copied', sha256: sha256('b') },
+      ]);
       expect(recorded()).toEqual([
         ['a', 'bob'],
         ['b', 'bob'],
@@ -94,7 +100,7 @@ describe('DirectCopyThread', () => {
       expect(readFileSync(path.join(dir, 'dst', 'b'), 'utf8')).toBe('b');
       // Both threads close their connection (in order after the copies sent before); the next copy opens them again.
       thread.forget('k1');
-      expect(await thread.copy(copy('c'))).toEqual({ step: 'copied' });
+      expect(await thread.copy(copy('c'))).toMatchObject({ step: 'copied', sha256: sha256('c') });
       expect(recorded().map(([name]) => name)).toEqual(['a', 'b', 'c']);
       // A name with a record and a file is refused by the look-up before any copy.
       expect(await thread.copy(copy('a'))).toEqual({ step: 'exists' });

@@ -2,8 +2,11 @@ import { chmodSync, constants, lstatSync, mkdirSync, mkdtempSync, readFileSync, 
 import { execFileSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { FolderChecks, READ_COPY_MAX_BYTES, copyDocumentSync, type DirectCopyRequest } from './direct-copy';
+import { createHash, randomBytes } from 'node:crypto';
+import { FolderChecks, copyDocumentSync, type DirectCopyRequest } from './direct-copy';
+
+/** Sizes around 64 KiB, which once split read copies from kernel copies (now every copy is read and hashed). */
+const READ_COPY_MAX_BYTES = 64 * 1024;
 
 /** The calls of a direct copy, on real folders: each check refuses as openContent / createFile would, and nothing is left behind. */
 describe('copyDocumentSync', () => {
@@ -44,7 +47,11 @@ describe('copyDocumentSync', () => {
   it('copies the bytes to the new path, answers its lstat and removes the staged copy', () => {
     const result = copyDocumentSync(request());
     const stat = lstatSync(path.join(dst, 'out', 'a.txt'), { bigint: true });
-    expect(result).toEqual({ step: 'copied', stat: { ino: stat.ino, size: 5n, mtimeNs: stat.mtimeNs, birthtimeNs: stat.birthtimeNs } });
+    expect(result).toEqual({
+      step: 'copied',
+      sha256: createHash('sha256').update('alpha').digest('hex'),
+      stat: { ino: stat.ino, size: 5n, mtimeNs: stat.mtimeNs, birthtimeNs: stat.birthtimeNs },
+    });
     expect(readFileSync(path.join(dst, 'out', 'a.txt'), 'utf8')).toBe('alpha');
     expect(stat.nlink).toBe(1n);
     expect(leftovers()).toEqual([]);
@@ -58,21 +65,21 @@ describe('copyDocumentSync', () => {
     expect(leftovers()).toEqual([]);
   });
 
-  describe('the bytes and mode of the copy, small (read from the checked descriptor) or large (kernel copy)', () => {
+  describe('the bytes, hash and mode of the copy (read from the checked descriptor, or cloned)', () => {
     const sizes = [0, 1, READ_COPY_MAX_BYTES, READ_COPY_MAX_BYTES + 1, 3 * READ_COPY_MAX_BYTES + 7];
-    it.each(sizes)('a source of %i bytes: the same bytes, the source mode, nothing staged left', (size) => {
+    it.each(sizes)('a source of %i bytes: the same bytes, their SHA-256, the source mode, nothing staged left', (size) => {
       const bytes = randomBytes(size);
       const source = path.join(src, 'in', 'sub', 'sized.bin');
       writeFileSync(source, bytes);
       chmodSync(source, 0o640);
       const result = copyDocumentSync(request({ source, maxBytes: 4 * READ_COPY_MAX_BYTES }));
-      expect(result).toMatchObject({ step: 'copied', stat: { size: BigInt(size) } });
+      expect(result).toMatchObject({ step: 'copied', sha256: createHash('sha256').update(bytes).digest('hex'), stat: { size: BigInt(size) } });
       expect(readFileSync(path.join(dst, 'out', 'a.txt')).equals(bytes)).toBe(true);
       expect(lstatSync(path.join(dst, 'out', 'a.txt')).mode & 0o777).toBe(0o640);
       expect(leftovers()).toEqual([]);
     });
 
-    it('a small copy takes the source mode less the umask, a kernel copy (larger, or a reflink mode) the exact mode', () => {
+    it('a read copy takes the source mode less the umask, whatever its size; a clone (a reflink mode) the exact mode', () => {
       const umask = process.umask(0o022);
       try {
         const source = path.join(src, 'in', 'sub', 'shared.bin');
@@ -84,15 +91,15 @@ describe('copyDocumentSync', () => {
           return lstatSync(path.join(dst, 'out', 'a.txt')).mode & 0o777;
         };
         expect(copyOf(READ_COPY_MAX_BYTES)).toBe(0o644);
-        expect(copyOf(READ_COPY_MAX_BYTES + 1)).toBe(0o664);
+        expect(copyOf(READ_COPY_MAX_BYTES + 1)).toBe(0o644);
         expect(copyOf(10, { cloneMode: constants.COPYFILE_FICLONE })).toBe(0o664);
       } finally {
         process.umask(umask);
       }
     });
 
-    it('a reflink mode (COPYFILE_FICLONE, the clone falling back to a copy on ext4) copies a small source too', () => {
-      expect(copyDocumentSync(request({ cloneMode: constants.COPYFILE_FICLONE }))).toMatchObject({ step: 'copied' });
+    it('a reflink mode (COPYFILE_FICLONE, the clone falling back to a copy on ext4) copies a source and hashes it from the descriptor', () => {
+      expect(copyDocumentSync(request({ cloneMode: constants.COPYFILE_FICLONE }))).toMatchObject({ step: 'copied', sha256: createHash('sha256').update('alpha').digest('hex') });
       expect(readFileSync(path.join(dst, 'out', 'a.txt'), 'utf8')).toBe('alpha');
     });
   });
@@ -185,7 +192,7 @@ describe('copyDocumentSync', () => {
       expect(readFileSync(path.join(tmp, 'staged.upload'), 'utf8')).toBe('someone else');
     });
 
-    it('a kernel copy (a source over 64 KiB) onto a staged name already taken: fallback, the name neither overwritten nor removed', () => {
+    it('a copy of several read chunks onto a staged name already taken: fallback, the name neither overwritten nor removed', () => {
       const source = path.join(src, 'in', 'sub', 'large.bin');
       writeFileSync(source, randomBytes(READ_COPY_MAX_BYTES + 1));
       writeFileSync(path.join(tmp, 'staged.upload'), 'someone else');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { closeSync, constants, copyFileSync, fstatSync, linkSync, lstatSync, openSync, readSync, renameSync, writeSync, type Stats } from 'node:fs';
 import { LINK_UNSUPPORTED, errnoOf, unlinkQuietly } from './fs-calls';
 
@@ -69,27 +70,40 @@ export type DirectCopyFailure =
 
 export interface DirectCopied {
   step: 'copied';
+  /** SHA-256 (hex) of the bytes copied, hashed as they were read from the source (the copy job's checksum). */
+  sha256: string;
   /** The new file's lstat, what its first record keeps (metadata-store's StatFields). */
   stat: { ino: bigint; size: bigint; mtimeNs: bigint; birthtimeNs: bigint };
 }
 
 export type DirectCopyResult = DirectCopied | DirectCopyFailure;
 
-/** What the copy thread answers the event loop: a result, a copy without its stat (the thread recorded it). */
-export type DirectCopyAnswer = { step: 'copied' } | DirectCopyFailure;
+/** What the copy thread answers the event loop: a result, a copy with its hash and size but without its stat (the thread recorded it). */
+export type DirectCopyAnswer = { step: 'copied'; sha256: string; size: number } | DirectCopyFailure;
+
+/** A copy's answer to the event loop: what it needs of it, not the stat the records thread keeps (structured clone of BigInts costs it per document). */
+export function copiedAnswer(result: DirectCopied): DirectCopyAnswer {
+  return { step: 'copied', sha256: result.sha256, size: Number(result.stat.size) };
+}
 
 const OPEN_FOR_READING = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const CREATE_STAGED = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /**
- * Sources up to this size are copied from the descriptor the checks were made on: one read and one
- * write, where the kernel copy (copyFileSync) opens the source again by its path, stats it, and
- * copies its mode with an fchmod (four calls of some twenty per small document). Larger ones, and
- * any on a filesystem with reflinks, take the kernel copy.
+ * Sources are copied from the descriptor the checks were made on: read once into this thread's
+ * buffer, hashed (SHA-256, the copy job's checksum) and written from it, where the kernel copy
+ * (copyFileSync) would open the source again by its path, stat it, copy its mode with an fchmod and
+ * leave the bytes unseen, so a hash would cost a second read of the source. On a filesystem with
+ * reflinks the copy is a clone (no data copied) and the hash a read of the source's descriptor.
  */
-export const READ_COPY_MAX_BYTES = 64 * 1024;
-/** One more byte than a read copy takes: a source that grew since its fstat is seen to have. */
-const readCopyBuffer = Buffer.allocUnsafe(READ_COPY_MAX_BYTES + 1);
+const READ_CHUNK_BYTES = 256 * 1024;
+/** The buffer of a read copy: a chunk more than a source may have, so one that grew since its fstat is seen to have. */
+let readCopyBuffer = Buffer.alloc(0);
+
+function copyBuffer(maxBytes: number): Buffer {
+  if (readCopyBuffer.length < maxBytes + READ_CHUNK_BYTES) readCopyBuffer = Buffer.allocUnsafe(maxBytes + READ_CHUNK_BYTES);
+  return readCopyBuffer;
+}
 
 /**
  * The folder checks of one message of the copy thread (direct-copy-records.ts answerBatch): each
@@ -163,8 +177,9 @@ function copyInto(req: DirectCopyRequest, source: number, sourceStat: Stats, fol
     return { step: 'target-folder', code: errnoOf(e) };
   }
   let staged: Staged;
+  const hash = createHash('sha256');
   try {
-    staged = sourceStat.size <= READ_COPY_MAX_BYTES && req.cloneMode === 0 ? readCopy(source, sourceStat.mode, req.staged) : kernelCopy(req);
+    staged = req.cloneMode === 0 ? readCopy(source, sourceStat.mode, req.staged, req.maxBytes, hash) : cloneCopy(req, source, hash);
   } catch {
     staged = 'failed';
   }
@@ -186,7 +201,7 @@ function copyInto(req: DirectCopyRequest, source: number, sourceStat: Stats, fol
       renameSync(req.staged, req.target);
     }
     const placed = lstatSync(req.target, { bigint: true });
-    return { step: 'copied', stat: { ino: placed.ino, size: placed.size, mtimeNs: placed.mtimeNs, birthtimeNs: placed.birthtimeNs } };
+    return { step: 'copied', sha256: hash.digest('hex'), stat: { ino: placed.ino, size: placed.size, mtimeNs: placed.mtimeNs, birthtimeNs: placed.birthtimeNs } };
   } catch (e) {
     return { step: 'target', code: errnoOf(e) };
   } finally {
@@ -197,8 +212,17 @@ function copyInto(req: DirectCopyRequest, source: number, sourceStat: Stats, fol
 /** How staging went: made; the name was taken (EEXIST); the source could not be read (nothing made); failed after it was made. */
 type Staged = 'made' | 'taken' | 'unread' | 'failed';
 
-/** The kernel copy (a reflink where the target has them, the source's mode copied); a failure throws. */
-function kernelCopy(req: DirectCopyRequest): Staged {
+/** A clone of the source (COPYFILE_FICLONE: its extents shared, no data copied), hashed from the checked descriptor; a failure throws. */
+function cloneCopy(req: DirectCopyRequest, source: number, hash: ReturnType<typeof createHash>): Staged {
+  const buffer = copyBuffer(0);
+  try {
+    for (let n = -1, at = 0; n !== 0; at += n) {
+      n = readSync(source, buffer, 0, READ_CHUNK_BYTES, at);
+      hash.update(buffer.subarray(0, n));
+    }
+  } catch {
+    return 'unread';
+  }
   try {
     copyFileSync(req.source, req.staged, constants.COPYFILE_EXCL | req.cloneMode);
     return 'made';
@@ -209,18 +233,21 @@ function kernelCopy(req: DirectCopyRequest): Staged {
 }
 
 /**
- * A small source copied from its checked descriptor into a new staged file with the source's mode
- * (less the umask, where the kernel copy sets it exactly). A source that cannot be read, or grew
- * past the buffer since its fstat, is 'unread' (the caller streams it); a failure once made throws.
+ * A source copied from its checked descriptor into a new staged file with the source's mode (less
+ * the umask, where the kernel copy sets it exactly), hashed as read. A source that cannot be read,
+ * or grew past `maxBytes` since its fstat, is 'unread' (the caller streams it); a failure once made throws.
  */
-function readCopy(source: number, mode: number, stagedPath: string): Staged {
+function readCopy(source: number, mode: number, stagedPath: string, maxBytes: number, hash: ReturnType<typeof createHash>): Staged {
+  const buffer = copyBuffer(maxBytes);
   let length = 0;
   try {
-    for (let n = -1; n !== 0 && length < readCopyBuffer.length; length += n) n = readSync(source, readCopyBuffer, length, readCopyBuffer.length - length, length);
+    for (let n = -1; n !== 0 && length <= maxBytes; length += n) n = readSync(source, buffer, length, Math.min(READ_CHUNK_BYTES, buffer.length - length), length);
   } catch {
     return 'unread';
   }
-  if (length > READ_COPY_MAX_BYTES) return 'unread';
+  if (length > maxBytes) return 'unread';
+  const content = buffer.subarray(0, length);
+  hash.update(content);
   let staged: number;
   try {
     staged = openSync(stagedPath, CREATE_STAGED, mode & 0o777);
@@ -229,7 +256,7 @@ function readCopy(source: number, mode: number, stagedPath: string): Staged {
     throw e;
   }
   try {
-    for (let written = 0; written < length; ) written += writeSync(staged, readCopyBuffer, written, length - written);
+    for (let written = 0; written < length; ) written += writeSync(staged, content, written, length - written);
   } finally {
     closeSync(staged);
   }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
@@ -223,8 +224,12 @@ describe('FilesystemConnector', () => {
         const id = await create('a.txt', 'version one');
         await fs.contentUpdate.updateContent(id, { content: body('version two') }, bob);
         const otherRoot = (await other.connector.rootFolder()).folderId;
-        const copied = await other.connector.directCopy.copyFrom(fs.localFiles, id, { folderId: otherRoot, fileName: 'b.txt', mimeType: 'text/x-note' }, alice);
+        const done = await other.connector.directCopy.copyFrom(fs.localFiles, id, { folderId: otherRoot, fileName: 'b.txt', mimeType: 'text/x-note' }, alice);
+        const copied = done?.id;
         expect(copied).toBe(encodeId('b.txt'));
+        // The hash of the bytes read on the copy thread, which the target's contentHash group reports without reading the file again.
+        expect(done?.sha256).toBe(createHash('sha256').update('version two').digest('hex'));
+        expect(await other.connector.contentHash.hashOf(copied!)).toBe(done?.sha256);
         expect(await readText(other.connector.openContent(copied!))).toBe('version two');
         expect(await other.connector.getItem(copied!)).toMatchObject({ size: 11, createdBy: 'alice', modifiedBy: 'alice', mimeType: 'text/x-note', versionCount: 1 });
         expect(await filesUnder(path.join(other.root, '.gateway', 'tmp'))).toEqual([]);
@@ -256,7 +261,7 @@ describe('FilesystemConnector', () => {
         const wrapped = new Proxy(fs, {
           get: (object, property) => (property === 'localFiles' ? { ...object.localFiles, unverifiedFile: (i: string) => (asked.push(i), object.localFiles.unverifiedFile(i)) } : Reflect.get(object, property)),
         });
-        const copied = await other.connector.directCopy.copyFrom(wrapped.localFiles, id, { folderId: otherRoot, fileName: 'a.txt' }, alice);
+        const copied = (await other.connector.directCopy.copyFrom(wrapped.localFiles, id, { folderId: otherRoot, fileName: 'a.txt' }, alice))?.id;
         expect(copied).toBe(encodeId('a.txt'));
         expect(asked).toEqual([id]);
         expect(await readText(other.connector.openContent(copied!))).toBe('alpha');
@@ -290,7 +295,7 @@ describe('FilesystemConnector', () => {
         const otherRoot = (await other.connector.rootFolder()).folderId;
         const ids = await Promise.all(Array.from({ length: 50 }, (_, i) => create(`f${i}.txt`, `content ${i}`)));
         const copied = await Promise.all(ids.map((id, i) => other.connector.directCopy.copyFrom(fs.localFiles, id, { folderId: otherRoot, fileName: `f${i}.txt` }, alice)));
-        for (const [i, c] of copied.entries()) expect(await readText(other.connector.openContent(c!))).toBe(`content ${i}`);
+        for (const [i, c] of copied.entries()) expect(await readText(other.connector.openContent(c!.id))).toBe(`content ${i}`);
         const listed = await other.connector.listFolder(otherRoot);
         expect(listed.items).toHaveLength(50);
         expect(listed.items.every((item) => item.createdBy === 'alice')).toBe(true);

@@ -11,6 +11,7 @@ import {
   type ConnectorDefinition,
   type ContentConnector,
   type ContentUpdateCapability,
+  type ContentHashCapability,
   type DirectCopyCapability,
   type FolderCapability,
   type FolderInfo,
@@ -24,6 +25,7 @@ import {
   type UnverifiedFile,
   type VersioningCapability,
 } from '@gateway/connector-api';
+import { ContentHashes } from './content-hashes';
 import { openContent } from './content-reads';
 import { DirectCopies } from './direct-copies';
 import { DocumentChanges } from './document-changes';
@@ -75,6 +77,7 @@ export class FilesystemConnector implements ContentConnector {
   readonly folders: Required<FolderCapability>;
   readonly propertyUpdate: PropertyUpdateCapability;
   readonly directCopy: DirectCopyCapability;
+  readonly contentHash: ContentHashCapability;
   readonly localFiles: LocalFilesCapability;
 
   /** `root` must already be a real path (no links); call init() before use. */
@@ -96,6 +99,7 @@ export class FilesystemConnector implements ContentConnector {
     this.propertyUpdate = group(this.changes, 'updateProperties');
     this.folders = group(new FolderChanges(this.files), 'createFolder', 'deleteFolder');
     this.directCopy = group(this.copies, 'copyFrom');
+    this.contentHash = new ContentHashes(this.files.written, (id) => this.localPath(id));
     this.localFiles = { root, localPath: (id) => this.localPath(id), unverifiedFile: (id) => this.unverifiedFile(id) };
   }
 

@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ConflictError, GatewayError, NotFoundError, declaredMimeType, type Actor } from '@gateway/connector-api';
 import { KeyedMutex } from '@gateway/concurrency';
+import { WrittenHashes } from './content-hashes';
 import { copyWholeFile } from './content-reads';
 import { allRealFolders } from './direct-copy';
 import { LINK_UNSUPPORTED } from './fs-calls';
@@ -52,6 +53,9 @@ export class RepositoryFiles {
   private readonly rootPrefix: string;
 
   /** `root` must already be a real path (no links). */
+  /** SHA-256 of the files written through this instance, computed while writing (the `contentHash` group). */
+  readonly written = new WrittenHashes();
+
   constructor(
     readonly root: string,
     readonly store: MetadataStore,
@@ -197,7 +201,9 @@ export class RepositoryFiles {
     }
     if (await copyWholeFile(content, staged, this.store.cloneMode)) return staged;
     try {
-      await pipeline(content, createWriteStream(staged, { flags: 'wx' }));
+      const hashing = this.written.hashing();
+      await pipeline(content, hashing.stream, createWriteStream(staged, { flags: 'wx' }));
+      hashing.written(staged);
       return staged;
     } catch (e) {
       unlinkIfPresent(staged);

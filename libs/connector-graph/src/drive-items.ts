@@ -25,7 +25,8 @@ export interface DriveItem {
   size?: number;
   eTag?: string;
   cTag?: string;
-  file?: { mimeType?: string };
+  /** `hashes.quickXorHash`: what SharePoint and OneDrive for Business compute of every file (graph-content-hash.ts). */
+  file?: { mimeType?: string; hashes?: { quickXorHash?: string; sha1Hash?: string; sha256Hash?: string } };
   folder?: { childCount?: number };
   root?: object;
   parentReference?: { path?: string; id?: string; driveId?: string };

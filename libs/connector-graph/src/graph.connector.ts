@@ -14,6 +14,7 @@ import {
   type Actor,
   type ByteRange,
   type CheckInOutCapability,
+  type ContentHashCapability,
   type ConnectorDefinition,
   type ContentConnector,
   type ContentUpdateCapability,
@@ -49,6 +50,7 @@ import { GraphCheckInOut } from './graph-check-in-out';
 import { GraphContentUpdate } from './graph-content-update';
 import { GraphFolders } from './graph-folders';
 import { GraphPropertyUpdate } from './graph-properties';
+import { GraphContentHash } from './graph-content-hash';
 import { GraphSites } from './graph-sites';
 import { GraphVersioning } from './graph-versioning';
 import type { GraphParams } from './params';
@@ -84,6 +86,7 @@ export class GraphConnector implements ContentConnector {
   readonly propertyUpdate: PropertyUpdateCapability = new GraphPropertyUpdate(this);
   readonly acls: AclCapability = new GraphAcls(this);
   readonly sites: SiteCapability = new GraphSites(this);
+  readonly contentHash: ContentHashCapability = new GraphContentHash(this);
 
   constructor(
     definition: ConnectorDefinition,

@@ -24,6 +24,7 @@ import {
   type ByteRange,
   type ConnectorDefinition,
   type ContentConnector,
+  type ContentHashCapability,
   type ContentUpdateCapability,
   type FolderCapability,
   type FolderInfo,
@@ -37,6 +38,7 @@ import {
 } from '@gateway/connector-api';
 import type { S3ConnectorParams } from './client';
 import { MultipartWriter } from './multipart-writer';
+import { S3ContentHash } from './s3-content-hash';
 import {
   checkSegment,
   decodeCursor,
@@ -86,6 +88,8 @@ export class S3Connector implements ContentConnector {
   readonly versioning?: VersioningCapability;
   readonly folders: Required<FolderCapability> = new S3Folders(this);
   readonly propertyUpdate: PropertyUpdateCapability = new S3PropertyUpdate(this);
+  /** The ETag as an MD5 of what S3 stored (s3-content-hash.ts). */
+  readonly contentHash: ContentHashCapability = new S3ContentHash(this);
   /** Content GETs without the SDK, on plain-HTTP endpoints (raw-get-object.ts says why). */
   private readonly reads: ObjectReader;
 

@@ -443,7 +443,7 @@ describe('JobsRepository', () => {
         jobId,
         run.id,
         [
-          { docId: 'a-p', outcome: 'p', sourcePath: '/in/a-p', targetId: 't1', bytes: 7, bytesRead: 7 },
+          { docId: 'a-p', outcome: 'p', sourcePath: '/in/a-p', targetId: 't1', bytes: 7, bytesRead: 7, checksum: 'c0ffee', verified: 'read-back' },
           // Bytes written count only with a written document; bytes read with any outcome.
           { docId: 'b-e', outcome: 'e', sourcePath: '/in/b-e', message: 'INTERNAL: boom', bytes: 1000, bytesRead: 300 },
           { docId: 'c-d', outcome: 'd', sourcePath: '/in/c-d', targetId: 't3' },
@@ -461,9 +461,10 @@ describe('JobsRepository', () => {
 
       const all = await repo.reportRows(jobId, run.id, { limit: 100 });
       expect(all.map((r) => r.docId)).toEqual(ids);
-      expect(all[0]).toEqual({ docId: 'a-p', relPath: 'rel/a-p', outcome: 'p', sourcePath: '/in/a-p', targetId: 't1', message: null, readAt: 10, finishedAt: 20 });
+      expect(all[0]).toEqual({ docId: 'a-p', relPath: 'rel/a-p', outcome: 'p', sourcePath: '/in/a-p', targetId: 't1', message: null, checksum: 'c0ffee', verified: 'read-back', readAt: 10, finishedAt: 20 });
+      expect(await repo.latestAudit(jobId, 'a-p', 'p')).toMatchObject({ checksum: 'c0ffee', verified: 'read-back' });
       expect(all[1]).toMatchObject({ outcome: 'e', message: 'INTERNAL: boom', finishedAt: 20 });
-      expect(all[4]).toEqual({ docId: 'e-open', relPath: 'rel/e-open', outcome: 'r', sourcePath: '/in/e-open', targetId: null, message: null, readAt: 10, finishedAt: null });
+      expect(all[4]).toEqual({ docId: 'e-open', relPath: 'rel/e-open', outcome: 'r', sourcePath: '/in/e-open', targetId: null, message: null, checksum: null, verified: null, readAt: 10, finishedAt: null });
 
       expect((await repo.reportRows(jobId, run.id, { outcomes: ['e', 'r'], limit: 100 })).map((r) => r.docId)).toEqual(['b-e', 'e-open']);
       expect((await repo.reportRows(jobId, run.id, { outcomes: ['r'], limit: 100 })).map((r) => r.docId)).toEqual(['e-open']);

@@ -280,9 +280,11 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       source_path: string | null;
       target_id: string | null;
       message: string | null;
+      checksum: string | null;
+      verified: string | null;
       created_at: number | string | null;
     }>`
-      select d.doc_id, d.rel_path, d.outcome, d.claimed_at, a.source_path, a.target_id, a.message, a.created_at
+      select d.doc_id, d.rel_path, d.outcome, d.claimed_at, a.source_path, a.target_id, a.message, a.checksum, a.verified, a.created_at
       from job_run_docs d
       left join job_audit a on a.job_id = ${jobId} and a.doc_id = d.doc_id and a.record_type = coalesce(d.outcome, 'r') and a.run_id = d.run_id
       where d.run_id = ${runId} ${filter} ${after}
@@ -295,6 +297,8 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       sourcePath: r.source_path,
       targetId: r.target_id,
       message: r.message,
+      checksum: r.checksum,
+      verified: r.verified,
       readAt: Number(r.claimed_at),
       finishedAt: r.outcome === null || r.created_at === null ? null : Number(r.created_at),
     }));
@@ -335,6 +339,8 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
           targetId: row.target_id,
           message: row.message,
           createdAt: Number(row.created_at),
+          checksum: row.checksum,
+          verified: row.verified,
         }
       : undefined;
   }

@@ -81,6 +81,9 @@ export interface JobAuditTable {
   target_id: string | null;
   message: string | null;
   created_at: number;
+  /** Migration 0110: a written document's SHA-256 and how its copy was verified. */
+  checksum: string | null;
+  verified: string | null;
 }
 
 /** An indexing job's last write per source document (migration 0040-job-index-state). */

@@ -105,6 +105,10 @@ export interface DocOutcome {
   bytes?: number;
   /** Bytes streamed from the source for this document, whatever its outcome: added to the run's bytesRead. */
   bytesRead?: number;
+  /** SHA-256 (hex) of the content written, hashed as it streamed from the source. */
+  checksum?: string;
+  /** How the written copy was checked: the target's hash kind (`sha256`, `md5-etag`, `quickxor`), `read-back`, `size` or `none`. */
+  verified?: string;
 }
 
 export interface AuditRecord {
@@ -117,6 +121,8 @@ export interface AuditRecord {
   targetId: string | null;
   message: string | null;
   createdAt: number;
+  checksum: string | null;
+  verified: string | null;
 }
 
 /** What a run's report selects: an outcome, or `r`, documents read and not finished (in flight, or left by a pause, abort, failure or kill). */
@@ -132,6 +138,9 @@ export interface ReportRow {
   sourcePath: string | null;
   targetId: string | null;
   message: string | null;
+  /** SHA-256 of the written content and how the copy was verified (DocOutcome); null for other outcomes. */
+  checksum: string | null;
+  verified: string | null;
   /** When the run claimed (read) the document. */
   readAt: number;
   /** When its outcome was recorded; null while unfinished or once pruned. */

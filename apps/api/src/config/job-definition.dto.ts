@@ -28,6 +28,13 @@ export const INDEX_JOB_DEFAULTS = { extract: true, maxContentChars: 1_000_000, d
 export const ON_EXISTING = ['version', 'overwrite', 'skip'] as const;
 export type OnExisting = (typeof ON_EXISTING)[number];
 
+/** How a copy job checks each document it wrote (apps/api/src/jobs/copy-verification.ts). */
+export const VERIFY_MODES = ['hash', 'size', 'none'] as const;
+export type VerifyMode = (typeof VERIFY_MODES)[number];
+/** What becomes of a copy that failed its check: removed from the target (a later run writes it again), or kept. */
+export const ON_MISMATCH = ['remove', 'keep'] as const;
+export type OnMismatch = (typeof ON_MISMATCH)[number];
+
 const FOLDER_PATH = /^\/.*$/;
 
 export class JobSourceDto {
@@ -88,6 +95,27 @@ export class JobOptionsDto {
   @IsOptional()
   @IsBoolean()
   copyVersions?: boolean;
+
+  @ApiPropertyOptional({
+    enum: VERIFY_MODES,
+    default: 'hash',
+    description:
+      'Copy jobs: how each written document is checked. `hash` compares the SHA-256 of the bytes read from the source (hashed as they stream) ' +
+      "with the hash the target reports (S3 ETag as MD5, Graph quickXorHash, filesystem SHA-256 computed while writing) or, where it reports none " +
+      '(CMIS, SharePoint REST), with the written content read back; `size` compares sizes; `none` checks nothing. A failed check is an error (e) naming both hashes',
+  })
+  @IsOptional()
+  @IsIn(VERIFY_MODES, { message: `verify must be one of ${VERIFY_MODES.join(', ')}` })
+  verify?: VerifyMode;
+
+  @ApiPropertyOptional({
+    enum: ON_MISMATCH,
+    default: 'remove',
+    description: 'Copy jobs: a copy that failed its check is `remove`d from the target (a later run writes it again) or `keep`t as written',
+  })
+  @IsOptional()
+  @IsIn(ON_MISMATCH, { message: `onMismatch must be one of ${ON_MISMATCH.join(', ')}` })
+  onMismatch?: OnMismatch;
 
   @ApiPropertyOptional({ default: 0, minimum: 0, description: 'The run fails once this many documents failed; 0 = unlimited' })
   @IsOptional()
@@ -222,6 +250,9 @@ export interface JobDefinition {
   options: {
     onExisting: OnExisting;
     copyVersions: boolean;
+    /** Copy jobs; stored only when given (the copier's defaults: hash, remove). */
+    verify?: VerifyMode;
+    onMismatch?: OnMismatch;
     maxErrors: number;
     removeSource: boolean;
     exclude: string[];
@@ -258,6 +289,8 @@ class JobTargetView {
 class JobOptionsView {
   @ApiProperty({ enum: ON_EXISTING }) onExisting!: OnExisting;
   @ApiProperty() copyVersions!: boolean;
+  @ApiPropertyOptional({ enum: VERIFY_MODES, description: 'Copy jobs; absent: hash' }) verify?: VerifyMode;
+  @ApiPropertyOptional({ enum: ON_MISMATCH, description: 'Copy jobs; absent: remove' }) onMismatch?: OnMismatch;
   @ApiProperty() maxErrors!: number;
   @ApiProperty() removeSource!: boolean;
   @ApiProperty({ type: [String] }) exclude!: string[];
@@ -304,7 +337,7 @@ export function withDefaults(input: JobDefinitionDto): JobDefinition {
       maxErrors: input.options?.maxErrors ?? 0,
       removeSource: input.options?.removeSource ?? false,
       exclude: input.options?.exclude ?? [],
-      ...pick(input.options, ['include', 'modifiedAfter', 'modifiedBefore', 'minSize', 'maxSize']),
+      ...pick(input.options, ['include', 'modifiedAfter', 'modifiedBefore', 'minSize', 'maxSize', 'verify', 'onMismatch']),
       ...(input.options?.extract !== undefined ? { extract: input.options.extract } : {}),
       ...(input.options?.maxContentChars !== undefined ? { maxContentChars: input.options.maxContentChars } : {}),
       ...(input.options?.defaultAcl !== undefined ? { defaultAcl: input.options.defaultAcl } : {}),

@@ -71,7 +71,9 @@ describe('DocumentCopier', () => {
     const id = await put(source, '/in/sub/deeper', 'a.txt', 'alpha');
     const g = guard();
     const outcome = await copier().copy(item(id, 'sub/deeper/a.txt'), fresh, false, g);
-    expect(outcome).toEqual({ docId: id, outcome: 'p', sourcePath: '/in/sub/deeper/a.txt', targetId: expect.any(String), removed: false });
+    // The checksum: the SHA-256 hashed on the copy thread, checked against the target's hash of what it wrote.
+    const checksum = '8ed3f6ad685b959ead7022518e1af76cd816f8e8ec7ccdda1ed4018e8f2223f8';
+    expect(outcome).toEqual({ docId: id, outcome: 'p', sourcePath: '/in/sub/deeper/a.txt', targetId: expect.any(String), removed: false, checksum, verified: 'sha256' });
     expect(await targetText('/out/sub/deeper', 'a.txt')).toBe('alpha');
     // Between two filesystem connectors the target copies the file itself: no stream is opened.
     expect(g.opened).toHaveLength(0);
@@ -90,17 +92,19 @@ describe('DocumentCopier', () => {
   it('asks the target for a direct copy with the document, folder, name and media type, and reports its id', async () => {
     const id = await put(source, '/in', 'a.txt', 'alpha');
     const asked: unknown[] = [];
+    let made: string | undefined;
     const direct = Object.assign(Object.create(target) as ContentConnector, {
       directCopy: {
-        copyFrom: async (...args: unknown[]) => {
+        copyFrom: async (...args: Parameters<NonNullable<ContentConnector['directCopy']>['copyFrom']>) => {
           asked.push(args);
-          return 'made-by-target';
+          made = (await target.directCopy!.copyFrom(...args))?.id;
+          return made === undefined ? undefined : { id: made, sha256: '8ed3f6ad685b959ead7022518e1af76cd816f8e8ec7ccdda1ed4018e8f2223f8', size: 5 };
         },
       },
     });
     const g = guard();
     const outcome = await new DocumentCopier(definition(), source, direct, actor).copy(item(id, 'a.txt'), fresh, false, g);
-    expect(outcome).toMatchObject({ outcome: 'p', targetId: 'made-by-target' });
+    expect(outcome).toMatchObject({ outcome: 'p', targetId: made, checksum: '8ed3f6ad685b959ead7022518e1af76cd816f8e8ec7ccdda1ed4018e8f2223f8' });
     expect(asked).toEqual([[source.localFiles, id, { folderId: await target.idByPath('/', 'out'), fileName: 'a.txt', mimeType: 'text/plain' }, actor]]);
     expect(g.opened).toHaveLength(0);
   });

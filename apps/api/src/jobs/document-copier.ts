@@ -1,9 +1,10 @@
 import * as path from 'node:path/posix';
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { ConflictError, GatewayError, NotFoundError, type Actor, type ContentConnector } from '@gateway/connector-api';
 import type { ClaimedDoc, DocOutcome } from '@gateway/persistence';
 import { DocumentFilter } from './document-filter';
 import type { JobDefinition } from '../config/job-definition.dto';
+import { CopyVerifier, type HashingPassThrough, type SentContent, type Verification } from './copy-verification';
 import { Cancelled } from './run-watcher';
 import type { DocItem } from './task-plan';
 
@@ -16,14 +17,33 @@ export interface CopyGuard {
   track(stream: Readable): Readable;
 }
 
+/** A write made and checked: the target id, what was sent, and how the copy was verified. */
+interface CheckedWrite {
+  id: string;
+  sent: SentContent;
+  verification: Verification;
+}
+
+/** A written copy that failed its check (copy-verification.ts): the document's outcome is an error. */
+class CopyMismatch extends Error {
+  constructor(
+    readonly write: CheckedWrite,
+    /** The write added a version to a document that was there before (only that version is removed). */
+    readonly addedVersion: boolean,
+  ) {
+    super(write.verification.mismatch);
+  }
+}
+
 /**
  * Copies one document of a run from the source connector to the target, by the job's options
- * (exclude, onExisting, copyVersions, removeSource), and says how it ended. One copier per
- * run and process: it remembers the target folders it made.
+ * (exclude, onExisting, copyVersions, removeSource, verify, onMismatch), and says how it ended.
+ * One copier per run and process: it remembers the target folders it made.
  */
 export class DocumentCopier {
   private readonly folders = new Map<string, Promise<string>>();
   private readonly filter: DocumentFilter;
+  private readonly verifier: CopyVerifier;
 
   constructor(
     readonly def: JobDefinition,
@@ -32,6 +52,7 @@ export class DocumentCopier {
     private readonly actor: Actor,
   ) {
     this.filter = new DocumentFilter(def.options);
+    this.verifier = new CopyVerifier(target, def.options.verify, def.options.onMismatch);
   }
 
   /** Where the document is read from, for the audit trail. */
@@ -77,8 +98,8 @@ export class DocumentCopier {
       const contents = await this.contentsToCopy(item.id);
       if (existing === undefined) {
         try {
-          const id = await this.writeNew(guard, folderId, name, info.mimeType, contents);
-          return await this.written(item, sourcePath, id);
+          const write = await this.writeNew(guard, folderId, name, info.mimeType, contents);
+          return await this.written(item, sourcePath, write.id, undefined, write);
         } catch (e) {
           if (!(e instanceof ConflictError)) throw e;
           existing = await findId(this.target, targetDir, name);
@@ -90,20 +111,21 @@ export class DocumentCopier {
       }
       if (onExisting === 'overwrite') {
         await this.target.deleteItem(existing, true, this.actor);
-        const id = await this.writeNew(guard, folderId, name, info.mimeType, contents);
-        return await this.written(item, sourcePath, id, 'overwritten');
+        const write = await this.writeNew(guard, folderId, name, info.mimeType, contents);
+        return await this.written(item, sourcePath, write.id, 'overwritten', write);
       }
-      let id = existing;
-      for (const versionId of contents) id = await this.addVersion(guard, id, versionId, name, info.mimeType);
-      return await this.written(item, sourcePath, id, 'new version');
+      let write: CheckedWrite | undefined;
+      for (const versionId of contents) write = await this.addVersion(guard, write?.id ?? existing, versionId, name, info.mimeType, true);
+      return await this.written(item, sourcePath, write!.id, 'new version', write);
     } catch (e) {
+      if (e instanceof CopyMismatch) return await this.mismatched(item, sourcePath, e);
       if (guard.cancelled || e instanceof Cancelled) return undefined;
       const message = e instanceof GatewayError ? `${e.code}: ${e.message}` : `INTERNAL: ${(e as Error)?.message ?? String(e)}`;
       return { docId: item.id, outcome: 'e', sourcePath, message };
     }
   }
 
-  private async written(item: DocItem, sourcePath: string, targetId: string, message?: string): Promise<DocOutcome> {
+  private async written(item: DocItem, sourcePath: string, targetId: string, message?: string, write?: CheckedWrite): Promise<DocOutcome> {
     let removed = false;
     if (this.def.options.removeSource) {
       try {
@@ -113,7 +135,28 @@ export class DocumentCopier {
         if (!(e instanceof NotFoundError)) throw e;
       }
     }
-    return { docId: item.id, outcome: 'p', sourcePath, targetId, ...(message ? { message } : {}), removed, ...(item.size !== undefined ? { bytes: item.size } : {}) };
+    return {
+      docId: item.id,
+      outcome: 'p',
+      sourcePath,
+      targetId,
+      ...(message ? { message } : {}),
+      removed,
+      ...(item.size !== undefined ? { bytes: item.size } : {}),
+      ...(write ? { checksum: write.sent.sha256, verified: write.verification.method } : {}),
+    };
+  }
+
+  /** A copy that failed its check: an error naming both hashes; the copy removed unless onMismatch is keep (a later run writes it again). */
+  private async mismatched(item: DocItem, sourcePath: string, e: CopyMismatch): Promise<DocOutcome> {
+    const { id, sent, verification } = e.write;
+    let fate: string;
+    try {
+      fate = await this.verifier.discard(id, e.addedVersion, this.actor);
+    } catch (d) {
+      fate = `the copy could not be removed (${(d as Error)?.message ?? String(d)})`;
+    }
+    return { docId: item.id, outcome: 'e', sourcePath, targetId: id, message: `${e.message}; ${fate}`, checksum: sent.sha256, verified: verification.method };
   }
 
   /** The source ids whose content is written, oldest first: every version, or just the document. */
@@ -124,34 +167,52 @@ export class DocumentCopier {
     return [...versions].sort((a, b) => a.modified.getTime() - b.modified.getTime()).map((v) => v.id);
   }
 
-  private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[]): Promise<string> {
+  private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[]): Promise<CheckedWrite> {
     if (guard.cancelled) throw new Cancelled();
     // A target that copies the files of a localFiles source itself (between two filesystem
-    // connectors: the kernel copies, off the event loop); undefined when it cannot, and the content streams.
+    // connectors: on its copy thread, off the event loop, hashing what it reads); undefined when it cannot, and the content streams.
     const local = this.source.localFiles;
-    let id = local && (await this.target.directCopy?.copyFrom(local, contents[0], { folderId, fileName: name, mimeType }, this.actor));
-    if (id === undefined) id = await this.streamNew(guard, folderId, name, mimeType, contents[0]);
-    for (const versionId of contents.slice(1)) id = await this.addVersion(guard, id, versionId, name, mimeType);
-    return id;
+    const direct = local && (await this.target.directCopy?.copyFrom(local, contents[0], { folderId, fileName: name, mimeType }, this.actor));
+    let write: CheckedWrite;
+    if (direct) {
+      const sent = { sha256: direct.sha256, bytes: direct.size, ...(this.verifier.targetHashesSha256 ? { targetHash: direct.sha256 } : {}) };
+      write = await this.checked(direct.id, sent, false, direct.sha256);
+    } else {
+      write = await this.streamNew(guard, folderId, name, mimeType, contents[0]);
+    }
+    for (const versionId of contents.slice(1)) write = await this.addVersion(guard, write.id, versionId, name, mimeType, false);
+    return write;
   }
 
-  private async streamNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, sourceId: string): Promise<string> {
+  private async streamNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, sourceId: string): Promise<CheckedWrite> {
     const first = await this.open(guard, sourceId);
+    const hashing = this.verifier.passThrough();
     try {
-      return await this.target.createFile({ folderId, fileName: name, mimeType, content: first }, this.actor);
+      const id = await this.target.createFile({ folderId, fileName: name, mimeType, content: through(first, hashing) }, this.actor);
+      return await this.checked(id, hashing.sent(), false);
     } finally {
       // A target that refused before reading (it exists, bad name) leaves the stream open.
       if (!first.readableEnded) first.destroy();
     }
   }
 
-  private async addVersion(guard: CopyGuard, targetId: string, sourceVersionId: string, name: string, mimeType: string | undefined): Promise<string> {
+  /** `addedVersion`: the document was there before this write (a failed check then removes only the version). */
+  private async addVersion(guard: CopyGuard, targetId: string, sourceVersionId: string, name: string, mimeType: string | undefined, addedVersion: boolean): Promise<CheckedWrite> {
     const content = await this.open(guard, sourceVersionId);
+    const hashing = this.verifier.passThrough();
     try {
-      return await this.target.contentUpdate!.updateContent(targetId, { content, mimeType, fileName: name }, this.actor);
+      const id = await this.target.contentUpdate!.updateContent(targetId, { content: through(content, hashing), mimeType, fileName: name }, this.actor);
+      return await this.checked(id, hashing.sent(), addedVersion);
     } finally {
       if (!content.readableEnded) content.destroy();
     }
+  }
+
+  /** The written copy checked by the job's `verify`; a failed check throws CopyMismatch. */
+  private async checked(id: string, sent: SentContent, addedVersion: boolean, reportedByWrite?: string): Promise<CheckedWrite> {
+    const write = { id, sent, verification: await this.verifier.verify(id, sent, reportedByWrite) };
+    if (write.verification.mismatch !== undefined) throw new CopyMismatch(write, addedVersion);
+    return write;
   }
 
   /** Opens a source stream that kill (or shutdown) can cut; a cut stream makes the target write fail, leaving nothing. */
@@ -184,6 +245,13 @@ async function findId(connector: ContentConnector, folderPath: string, name: str
     if (e instanceof NotFoundError) return undefined;
     throw e;
   }
+}
+
+/** The source stream through the hashing pass-through: an error or a cut (kill) of either side ends both, as the bare source did. */
+function through(source: Readable, hashing: HashingPassThrough): Readable {
+  // The target sees the error through `hashing`; nothing is left to report here.
+  pipeline(source, hashing, () => undefined);
+  return hashing;
 }
 
 export function joinPath(folder: string, rel: string): string {

@@ -241,6 +241,8 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
     const parts = [`${localDateTime(a.createdAt)} run ${a.runId} ${RECORD_TYPES[a.recordType]} source=${a.docId}`];
     if (a.sourcePath) parts.push(`path=${a.sourcePath}`);
     if (a.targetId) parts.push(`target=${a.targetId}`);
+    if (a.checksum) parts.push(`sha256=${a.checksum}`);
+    if (a.verified) parts.push(`verified=${a.verified}`);
     let text = parts.join(' ');
     if (a.message) text += `: ${a.message}`;
     return new MessageResult(null, text);

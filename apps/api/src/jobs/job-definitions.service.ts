@@ -153,6 +153,8 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     if (def.target.folderPath !== undefined) throw refuse('target.folderPath', 'an index target takes `collection`, not a folder');
     if (def.options.onExisting !== 'skip') throw refuse('options.onExisting', 'every run writes the changed documents over their index entries; only skip applies');
     if (def.options.copyVersions) throw refuse('options.copyVersions', 'an index holds one document per source document, not its versions');
+    if (def.options.verify !== undefined) throw refuse('options.verify', 'an index entry is not a copy of the content');
+    if (def.options.onMismatch !== undefined) throw refuse('options.onMismatch', 'an index entry is not a copy of the content');
     if (def.options.removeSource) throw refuse('options.removeSource', 'indexing never removes source documents');
     const collection = def.target.collection ?? target.search?.settings.collection;
     if (collection === undefined) throw refuse('target.collection', `required: connector '${target.id}' has no configured collection`);

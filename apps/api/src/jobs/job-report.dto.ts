@@ -63,6 +63,15 @@ export class ReportRowDto {
   @ApiProperty({ nullable: true, type: String, description: 'Target id (copies) or index document id (indexing)' }) targetId!: string | null;
   @ApiProperty({ enum: REPORT_OUTCOMES, description: 'p processed, e error, d duplicate, s skipped, r read and not finished' }) outcome!: string;
   @ApiProperty({ nullable: true, type: String, description: 'The error, skip reason or note of the outcome' }) message!: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'Copy jobs: SHA-256 (hex) of the bytes written, hashed as they streamed from the source; null when nothing was written' })
+  checksum!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'md5-etag',
+    description: "How the copy was verified (the job's `verify`): the target's own hash (`sha256`, `md5-etag`, `quickxor`), `read-back`, `size` or `none`",
+  })
+  verified!: string | null;
   @ApiProperty({ example: '2025-03-01T13:05:09.120Z', description: 'When the run read (claimed) the document, ISO 8601 UTC' }) readAt!: string;
   @ApiProperty({ nullable: true, type: String, example: '2025-03-01T13:05:09.480Z', description: 'When its outcome was recorded; null while unfinished' })
   finishedAt!: string | null;

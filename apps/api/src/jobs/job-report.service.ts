@@ -22,7 +22,7 @@ const STREAM_BATCH = 500;
 /** Characters of a streamed chunk: 64 KiB at most even as UTF-16, below V8's large-object size. */
 const CHUNK_CHARS = 32 * 1024;
 const FINISHED: readonly JobStatus[] = ['ABORTED', 'FAILED', 'COMPLETED', 'COMPLETED_WITH_ERRORS'];
-const CSV_COLUMNS = ['docId', 'relPath', 'sourcePath', 'targetId', 'outcome', 'message', 'readAt', 'finishedAt'] as const satisfies ReadonlyArray<keyof ReportRowDto>;
+const CSV_COLUMNS = ['docId', 'relPath', 'sourcePath', 'targetId', 'outcome', 'message', 'checksum', 'verified', 'readAt', 'finishedAt'] as const satisfies ReadonlyArray<keyof ReportRowDto>;
 const MEDIA_TYPES: Record<Exclude<ReportFormat, 'json'>, string> = { csv: 'text/csv; charset=utf-8', ndjson: 'application/x-ndjson; charset=utf-8' };
 
 /**
@@ -160,6 +160,8 @@ export function toRowDto(row: ReportRow, times = new IsoTimes()): ReportRowDto {
     targetId: row.targetId,
     outcome: row.outcome,
     message: row.message,
+    checksum: row.checksum,
+    verified: row.verified,
     readAt: times.format(row.readAt),
     finishedAt: row.finishedAt === null ? null : times.format(row.finishedAt),
   };
@@ -169,7 +171,7 @@ export function toRowDto(row: ReportRow, times = new IsoTimes()): ReportRowDto {
 export function csvLine(row: ReportRow, times: IsoTimes): string {
   return (
     `${csvField(row.docId)},${csvField(row.relPath)},${csvField(row.sourcePath)},${csvField(row.targetId)},${row.outcome},` +
-    `${csvField(row.message)},${times.format(row.readAt)},${row.finishedAt === null ? '' : times.format(row.finishedAt)}\r\n`
+    `${csvField(row.message)},${csvField(row.checksum)},${csvField(row.verified)},${times.format(row.readAt)},${row.finishedAt === null ? '' : times.format(row.finishedAt)}\r\n`
   );
 }
 

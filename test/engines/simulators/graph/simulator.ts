@@ -36,6 +36,28 @@ interface VersionRecord {
   size: number;
   modified: string;
   by: Identity;
+  /** file.hashes.quickXorHash of this content, computed once on the first read of the item. */
+  quickXorHash?: string;
+}
+
+/**
+ * QuickXorHash of a file as Graph reports it (base64), per Microsoft's description of the algorithm
+ * (onedrive-api-docs, code-snippets/quickxorhash.md): byte n XORed into a 160-bit register at bit
+ * (11 × n) mod 160, wrapping round; then the length, 64-bit little-endian, XORed into its last 8 bytes.
+ */
+function quickXorHashOf(file: string): string {
+  const register = Buffer.alloc(20);
+  const data = fs.readFileSync(file);
+  for (let n = 0; n < data.length; n++) {
+    const bit = (n * 11) % 160;
+    const value = data[n] << (bit % 8);
+    register[bit >> 3] ^= value & 0xff;
+    register[((bit >> 3) + 1) % 20] ^= value >> 8;
+  }
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(data.length));
+  for (let i = 0; i < 8; i++) register[12 + i] ^= length[i];
+  return register.toString('base64');
 }
 
 interface PermissionRecord {
@@ -484,7 +506,7 @@ export function createGraphHandler(context: SimulatorContext): SimulatorHandler 
     };
     if (item.kind === 'file') {
       json.cTag = `"c:{${item.uniqueId}},${item.cTagSeq}"`;
-      json.file = { mimeType: item.mimeType ?? mimeTypeOf(item.name), hashes: { quickXorHash: crypto.createHash('sha1').update(`${item.id}:${item.cTagSeq}`).digest('base64').slice(0, 28) } };
+      json.file = { mimeType: item.mimeType ?? mimeTypeOf(item.name), hashes: { quickXorHash: current ? (current.quickXorHash ??= quickXorHashOf(current.file)) : quickXorHashOf('/dev/null') } };
       json['@microsoft.graph.downloadUrl'] = downloadUrl(item, current?.id ?? '');
       json.shared = { scope: 'users' };
     } else {
