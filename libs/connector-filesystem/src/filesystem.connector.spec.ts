@@ -332,6 +332,29 @@ describe('FilesystemConnector', () => {
       expect((await fs.versioning.listVersions(id)).length).toBe(2);
     });
 
+    it('records an update killed between its rename and its record as the new version, the previous one kept', async () => {
+      const id = await create('a.txt', 'first');
+      const db = new BetterSqlite3(path.join(sb.root, '.gateway', 'metadata.db'));
+      const recordBefore = db.prepare("SELECT * FROM documents WHERE name = 'a.txt'").get() as Record<string, unknown>;
+      db.close();
+      await fs.contentUpdate.updateContent(id, { content: body('second') }, bob);
+      // Take the record back to before the update, as a kill between commitVersion's rename and its write leaves it:
+      // the previous content archived as version 1 (a hard link), the new content in place, the record still at 1.
+      const undo = new BetterSqlite3(path.join(sb.root, '.gateway', 'metadata.db'));
+      const columns = Object.keys(recordBefore);
+      undo.prepare(`INSERT OR REPLACE INTO documents (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`).run(recordBefore);
+      undo.close();
+      const again = await sb.reopen();
+      const versions = await again.versioning.listVersions(id);
+      expect(versions.map((v) => v.label)).toEqual(['2.0', '1.0']);
+      expect(await readText(again.openContent(versions[1].id))).toBe('first');
+      expect(await readText(again.openContent(id))).toBe('second');
+      await again.contentUpdate.updateContent(id, { content: body('third') }, bob);
+      expect((await again.versioning.listVersions(id)).map((v) => v.label)).toEqual(['3.0', '2.0', '1.0']);
+      expect(await readText(again.openContent(`${id};2`))).toBe('second');
+      await again.close();
+    });
+
     it('keeps every record change across a restart, as one database file beside the content', async () => {
       const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => create(`f${i}.txt`, `content ${i}`)));
       await fs.checkInOut.checkOut(ids[3], bob);

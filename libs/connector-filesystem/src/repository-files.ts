@@ -15,6 +15,8 @@ import {
   identityOf,
   latestVersion,
   reconcile,
+  sameIdentity,
+  statDate,
   synthesizeMeta,
   unlinkIfPresent,
   type DocumentMeta,
@@ -23,6 +25,14 @@ import {
   type VersionRecord,
 } from './metadata-store';
 import { decodeId, encodeId, invalid, repoPath } from './paths';
+
+function lstatIfPresent(file: string): BigIntStats | undefined {
+  try {
+    return lstatSync(file, { bigint: true });
+  } catch {
+    return undefined;
+  }
+}
 
 // Errors of the writing side of an upload; anything else means the client's stream failed.
 const WRITE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'EIO', 'EACCES', 'EPERM', 'EROFS', 'EMFILE', 'ENFILE']);
@@ -127,9 +137,28 @@ export class RepositoryFiles {
 
   /** The document's record as it describes the file now (read-only view: nothing is written). */
   async currentMeta(located: Located): Promise<DocumentMeta> {
-    const meta = this.store.read(located.rel) ?? synthesizeMeta(located.rel, located.stat);
+    const stored = this.store.read(located.rel);
+    const meta = stored ?? synthesizeMeta(located.rel, located.stat);
+    if (stored) this.recoverUnrecordedVersion(located, meta);
     reconcile(meta, located.stat);
     return meta;
+  }
+
+  /**
+   * An update killed between its rename and its record (commitVersion) leaves the previous content archived
+   * as version n, a hard link to the very inode the record still names, and the new content in place: the
+   * update took. It is recorded as version n+1, not read as an outside edit of version n, which would drop n
+   * from the history (the crash matrix's updateContent case found it). Where the archive is a copy (no hard
+   * links), the two cannot be told apart and the file reads as an outside edit, as before.
+   */
+  private recoverUnrecordedVersion(located: Located, meta: DocumentMeta): void {
+    const current = identityOf(located.stat);
+    if (meta.current === undefined || sameIdentity(meta.current, current)) return;
+    const archived = lstatIfPresent(this.store.versionFile(located.rel, latestVersion(meta).n));
+    if (!archived || !sameIdentity(meta.current, identityOf(archived))) return;
+    meta.lastVersion += 1;
+    meta.versions.push({ n: meta.lastVersion, size: current.size, modified: statDate(located.stat, 'mtime').toISOString() });
+    meta.current = current;
   }
 
   async versionTarget(located: Located, meta: DocumentMeta, version: number, id: string): Promise<{ file: string; stat: BigIntStats; record: VersionRecord }> {
