@@ -30,7 +30,7 @@ base="http://127.0.0.1:$port"
 
 HOST=127.0.0.1 PORT=$port GATEWAY_DATA_DIR="$work/data" GATEWAY_ADMIN_USER=admin GATEWAY_ADMIN_PASSWORD="$admin_password" \
   LOG_LEVEL=error GATEWAY_SWEEP_INTERVAL_SECONDS=0 \
-  GATEWAY_LOGIN_MAX_FAILURES=1000000 GATEWAY_PUBLIC_RATE_LIMIT=0 \
+  GATEWAY_LOGIN_MAX_FAILURES=1000000 GATEWAY_LOGIN_MAX_FAILURES_PER_ADDRESS=1000000 GATEWAY_PUBLIC_RATE_LIMIT=0 \
   node dist/apps/api/src/main.js >"$work/gateway.log" 2>&1 &
 gateway=$!
 cleanup() {
@@ -47,8 +47,8 @@ for _ in $(seq 1 120); do
 done
 curl -sf "$base/api/health" >/dev/null || { echo "gateway did not start"; cat "$work/gateway.log"; exit 1; }
 
-# GATEWAY_LOGIN_MAX_FAILURES: the ignored_auth check sends wrong passwords for the fuzzing user on every
-# operation; with the default lock-out (10) the user would be locked out and every later answer a 429.
+# GATEWAY_LOGIN_MAX_FAILURES(_PER_ADDRESS): the ignored_auth check sends wrong passwords on every operation;
+# with the default lock-outs (10 per user, 100 per address: 70 operations, two runs) every later answer would be a 429.
 # The lock-out and the public rate limit have their own tests (auth, hostile-hardening).
 # A plain user, and a few documents so the read routes have something to find.
 curl -sf -u "admin:$admin_password" -H 'Content-Type: application/json' \
