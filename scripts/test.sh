@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The full run needs every engine: with a selection, the tests of the others would only report as skipped.
+# The full run needs every engine: with a selection, the tests of the others would fail, naming the engines left out.
 # (The global setup fails the run when a selected engine does not start.)
 if [ -n "${GATEWAY_TEST_ENGINES:-}" ]; then
   echo "npm test runs every engine: unset GATEWAY_TEST_ENGINES (now '${GATEWAY_TEST_ENGINES}')" >&2
