@@ -29,7 +29,7 @@ function isChunkLender(source: Readable): source is Readable & ChunkLender {
  *   and the promise rejects with the reason.
  * - The client goes away: the source is destroyed and the promise resolves
  *   false (there is nobody to tell); true once every byte went out.
- * - `tally`, when given, counts the bytes the socket took (write callbacks), for the access audit.
+ * - `tally`, when given, gets the bytes the response took and sent on (for the access audit).
  *
  * Written out rather than stream.pipeline(source, check, res): the write
  * callbacks are what tell when a lent chunk can be handed back, and one layer
@@ -40,14 +40,7 @@ const MAX_CORKED_BYTES = 256 * 1024;
 
 export function sendBody(source: Readable, res: ServerResponse, length: number | undefined, tally?: { bytes: number }): Promise<boolean> {
   const lender = isChunkLender(source) ? source : undefined;
-  const written =
-    lender || tally
-      ? (chunk: Uint8Array) => (error: Error | null | undefined) => {
-          if (error) return;
-          if (tally) tally.bytes += chunk.length;
-          lender?.returnChunk(chunk);
-        }
-      : undefined;
+  const written = lender ? (chunk: Uint8Array) => (error: Error | null | undefined) => (error ? undefined : lender.returnChunk(chunk)) : undefined;
   return new Promise<boolean>((resolve, reject) => {
     let seen = 0;
     let settled = false;
@@ -61,8 +54,14 @@ export function sendBody(source: Readable, res: ServerResponse, length: number |
       stopWatchingResponse();
       return true;
     };
+    // The bytes the response took and no longer holds (no write callback per chunk: they cost 15-20 % more CPU
+    // per GiB, bench/audit-overhead); what a destroyed response still held never left.
+    const count = (): void => {
+      if (tally) tally.bytes = Math.max(0, seen - res.writableLength);
+    };
     const fail = (error: Error): void => {
       if (!settle()) return;
+      count();
       source.destroy();
       res.destroy(error);
       reject(error);
@@ -106,8 +105,7 @@ export function sendBody(source: Readable, res: ServerResponse, length: number |
       if (!settle()) return;
       // Finished: every byte went out. Otherwise the client went away or its connection failed.
       if (error) source.destroy();
-      // Finished: every byte went out, whatever write callbacks are still to come.
-      else if (tally) tally.bytes = seen;
+      count();
       resolve(!error);
     });
 
