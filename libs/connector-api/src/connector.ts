@@ -106,6 +106,11 @@ export interface ContentUpdateCapability {
 }
 
 export interface VersioningCapability {
+  /**
+   * Every version of the document, newest first (the current one first), as CMIS getAllVersions and
+   * Graph list them. The order is the repository's own, not a sort by date: versions written within
+   * one second (SharePoint's dates are to the second) or on skewed clocks would tie or swap.
+   */
   listVersions(id: string): Promise<VersionInfo[]>;
 }
 

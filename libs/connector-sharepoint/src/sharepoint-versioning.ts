@@ -26,6 +26,7 @@ export class SharePointVersioning implements VersioningCapability {
       comment: str(v, 'CheckInComment') || undefined,
     }));
     list.push({ id: series, name: current.name, label: current.versionLabel ?? '', size: current.size ?? 0, modified: current.modified ?? new Date(0), versionSeriesId: series, comment: current.checkinComment });
-    return list;
+    // The Versions collection is oldest first, the current version not in it: newest first, as the group promises.
+    return list.reverse();
   }
 }

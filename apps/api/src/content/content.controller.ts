@@ -207,7 +207,7 @@ export class ContentController {
   @Get('listversions')
   @Route({
     summary: 'List versions',
-    description: 'Each docId reads that version with Get file. Capability listVersions.',
+    description: 'Every version, newest first (the current version first). Each docId reads that version with Get file. Capability listVersions.',
     results: VersionEntryDto,
     isArray: true,
     errors: READ_ERRORS,

@@ -158,8 +158,24 @@ describe('DocumentCopier', () => {
     const targetId = await target.idByPath('/out', 'v.txt');
     const versions = await target.versioning!.listVersions(targetId);
     expect(versions.length).toBe(2);
-    const byAge = [...versions].sort((a, b) => a.modified.getTime() - b.modified.getTime());
-    expect([await read(target, byAge[0].id), await read(target, byAge[1].id)]).toEqual(['one', 'two']);
+    const oldestFirst = [...versions].reverse();
+    expect([await read(target, oldestFirst[0].id), await read(target, oldestFirst[1].id)]).toEqual(['one', 'two']);
+  });
+
+  it("keeps the source's version order when their dates tie or run backwards (clocks to the second, skew)", async () => {
+    const id = await put(source, '/in', 'v.txt', 'one');
+    let latest = id;
+    for (const text of ['two', 'three']) {
+      latest = await source.contentUpdate!.updateContent(id, { content: Readable.from([Buffer.from(text)]), mimeType: 'text/plain', fileName: 'v.txt' }, actor);
+    }
+    // Newest first, as the group promises, but the newest dated earliest: a sort by date would reverse them.
+    const skewed = Object.assign(Object.create(source) as ContentConnector, {
+      versioning: { listVersions: async (v: string) => (await source.versioning!.listVersions(v)).map((x, i) => ({ ...x, modified: new Date(1_000 + i)})) },
+    });
+    const outcome = await new DocumentCopier(definition({ copyVersions: true }), skewed, target, actor).copy(item(latest, 'v.txt'), fresh, false, guard());
+    expect(outcome?.outcome).toBe('p');
+    const versions = await target.versioning!.listVersions(await target.idByPath('/out', 'v.txt'));
+    expect(await Promise.all([...versions].reverse().map((v) => read(target, v.id)))).toEqual(['one', 'two', 'three']);
   });
 
   it('copies the document alone with copyVersions when the source lists no versions or cannot version', async () => {

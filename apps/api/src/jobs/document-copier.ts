@@ -164,7 +164,9 @@ export class DocumentCopier {
     if (!this.def.options.copyVersions || !this.source.versioning) return [id];
     const versions = await this.source.versioning.listVersions(id);
     if (versions.length === 0) return [id];
-    return [...versions].sort((a, b) => a.modified.getTime() - b.modified.getTime()).map((v) => v.id);
+    // listVersions is newest first in the repository's own order. A sort by modified date put
+    // versions written within one second (SharePoint's dates are to the second) in any order.
+    return versions.map((v) => v.id).reverse();
   }
 
   private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[]): Promise<CheckedWrite> {
