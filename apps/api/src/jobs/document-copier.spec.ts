@@ -162,6 +162,16 @@ describe('DocumentCopier', () => {
     expect([await read(target, oldestFirst[0].id), await read(target, oldestFirst[1].id)]).toEqual(['one', 'two']);
   });
 
+  it('copies the current version alone, and says so, to a target that keeps no versions', async () => {
+    const id = await put(source, '/in', 'v.txt', 'one');
+    const latest = await source.contentUpdate!.updateContent(id, { content: Readable.from([Buffer.from('two')]), mimeType: 'text/plain', fileName: 'v.txt' }, actor);
+    const unversioned = Object.assign(Object.create(target) as ContentConnector, { versioning: undefined });
+    const outcome = await new DocumentCopier(definition({ copyVersions: true }), source, unversioned, actor).copy(item(latest, 'v.txt'), fresh, false, guard());
+    expect(outcome).toMatchObject({ outcome: 'p', message: 'copyVersions: the target keeps no versions, the current version only was copied' });
+    expect(await targetText('/out', 'v.txt')).toBe('two');
+    expect(await target.versioning!.listVersions(await target.idByPath('/out', 'v.txt'))).toHaveLength(1);
+  });
+
   it("keeps the source's version order when their dates tie or run backwards (clocks to the second, skew)", async () => {
     const id = await put(source, '/in', 'v.txt', 'one');
     let latest = id;

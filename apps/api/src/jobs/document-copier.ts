@@ -95,11 +95,12 @@ export class DocumentCopier {
         }
       }
 
-      const contents = await this.contentsToCopy(item.id);
+      const { ids: contents, note } = await this.contentsToCopy(item.id);
+      const noted = (message?: string) => [message, note].filter((m) => m !== undefined).join('; ') || undefined;
       if (existing === undefined) {
         try {
           const write = await this.writeNew(guard, folderId, name, info.mimeType, contents);
-          return await this.written(item, sourcePath, write.id, undefined, write);
+          return await this.written(item, sourcePath, write.id, noted(), write);
         } catch (e) {
           if (!(e instanceof ConflictError)) throw e;
           existing = await findId(this.target, targetDir, name);
@@ -112,11 +113,11 @@ export class DocumentCopier {
       if (onExisting === 'overwrite') {
         await this.target.deleteItem(existing, true, this.actor);
         const write = await this.writeNew(guard, folderId, name, info.mimeType, contents);
-        return await this.written(item, sourcePath, write.id, 'overwritten', write);
+        return await this.written(item, sourcePath, write.id, noted('overwritten'), write);
       }
       let write: CheckedWrite | undefined;
       for (const versionId of contents) write = await this.addVersion(guard, write?.id ?? existing, versionId, name, info.mimeType, true);
-      return await this.written(item, sourcePath, write!.id, 'new version', write);
+      return await this.written(item, sourcePath, write!.id, noted('new version'), write);
     } catch (e) {
       if (e instanceof CopyMismatch) return await this.mismatched(item, sourcePath, e);
       if (guard.cancelled || e instanceof Cancelled) return undefined;
@@ -159,14 +160,19 @@ export class DocumentCopier {
     return { docId: item.id, outcome: 'e', sourcePath, targetId: id, message: `${e.message}; ${fate}`, checksum: sent.sha256, verified: verification.method };
   }
 
-  /** The source ids whose content is written, oldest first: every version, or just the document. */
-  private async contentsToCopy(id: string): Promise<string[]> {
-    if (!this.def.options.copyVersions || !this.source.versioning) return [id];
+  /**
+   * The source ids whose content is written, oldest first: every version, or just the document. A target
+   * that keeps no versions (no versioning group: S3 without bucket versioning) gets the current version,
+   * and the outcome says so (`note`): later versions written over earlier ones would lose them silently.
+   */
+  private async contentsToCopy(id: string): Promise<{ ids: string[]; note?: string }> {
+    if (!this.def.options.copyVersions || !this.source.versioning) return { ids: [id] };
+    if (!this.target.versioning || !this.target.contentUpdate) return { ids: [id], note: 'copyVersions: the target keeps no versions, the current version only was copied' };
     const versions = await this.source.versioning.listVersions(id);
-    if (versions.length === 0) return [id];
+    if (versions.length === 0) return { ids: [id] };
     // listVersions is newest first in the repository's own order. A sort by modified date put
     // versions written within one second (SharePoint's dates are to the second) in any order.
-    return versions.map((v) => v.id).reverse();
+    return { ids: versions.map((v) => v.id).reverse() };
   }
 
   private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[]): Promise<CheckedWrite> {
