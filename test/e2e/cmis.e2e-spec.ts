@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { CmisConnectorType } from '@gateway/connector-cmis';
 import { CmisSetup, useCmisEngine, type CmisEngine } from '../contract/fixtures/cmis-engine';
 import { adminAuth, basic, startGateway, type TestGateway } from '../support/gateway';
 import { listen, rawGet, readAll } from '../support/files';
@@ -129,6 +130,14 @@ describe('CMIS connector (OpenCMIS InMemory)', () => {
   }
 
   // ---- repository info ---------------------------------------------------------
+
+  it('sends its credentials: a wrong password stops the connector at its first contact, naming password', async () => {
+    const params = { url: engine.info.browserUrl, repositoryId: engine.info.repositoryId, user: engine.info.username };
+    const create = (password: string) => new CmisConnectorType().create({ id: 'cmis-credentials', typeId: 'cmis', description: 'credentials check', params: { ...params, password } }, { dataDir: configDir });
+    await expect(create(`not-${engine.info.password}`)).rejects.toMatchObject({ parameter: 'password' });
+    const connector = await create(engine.info.password);
+    expect((await connector.rootFolder()).folderId).toBeTruthy();
+  });
 
   it('derives its capabilities from the groups the repository supports', async () => {
     const info = (await api('get', 'repositoryInfo').expect(200)).body.results;

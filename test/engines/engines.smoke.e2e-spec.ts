@@ -35,9 +35,15 @@ function multipart(fields: Record<string, string>, file: { field: string; name: 
 }
 
 describe('real engines (smoke)', () => {
-  withEngine('cmis')('CMIS browser binding: createDocument with content, then read the content back', async () => {
+  withEngine('cmis')('CMIS browser binding: createDocument with content, then read the content back; no or wrong password refused', async () => {
     const cmis = getEngine('cmis');
     const authorization = `Basic ${Buffer.from(`${cmis.username}:${cmis.password}`).toString('base64')}`;
+    expect((await httpRequest(cmis.browserUrl)).status).toBe(401);
+    const wrong = `Basic ${Buffer.from(`${cmis.username}:not-${cmis.password}`).toString('base64')}`;
+    expect((await httpRequest(cmis.browserUrl, { headers: { authorization: wrong } })).status).toBe(401);
+    // Any user name with the password: the gateway's userMapping: actor sends each gateway user's own.
+    const otherUser = `Basic ${Buffer.from(`someone-else:${cmis.password}`).toString('base64')}`;
+    expect((await httpRequest(cmis.browserUrl, { headers: { authorization: otherUser } })).status).toBe(200);
     const name = `smoke-${unique()}.txt`;
     const content = Buffer.from(`hello from the gateway ${unique()}\n`);
     const { body, contentType } = multipart(

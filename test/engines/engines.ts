@@ -1008,15 +1008,17 @@ export async function startCmis(prepared: Prepared, dir: string, run: Run): Prom
       '',
     ].join('\n'),
   );
+  // Any user name, this password (java/cmis: OpenCMIS InMemory checks none itself); a new one per start.
+  const password = `cmis-${crypto.randomBytes(9).toString('base64url')}`;
   return withPortRetry('cmis', async (port) => {
     const proc = launchProcess(
       'cmis',
       dir,
       run,
-      javaLaunch(prepared, 'cmis', ['-Xms64m', '-Xmx512m'], [String(port), '/cmis', properties, path.join(dir, 'content')], dir),
+      javaLaunch(prepared, 'cmis', ['-Xms64m', '-Xmx512m'], [String(port), '/cmis', properties, path.join(dir, 'content'), password], dir),
     );
     const url = `http://${HOST}:${port}/cmis`;
-    const auth = `Basic ${Buffer.from('admin:admin').toString('base64')}`;
+    const auth = `Basic ${Buffer.from(`admin:${password}`).toString('base64')}`;
     await waitUntilReady('cmis', proc, async () => {
       const response = await httpRequest(`${url}/browser`, { headers: { authorization: auth } });
       return response.status === 200 && response.text().includes(`"${CMIS_REPOSITORY_ID}"`);
@@ -1034,7 +1036,7 @@ export async function startCmis(prepared: Prepared, dir: string, run: Run): Prom
       repositoryId: CMIS_REPOSITORY_ID,
       rootFolderUrl: `${url}/browser/${CMIS_REPOSITORY_ID}/root`,
       username: 'admin',
-      password: 'admin',
+      password,
     };
     return { info, proc };
   });
