@@ -38,7 +38,7 @@ export class AclDeleteQuery extends AclItemQuery {
   @ApiPropertyOptional({
     description:
       'Removing a principal the item only inherits is a 409 naming where it is inherited from; true breaks the inheritance first ' +
-      '(the item gets its own copy of the inherited entries), then removes. SharePoint REST only: Microsoft Graph v1.0 has no call for it (501).',
+      '(the item gets its own copy of the inherited entries), then removes. SharePoint REST only: Microsoft Graph v1.0 and CMIS have no call for it (501).',
     type: Boolean,
     default: false,
   })
