@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CmisSetup, useCmisEngine, type CmisEngine } from '../contract/fixtures/cmis-engine';
+import { GraphSetup, useGraphEngine, type GraphEngine } from '../contract/fixtures/graph-engine';
 import { SharePointSetup, useSharePointEngine, type SharePointEngine } from '../contract/fixtures/sharepoint-engine';
 import { adminAuth } from '../support/gateway';
 import { MODE, call, defineJob, startJobsGateway, waitStatus, type JobsGateway } from './jobs-helpers';
@@ -8,24 +9,29 @@ import { MODE, call, defineJob, startJobsGateway, waitStatus, type JobsGateway }
 /**
  * Permission mapping (issue 34 §2): a copy job CMIS (OpenCMIS InMemory) → SharePoint REST (simulator) with
  * copyAcls carries each document's entries through aclMapping: a mapped principal gets the mapped permission
- * on the target, one outside the map is dropped with a warning in the outcome (or fails the document under
+ * on the target (and Graph roles CMIS → Graph), one outside the map is dropped with a warning in the outcome (or fails the document under
  * `unmapped: fail`); maps from CSV files under <dataDir>/mappings; bad definitions are 400s naming the option.
  */
 describe(`Jobs carrying permissions CMIS → SharePoint REST (${MODE} mode)`, () => {
   let cmis: CmisEngine;
   let sp: SharePointEngine;
+  let graph: GraphEngine;
+  let graphFolder: string;
   let gw: JobsGateway;
   let cmisFolder: string;
   let spFolder: string;
 
   beforeAll(async () => {
-    [cmis, sp] = await Promise.all([useCmisEngine(), useSharePointEngine()]);
+    [cmis, sp, graph] = await Promise.all([useCmisEngine(), useSharePointEngine(), useGraphEngine()]);
+    graphFolder = `acl-jobs-${Date.now().toString(36)}`;
+    await new GraphSetup(graph.info).createFolder(graphFolder);
     const made = await new CmisSetup(cmis.info).createTestFolder('acl-jobs');
     cmisFolder = made.path;
     spFolder = (await new SharePointSetup(sp.info).createTestFolder('acl-jobs')).path;
     const connectors = [
       { id: 'cmis', typeId: 'cmis', description: 'OpenCMIS InMemory', params: { url: cmis.info.browserUrl, repositoryId: cmis.info.repositoryId, user: cmis.info.username, password: '${ACL_CMIS_PASSWORD}' } },
       { id: 'sp', typeId: 'sharepoint', description: 'SharePoint simulator', params: sp.info.connectorParams },
+      { id: 'graph', typeId: 'graph', description: 'Graph simulator', params: graph.info.connectorParams },
     ];
     gw = await startJobsGateway({ extraYaml: connectors.map((c) => `  - ${JSON.stringify(c)}\n`).join(''), env: { ACL_CMIS_PASSWORD: cmis.info.password } });
   });
@@ -33,6 +39,7 @@ describe(`Jobs carrying permissions CMIS → SharePoint REST (${MODE} mode)`, ()
     await gw?.close();
     await cmis?.release();
     await sp?.release();
+    await graph?.release();
   });
 
   const repo = (method: 'get' | 'post', connector: string, route: string, query: Record<string, string>) =>
@@ -102,6 +109,22 @@ describe(`Jobs carrying permissions CMIS → SharePoint REST (${MODE} mode)`, ()
     const broken = await runJob('acl-csv-broken', 'csv', { copyAcls: true, aclMapping: { principalsFile: 'broken.csv' } });
     expect(broken.status.status).toBe('FAILED');
     expect(broken.message).toBe("Invalid parameter 'options.aclMapping.principalsFile': broken.csv line 2: expected 'source,target', found 0 commas");
+  });
+
+  it('maps CMIS permissions to Graph roles by the default table (CMIS → Graph)', async () => {
+    await sourceDocument('graph', 'roles.txt', { alice: 'cmis:write', bob: 'cmis:all' });
+    const jobId = await defineJob(gw, {
+      jobName: 'acl-graph',
+      source: { connectorId: 'cmis', folderPath: `${cmisFolder}/graph` },
+      target: { connectorId: 'graph', folderPath: `/${graphFolder}` },
+      options: { copyAcls: true, aclMapping: { principals: { alice: 'alice@contoso.com', bob: 'bob@contoso.com' } } },
+    });
+    await call(gw, jobId, 'start');
+    expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({ status: 'COMPLETED', written: 1 });
+    const row = (await gw.http().get(`${gw.api}/job/service/${jobId}/report`).set('Authorization', adminAuth()).expect(200)).body.results.rows[0];
+    expect(row.message).toBe("permissions: dropped unmapped principal 'admin'");
+    const acl = (await repo('get', 'graph', 'acls', { id: row.targetId }).expect(200)).body.results as string[];
+    expect(acl).toEqual(expect.arrayContaining(['alice@contoso.com:write', 'bob@contoso.com:owner']));
   });
 
   it.each([
