@@ -9,8 +9,9 @@ import { MODE, call, defineJob, startJobsGateway, waitStatus, type JobsGateway }
 /**
  * Permission mapping (issue 34 §2): a copy job CMIS (OpenCMIS InMemory) → SharePoint REST (simulator) with
  * copyAcls carries each document's entries through aclMapping: a mapped principal gets the mapped permission
- * on the target (and Graph roles CMIS → Graph), one outside the map is dropped with a warning in the outcome (or fails the document under
- * `unmapped: fail`); maps from CSV files under <dataDir>/mappings; bad definitions are 400s naming the option.
+ * on the target, one outside the map is dropped with a warning in the outcome (or fails the document under
+ * `unmapped: fail`); maps from CSV files under <dataDir>/mappings; Graph roles CMIS → Graph (simulator);
+ * bad definitions are 400s naming the option.
  */
 describe(`Jobs carrying permissions CMIS → SharePoint REST (${MODE} mode)`, () => {
   let cmis: CmisEngine;
