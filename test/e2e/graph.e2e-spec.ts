@@ -82,6 +82,19 @@ describe('Graph connector against the Graph simulator', () => {
     expect(notEmail.body.error.parameter).toBe('alice');
   });
 
+  it('refuses to remove an inherited permission: 409 naming the ancestor; breakInheritance=true is 501 (Graph has no such call)', async () => {
+    const id = await uploadViaGateway(`inherits-${randomBytes(3).toString('hex')}.txt`, Buffer.from('inherits'));
+    const refused = await repo('delete', 'graph', 'acls', { id, aclId: 'owners@contoso.onmicrosoft.com' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('ACL_INHERITED');
+    expect(refused.body.message).toContain("inherited from '/'");
+    expect(refused.body.error).toMatchObject({ principal: 'owners@contoso.onmicrosoft.com', inheritedFrom: '/' });
+    const breaking = await repo('delete', 'graph', 'acls', { id, aclId: 'owners@contoso.onmicrosoft.com', breakInheritance: 'true' });
+    expect(breaking.status).toBe(501);
+    expect(breaking.body.error.capability).toBe('breakInheritance');
+    expect((await repo('get', 'graph', 'acls', { id }).expect(200)).body.results).toEqual(['owners@contoso.onmicrosoft.com:owner']);
+  });
+
   it('authenticates with a certificate (client assertion) as well as with a secret', async () => {
     // graph-cert has no clientSecret at all: the upload succeeding means its assertion was accepted.
     const res = await repo('post', 'graph-cert', 'file', { folderId, fileName: 'by-cert.txt' }).attach('file', Buffer.from('signed in with a certificate'), { filename: 'by-cert.txt' }).expect(201);

@@ -93,6 +93,37 @@ describe('SharePoint connector end to end (SharePoint simulator)', () => {
     expect(bad.body.error.parameter).toBe('bob@contoso.com');
   });
 
+  it('refuses to remove an inherited permission (409 naming where it comes from) unless breakInheritance=true', async () => {
+    // A folder with its own assignments, and a document in it that inherits them.
+    const sub = `${folderPath}/own-${randomBytes(3).toString('hex')}`;
+    const subId = (await api('post', 'folder', { path: sub }).expect(201)).body.results.id as string;
+    await api('post', 'acls', { id: subId }).send({ 'carol@contoso.com': 'read' }).expect(200);
+    const name = `inh-${randomBytes(3).toString('hex')}.txt`;
+    const res = await api('post', 'file', { folderId: subId, fileName: name }).attach('file', Buffer.from('inherits'), { filename: name, contentType: 'text/plain' }).expect(201);
+    const id = res.body.results.id as string;
+
+    const refused = await api('delete', 'acls', { id, aclId: 'carol@contoso.com' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('ACL_INHERITED');
+    expect(refused.body.message).toContain(`inherited from the folder '${sub}'`);
+    expect((await api('get', 'acls', { id }).expect(200)).body.results).toContain('carol@contoso.com:read');
+    // Inherited from higher up: the library (or the site), named as such.
+    const top = await api('delete', 'acls', { id: subId, aclId: 'nobody@contoso.com' }).expect(200);
+    expect(String(top.body.results)).toBe('');
+    const fromTop = await api('delete', 'acls', { id: folderId, aclId: 'Gateway Visitors' });
+    expect(fromTop.status).toBe(409);
+    expect(fromTop.body.message).toMatch(/inherited from the (library|site) '/);
+
+    expect((await api('delete', 'acls', { id, aclId: 'carol@contoso.com', breakInheritance: 'maybe' })).body.error.parameter).toBe('breakInheritance');
+    const removed = await api('delete', 'acls', { id, aclId: 'carol@contoso.com', breakInheritance: 'true' }).expect(200);
+    expect(String(removed.body.results)).toBe('carol@contoso.com');
+    const after = (await api('get', 'acls', { id }).expect(200)).body.results as string[];
+    expect(after.some((e) => e.startsWith('carol@contoso.com:'))).toBe(false);
+    // The rest of the inherited entries were copied onto the document, and the folder keeps carol.
+    expect(after).toEqual(expect.arrayContaining(['Gateway Owners:all']));
+    expect((await api('get', 'acls', { id: subId }).expect(200)).body.results).toContain('carol@contoso.com:read');
+  });
+
   it("blocks another gateway user's update of a checked-out document with 409 naming the holder", async () => {
     const id = await upload(Buffer.from('v1'), `co-${randomBytes(3).toString('hex')}.txt`, 'sp', basic(ALICE.username, ALICE.password));
     await api('post', 'checkout', { id }, basic(ALICE.username, ALICE.password)).expect(200);

@@ -134,8 +134,16 @@ export interface AclCapability {
   getAcl(id: string): Promise<string[]>;
   /** Replaces the permissions of each given principal; returns the resulting entries. */
   applyAcl(id: string, entries: Record<string, string[]>, actor: Actor): Promise<string[]>;
-  /** Removes the principals; returns those removed. */
-  removeAcl(id: string, principals: string[], actor: Actor): Promise<string[]>;
+  /**
+   * Removes the principals; returns those removed. A principal the item only inherits is a ConflictError
+   * naming where it is inherited from, unless `breakInheritance` (then the item gets its own copy of the
+   * inherited entries first, as SharePoint's breakroleinheritance(copyRoleAssignments=true) does).
+   */
+  removeAcl(id: string, principals: string[], actor: Actor, options?: AclRemoveOptions): Promise<string[]>;
+}
+
+export interface AclRemoveOptions {
+  breakInheritance?: boolean;
 }
 
 export interface RelationshipCapability {

@@ -1,4 +1,4 @@
-import { UpstreamError, type AclCapability, type Actor } from '@gateway/connector-api';
+import { ConflictError, NotSupportedError, UpstreamError, type AclCapability, type AclRemoveOptions, type Actor } from '@gateway/connector-api';
 import type { AceChange, CmisAcl } from './cmis-client';
 import type { CmisConnector } from './cmis.connector';
 import { checkId } from './input';
@@ -44,12 +44,23 @@ export class CmisAcls implements AclCapability {
     return formatAcl(result);
   }
 
-  async removeAcl(id: string, principals: string[], actor: Actor): Promise<string[]> {
+  async removeAcl(id: string, principals: string[], actor: Actor, options: AclRemoveOptions = {}): Promise<string[]> {
     checkId(id, 'id');
     await this.connector.requireGroup('acls', 'acls');
     const target = aclTarget(id);
     const call = { as: this.connector.userFor(actor), id, parameter: 'id' };
-    const direct = directPermissions(await this.connector.client.getAcl(target, { id, parameter: 'id' }));
+    const current = await this.connector.client.getAcl(target, { id, parameter: 'id' });
+    const direct = directPermissions(current);
+    // Entries the repository reports as not direct come from elsewhere (CMIS does not say where) and cannot be removed here.
+    const inherited = principals.find((p) => !direct.has(p) && (current.aces ?? []).some((ace) => ace.isDirect === false && ace.principal.principalId === p));
+    if (inherited !== undefined) {
+      if (options.breakInheritance) throw new NotSupportedError('breakInheritance', 'cmis');
+      throw new ConflictError(
+        `'${inherited}' is inherited on '${id}' (the repository reports its entry as not direct); remove it where it is set`,
+        'ACL_INHERITED',
+        { id, principal: inherited, inheritedFrom: 'a parent (not named by CMIS)' },
+      );
+    }
     const removes = principals.filter((p) => direct.has(p)).map((principal) => ({ principal, permissions: direct.get(principal)! }));
     if (removes.length === 0) return [];
     const result = await this.aclAfter(target, await this.connector.client.applyAcl(target, [], removes, call), call);

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type AclCapability, type Actor } from '@gateway/connector-api';
+import { ConflictError, InvalidArgumentError, NotSupportedError, type AclCapability, type AclRemoveOptions, type Actor } from '@gateway/connector-api';
 import { checkId, splitVersion } from './drive-items';
 import type { GraphConnector } from './graph.connector';
 
@@ -7,7 +7,7 @@ interface Permission {
   roles?: string[];
   grantedToV2?: { user?: { email?: string; displayName?: string } | null; siteUser?: { email?: string; loginName?: string } | null; group?: { displayName?: string; email?: string } | null };
   grantedTo?: { user?: { email?: string; displayName?: string } | null };
-  inheritedFrom?: object | null;
+  inheritedFrom?: { path?: string; id?: string } | null;
 }
 
 const VALID_ROLES = ['read', 'write', 'owner'];
@@ -65,12 +65,24 @@ export class GraphAcls implements AclCapability {
     return this.getAcl(id);
   }
 
-  async removeAcl(id: string, principals: string[], _actor: Actor): Promise<string[]> {
+  async removeAcl(id: string, principals: string[], _actor: Actor, options: AclRemoveOptions = {}): Promise<string[]> {
     const itemPath = await this.connector.itemPath(splitVersion(id).item);
     const current = await this.permissionsOf(id);
+    const targets = current.filter((x) => principals.some((p) => this.principalOf(x)?.toLowerCase() === p.toLowerCase()));
+    const inherited = await this.inheritedAmong(id, targets);
+    if (inherited) {
+      // Graph v1.0 has no call that stops a drive item inheriting; deleting an inherited grant is refused (permission-delete).
+      if (options.breakInheritance) throw new NotSupportedError('breakInheritance', 'graph');
+      const principal = this.principalOf(inherited.permission) ?? '';
+      throw new ConflictError(
+        `'${principal}' is inherited from '${inherited.origin}' on '${id}'; remove it there (Microsoft Graph cannot break a drive item's inheritance)`,
+        'ACL_INHERITED',
+        { id, principal, inheritedFrom: inherited.origin },
+      );
+    }
     const removed: string[] = [];
     for (const principal of principals) {
-      const own = current.filter((x) => this.principalOf(x)?.toLowerCase() === principal.toLowerCase());
+      const own = targets.filter((x) => this.principalOf(x)?.toLowerCase() === principal.toLowerCase());
       let any = false;
       for (const p of own) {
         const res = await this.connector.call({ method: 'DELETE', path: `${itemPath}/permissions/${encodeURIComponent(p.id)}`, accept: [403], errorContext: { id } });
@@ -80,4 +92,34 @@ export class GraphAcls implements AclCapability {
     }
     return removed;
   }
+
+  /**
+   * The first of the permissions that the item inherits, with the gateway path of the ancestor it comes from.
+   * `inheritedFrom` when Graph gives it (OneDrive); SharePoint-backed drives leave it out, so there a
+   * permission the parent lists under the same id is inherited, from the topmost ancestor listing it.
+   */
+  private async inheritedAmong(id: string, targets: Permission[]): Promise<{ permission: Permission; origin: string } | undefined> {
+    if (targets.length === 0) return undefined;
+    const declared = targets.find((p) => p.inheritedFrom);
+    if (declared) return { permission: declared, origin: graphPath(declared.inheritedFrom?.path) ?? declared.inheritedFrom?.id ?? 'an ancestor' };
+    let item = await this.connector.fetchItem(splitVersion(id).item);
+    let found: { permission: Permission; origin: string } | undefined;
+    let candidates = targets;
+    while (item.parentReference?.id && candidates.length > 0) {
+      const parentId = item.parentReference.id;
+      const listed = new Set((await this.permissionsOf(parentId)).map((p) => p.id));
+      candidates = candidates.filter((p) => listed.has(p.id));
+      if (candidates.length === 0) break;
+      item = await this.connector.fetchItem(parentId);
+      found = { permission: candidates[0], origin: this.connector.toItemInfo(item).path };
+    }
+    return found;
+  }
+}
+
+/** `/drive/root:/a/b` → `/a/b`. */
+function graphPath(path: string | undefined): string | undefined {
+  if (!path) return undefined;
+  const inside = decodeURIComponent(path.replace(/^[^:]*:?/, ''));
+  return inside === '' ? '/' : inside;
 }

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type AclCapability, type Actor } from '@gateway/connector-api';
+import { ConflictError, InvalidArgumentError, type AclCapability, type AclRemoveOptions, type Actor } from '@gateway/connector-api';
 import { parseId, type SpId } from './ids';
 import { ACCEPT, expanded, literal, query, readCollection, readEntity, readPrimitive, str, type Json } from './odata';
 import type { SharePointConnector } from './sharepoint.connector';
@@ -77,18 +77,54 @@ export class SharePointAcls implements AclCapability {
     return this.getAcl(id);
   }
 
-  async removeAcl(id: string, principals: string[], actor: Actor): Promise<string[]> {
+  async removeAcl(id: string, principals: string[], actor: Actor, options: AclRemoveOptions = {}): Promise<string[]> {
     void actor;
     const spId = parseId(id, 'id');
     const current = await this.assignments(spId, id);
     const targets = current.filter((a) => principals.some((p) => p.toLowerCase() === a.principal.toLowerCase()));
     if (targets.length === 0) return [];
+    if (!options.breakInheritance && !(await this.hasUniqueAssignments(spId, id))) {
+      // Removing from an item that inherits would need breakroleinheritance: a side effect the caller asks for by name.
+      const origin = await this.inheritedFrom(spId, id);
+      throw new ConflictError(
+        `'${targets[0].principal}' is inherited from ${origin} on '${id}'; pass breakInheritance=true to give the item its own copy of the inherited permissions and remove it there`,
+        'ACL_INHERITED',
+        { id, principal: targets[0].principal, inheritedFrom: origin },
+      );
+    }
     await this.breakInheritance(spId, id);
     for (const t of targets) {
       await this.connector.post(`${this.securable(spId)}/RoleAssignments/GetByPrincipalId(${t.principalId})`, { headers: { 'x-http-method': 'DELETE' }, errorContext: { id } });
     }
     return targets.map((t) => t.principal);
   }
+
+  private async hasUniqueAssignments(spId: SpId, id: string): Promise<boolean> {
+    return readPrimitive(await this.connector.getJson(`${this.securable(spId)}/HasUniqueRoleAssignments`, { id }), 'HasUniqueRoleAssignments') === true;
+  }
+
+  /** The nearest ancestor holding its own role assignments: a folder by its gateway path, the library, or the site. */
+  private async inheritedFrom(spId: SpId, id: string): Promise<string> {
+    const state = await this.connector.list();
+    const self = readEntity(
+      await this.connector.getJson(`web/${spId.kind === 'folder' ? 'GetFolderById' : 'GetFileById'}(${literal(spId.uid)})${query({ $select: 'ServerRelativeUrl' })}`, { id }),
+    );
+    let folder = parentOf(str(self, 'ServerRelativeUrl') ?? '');
+    while (folder.toLowerCase().startsWith(state.rootPath.toLowerCase() + '/')) {
+      const unique = readPrimitive(
+        await this.connector.getJson(`web/GetFolderByServerRelativePath(decodedurl=@p)/ListItemAllFields/HasUniqueRoleAssignments${query({ '@p': literal(folder) })}`, { id }),
+        'HasUniqueRoleAssignments',
+      );
+      if (unique === true) return `the folder '${folder.slice(state.rootPath.length)}'`;
+      folder = parentOf(folder);
+    }
+    const library = readPrimitive(await this.connector.getJson(`web/lists/getbytitle(@t)/HasUniqueRoleAssignments${query({ '@t': literal(state.title) })}`, { id }), 'HasUniqueRoleAssignments');
+    return library === true ? `the library '${state.title}'` : `the site '${state.webPath || '/'}'`;
+  }
+}
+
+function parentOf(serverRelative: string): string {
+  return serverRelative.slice(0, Math.max(0, serverRelative.lastIndexOf('/')));
 }
 
 /** The principal id the gateway shows: a user's account (the claim's last part), a group's title. */

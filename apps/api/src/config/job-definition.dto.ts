@@ -19,6 +19,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { COLLECTION_NAME } from '@gateway/connector-api';
+import { AclMappingDto, type AclMapping } from './acl-mapping.dto';
 import { CONNECTOR_ID_PATTERN } from './connector-id';
 import { JobScheduleDto, JobScheduleStateView, JobScheduleView, scheduleWithDefaults, type JobSchedule } from './job-schedule.dto';
 
@@ -174,6 +175,20 @@ export class JobOptionsDto {
   @Min(0)
   maxSize?: number;
 
+  @ApiPropertyOptional({
+    default: false,
+    description: "Copy jobs: carry each document's permissions (source and target need the `acls` group: CMIS, SharePoint REST, Graph), mapped by aclMapping",
+  })
+  @IsOptional()
+  @IsBoolean()
+  copyAcls?: boolean;
+
+  @ApiPropertyOptional({ type: AclMappingDto, description: 'Copy jobs with copyAcls: how principals and permissions map (jobs README, permission mapping)' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => AclMappingDto)
+  aclMapping?: AclMappingDto;
+
   @ApiPropertyOptional({ default: true, description: 'Indexing jobs only: extract the text of each document into `content` (false: metadata only)' })
   @IsOptional()
   @IsBoolean()
@@ -262,6 +277,9 @@ export interface JobDefinition {
     modifiedBefore?: string;
     minSize?: number;
     maxSize?: number;
+    /** Copy jobs; stored only when given (jobs/mapping/acl-mapping.ts). */
+    copyAcls?: boolean;
+    aclMapping?: AclMapping;
     /** Indexing jobs only (INDEX_JOB_DEFAULTS applied by the definitions service). */
     extract?: boolean;
     maxContentChars?: number;
@@ -299,6 +317,8 @@ class JobOptionsView {
   @ApiPropertyOptional() modifiedBefore?: string;
   @ApiPropertyOptional() minSize?: number;
   @ApiPropertyOptional() maxSize?: number;
+  @ApiPropertyOptional({ description: 'Copy jobs' }) copyAcls?: boolean;
+  @ApiPropertyOptional({ type: AclMappingDto, description: 'Copy jobs with copyAcls' }) aclMapping?: AclMappingDto;
   @ApiPropertyOptional({ description: 'Indexing jobs' }) extract?: boolean;
   @ApiPropertyOptional({ description: 'Indexing jobs' }) maxContentChars?: number;
   @ApiPropertyOptional({ description: 'Indexing jobs' }) defaultAcl?: string;
@@ -338,6 +358,8 @@ export function withDefaults(input: JobDefinitionDto): JobDefinition {
       removeSource: input.options?.removeSource ?? false,
       exclude: input.options?.exclude ?? [],
       ...pick(input.options, ['include', 'modifiedAfter', 'modifiedBefore', 'minSize', 'maxSize', 'verify', 'onMismatch']),
+      ...(input.options?.copyAcls !== undefined ? { copyAcls: input.options.copyAcls } : {}),
+      ...(input.options?.aclMapping !== undefined ? { aclMapping: { ...input.options.aclMapping, unmapped: input.options.aclMapping.unmapped ?? 'drop' } } : {}),
       ...(input.options?.extract !== undefined ? { extract: input.options.extract } : {}),
       ...(input.options?.maxContentChars !== undefined ? { maxContentChars: input.options.maxContentChars } : {}),
       ...(input.options?.defaultAcl !== undefined ? { defaultAcl: input.options.defaultAcl } : {}),

@@ -3,6 +3,7 @@ import { pipeline, type Readable } from 'node:stream';
 import { ConflictError, GatewayError, NotFoundError, type Actor, type ContentConnector } from '@gateway/connector-api';
 import type { ClaimedDoc, DocOutcome } from '@gateway/persistence';
 import { DocumentFilter } from './document-filter';
+import { AclCarrier } from './mapping/acl-carrier';
 import type { JobDefinition } from '../config/job-definition.dto';
 import { CopyVerifier, type HashingPassThrough, type SentContent, type Verification } from './copy-verification';
 import { Cancelled } from './run-watcher';
@@ -44,14 +45,18 @@ export class DocumentCopier {
   private readonly folders = new Map<string, Promise<string>>();
   private readonly filter: DocumentFilter;
   private readonly verifier: CopyVerifier;
+  /** options.copyAcls: the permissions carried to each copy (jobs/mapping/). */
+  private readonly acls?: AclCarrier;
 
   constructor(
     readonly def: JobDefinition,
     readonly source: ContentConnector,
     private readonly target: ContentConnector,
     private readonly actor: Actor,
+    dataDir?: string,
   ) {
     this.filter = new DocumentFilter(def.options);
+    if (def.options.copyAcls) this.acls = new AclCarrier(def.options.aclMapping, source, target, dataDir);
     this.verifier = new CopyVerifier(target, def.options.verify, def.options.onMismatch);
   }
 
@@ -70,6 +75,8 @@ export class DocumentCopier {
     const name = path.basename(item.rel);
     const skip = this.filter.skipReason(item);
     if (skip) return { docId: item.id, outcome: 's', sourcePath, message: skip };
+    // Outside the try: a mapping file that cannot be read fails the run, not one document.
+    await this.acls?.ready();
     try {
       let info = item;
       if (fetch) {
@@ -127,6 +134,7 @@ export class DocumentCopier {
   }
 
   private async written(item: DocItem, sourcePath: string, targetId: string, message?: string, write?: CheckedWrite): Promise<DocOutcome> {
+    const aclWarning = await this.acls?.carry(item.id, targetId, this.actor);
     let removed = false;
     if (this.def.options.removeSource) {
       try {
@@ -141,7 +149,7 @@ export class DocumentCopier {
       outcome: 'p',
       sourcePath,
       targetId,
-      ...(message ? { message } : {}),
+      ...(message || aclWarning ? { message: [message, aclWarning].filter(Boolean).join('; ') } : {}),
       removed,
       ...(item.size !== undefined ? { bytes: item.size } : {}),
       ...(write ? { checksum: write.sent.sha256, verified: write.verification.method } : {}),

@@ -6,6 +6,7 @@ import { GATEWAY_CONFIG } from '../config/config.module';
 import { ConfigError, type GatewayConfig } from '../config/gateway-config';
 import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { INDEX_JOB_DEFAULTS, withDefaults, type JobDefinition, type JobDefinitionDto, type JobDto } from '../config/job-definition.dto';
+import { checkAclOptions } from './mapping/acl-mapping-check';
 import { jobView } from './job-format';
 import { isActive } from './job-states';
 import { CronSchedule } from './schedule/cron-schedule';
@@ -141,6 +142,7 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
         `Invalid parameter 'options.copyVersions': needs versions at the source ('${source.id}') and content update at the target ('${target.id}')`,
       );
     }
+    checkAclOptions(def, source, target);
     if (def.options.removeSource && def.source.connectorId === def.target.connectorId && overlaps(def.source.folderPath, def.target.folderPath)) {
       throw new InvalidArgumentError('options.removeSource', "Invalid parameter 'options.removeSource': source and target folders overlap");
     }
@@ -156,6 +158,8 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     if (def.options.verify !== undefined) throw refuse('options.verify', 'an index entry is not a copy of the content');
     if (def.options.onMismatch !== undefined) throw refuse('options.onMismatch', 'an index entry is not a copy of the content');
     if (def.options.removeSource) throw refuse('options.removeSource', 'indexing never removes source documents');
+    if (def.options.copyAcls !== undefined) throw refuse('options.copyAcls', 'an index entry carries the source ACL as acl_read');
+    if (def.options.aclMapping !== undefined) throw refuse('options.aclMapping', 'an index entry carries the source ACL as acl_read');
     const collection = def.target.collection ?? target.search?.settings.collection;
     if (collection === undefined) throw refuse('target.collection', `required: connector '${target.id}' has no configured collection`);
     return {

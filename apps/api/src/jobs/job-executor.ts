@@ -55,6 +55,8 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
   private readonly docSlots: Limiter;
   /** The same for jobs between two connectors of local files (GATEWAY_JOB_LOCAL_CONCURRENCY). */
   private readonly localSlots: Limiter;
+  /** Where copy jobs read their mapping files (`<dataDir>/mappings/`). */
+  private readonly dataDir: string;
   private shuttingDown = false;
 
   constructor(
@@ -66,6 +68,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     // Indexing jobs without it index metadata only, saying why in each document's audit record.
     @Optional() @Inject(TEXT_EXTRACTOR) private readonly extractor?: TextExtractor,
   ) {
+    this.dataDir = config.dataDir;
     this.docSlots = new Limiter(config.jobs.concurrency);
     this.localSlots = new Limiter(config.jobs.localConcurrency);
     this.watcher = new RunWatcher(repo, WATCH_EVERY_MS);
@@ -348,7 +351,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
       const source = this.registry.get(def.source.connectorId);
       const target = this.registry.get(def.target.connectorId);
       const local = source.localFiles !== undefined && target.localFiles !== undefined;
-      ctx = { jobId: job.id, slots: local ? this.localSlots : this.docSlots, copier: new DocumentCopier(def, source, target, { username: run.startedBy }) };
+      ctx = { jobId: job.id, slots: local ? this.localSlots : this.docSlots, copier: new DocumentCopier(def, source, target, { username: run.startedBy }, this.dataDir) };
     }
     if (this.contexts.size >= CONTEXTS_KEPT) this.contexts.clear();
     this.contexts.set(runId, ctx);

@@ -46,7 +46,8 @@ export class PermissionsController {
     summary: 'Delete ACLs',
     description:
       'Removes every entry of the principals named by `aclId` (comma-delimited; `acls` is accepted as an alias). Answers the removed principals, ' +
-      'comma-delimited (principals without entries are left out). Afterwards Get ACLs no longer lists them. Capability `acls`.',
+      'comma-delimited (principals without entries are left out). Afterwards Get ACLs no longer lists them. A principal the item only ' +
+      'inherits (SharePoint, Graph, CMIS) is a 409 naming where it is inherited from, unless `breakInheritance=true`. Capability `acls`.',
     results: { type: 'string', example: 'alice,finance-team' },
     errors: [403, 409],
   })

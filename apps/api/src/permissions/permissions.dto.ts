@@ -1,6 +1,7 @@
 import type { PipeTransform } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { InvalidArgumentError } from '@gateway/errors';
 
 const MAX_ID = 4096;
@@ -33,6 +34,18 @@ export class AclDeleteQuery extends AclItemQuery {
   @IsNotEmpty()
   @MaxLength(MAX_PRINCIPALS)
   acls?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'Removing a principal the item only inherits is a 409 naming where it is inherited from; true breaks the inheritance first ' +
+      '(the item gets its own copy of the inherited entries), then removes. SharePoint REST only: Microsoft Graph v1.0 and CMIS have no call for it (501).',
+    type: Boolean,
+    default: false,
+  })
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean({ message: 'breakInheritance must be true or false' })
+  breakInheritance?: boolean;
 }
 
 /** OpenAPI shape of the Post ACLs body: principal id → comma-separated permissions. */

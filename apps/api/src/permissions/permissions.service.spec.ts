@@ -3,6 +3,7 @@ import {
   NotFoundError,
   NotSupportedError,
   type AclCapability,
+  type AclRemoveOptions,
   type Actor,
   type ConnectorType,
   type ContentConnector,
@@ -16,6 +17,7 @@ import { parsePrincipals, PermissionsService } from './permissions.service';
 class FakeAcls implements AclCapability {
   readonly items = new Map<string, Map<string, string[]>>();
   readonly actors: Actor[] = [];
+  readonly removeOptions: Array<AclRemoveOptions | undefined> = [];
 
   async getAcl(id: string): Promise<string[]> {
     return [...(this.items.get(id) ?? new Map<string, string[]>())].map(([p, perms]) => `${p}:${perms.join(',')}`);
@@ -29,8 +31,9 @@ class FakeAcls implements AclCapability {
     return this.getAcl(id);
   }
 
-  async removeAcl(id: string, principals: string[], actor: Actor): Promise<string[]> {
+  async removeAcl(id: string, principals: string[], actor: Actor, options?: AclRemoveOptions): Promise<string[]> {
     this.actors.push(actor);
+    this.removeOptions.push(options);
     const acl = this.items.get(id) ?? new Map<string, string[]>();
     return principals.filter((p) => acl.delete(p));
   }
@@ -85,6 +88,13 @@ describe('PermissionsService', () => {
     expect(await service.delete('cmis', { id: 'doc-1', aclId: 'alice, carol,nobody' }, alice)).toBe('alice,carol');
     expect(await service.get('cmis', 'doc-1')).toEqual(['bob:r']);
     expect(await service.delete('cmis', { id: 'doc-1', acls: 'bob' }, alice)).toBe('bob');
+    expect(acls.removeOptions).toEqual([{ breakInheritance: false }, { breakInheritance: false }]);
+  });
+
+  it('passes breakInheritance=true on to the connector', async () => {
+    await service.post('cmis', 'doc-1', parseAclBody({ alice: 'r' }), alice);
+    expect(await service.delete('cmis', { id: 'doc-1', aclId: 'alice', breakInheritance: true }, alice)).toBe('alice');
+    expect(acls.removeOptions).toEqual([{ breakInheritance: true }]);
   });
 
   it('answers 501 naming acls for a connector without them, after validating the input', async () => {

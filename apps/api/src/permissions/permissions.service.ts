@@ -27,7 +27,7 @@ export class PermissionsService {
   async delete(connectorId: string, query: AclDeleteQuery, user: AuthenticatedUser): Promise<string> {
     const connector = this.registry.get(connectorId);
     const principals = parsePrincipals(query);
-    const removed = await acls(connector).removeAcl(query.id, principals, toActor(user));
+    const removed = await acls(connector).removeAcl(query.id, principals, toActor(user), { breakInheritance: query.breakInheritance === true });
     return removed.join(',');
   }
 }
