@@ -3,7 +3,7 @@ import { pipeline, type Readable } from 'node:stream';
 import { ConflictError, GatewayError, NotFoundError, type Actor, type ContentConnector } from '@gateway/connector-api';
 import type { ClaimedDoc, DocOutcome } from '@gateway/persistence';
 import { DocumentFilter } from './document-filter';
-import { AclCarrier } from './mapping/acl-carrier';
+import { AclCarrier, type PlannedAcl } from './mapping/acl-carrier';
 import type { JobDefinition } from '../config/job-definition.dto';
 import { CopyVerifier, type HashingPassThrough, type SentContent, type Verification } from './copy-verification';
 import { Cancelled } from './run-watcher';
@@ -78,6 +78,8 @@ export class DocumentCopier {
     // Outside the try: a mapping file that cannot be read fails the run, not one document.
     await this.acls?.ready();
     try {
+      // Before anything is written: under aclMapping.unmapped: fail an unmapped entry fails the document here.
+      const acl = await this.acls?.plan(item.id);
       let info = item;
       if (fetch) {
         const fresh = await this.source.getItem(item.id);
@@ -97,7 +99,7 @@ export class DocumentCopier {
           const t = await this.target.getItem(existing);
           const modified = t.modified?.getTime() ?? 0;
           if (modified >= claim.claimedAt - CLOCK_TOLERANCE_MS && (info.size === undefined || t.size === undefined || t.size === info.size)) {
-            return await this.written(item, sourcePath, existing, 'recovered: written by an earlier attempt of this run');
+            return await this.written(item, sourcePath, existing, acl, 'recovered: written by an earlier attempt of this run');
           }
         }
       }
@@ -107,7 +109,7 @@ export class DocumentCopier {
       if (existing === undefined) {
         try {
           const write = await this.writeNew(guard, folderId, name, info.mimeType, contents);
-          return await this.written(item, sourcePath, write.id, noted(), write);
+          return await this.written(item, sourcePath, write.id, acl, noted(), write);
         } catch (e) {
           if (!(e instanceof ConflictError)) throw e;
           existing = await findId(this.target, targetDir, name);
@@ -120,11 +122,11 @@ export class DocumentCopier {
       if (onExisting === 'overwrite') {
         await this.target.deleteItem(existing, true, this.actor);
         const write = await this.writeNew(guard, folderId, name, info.mimeType, contents);
-        return await this.written(item, sourcePath, write.id, noted('overwritten'), write);
+        return await this.written(item, sourcePath, write.id, acl, noted('overwritten'), write);
       }
       let write: CheckedWrite | undefined;
       for (const versionId of contents) write = await this.addVersion(guard, write?.id ?? existing, versionId, name, info.mimeType, true);
-      return await this.written(item, sourcePath, write!.id, noted('new version'), write);
+      return await this.written(item, sourcePath, write!.id, acl, noted('new version'), write);
     } catch (e) {
       if (e instanceof CopyMismatch) return await this.mismatched(item, sourcePath, e);
       if (guard.cancelled || e instanceof Cancelled) return undefined;
@@ -133,8 +135,8 @@ export class DocumentCopier {
     }
   }
 
-  private async written(item: DocItem, sourcePath: string, targetId: string, message?: string, write?: CheckedWrite): Promise<DocOutcome> {
-    const aclWarning = await this.acls?.carry(item.id, targetId, this.actor);
+  private async written(item: DocItem, sourcePath: string, targetId: string, acl: PlannedAcl | undefined, message?: string, write?: CheckedWrite): Promise<DocOutcome> {
+    const aclWarning = acl && (await this.acls!.apply(targetId, acl, this.actor));
     let removed = false;
     if (this.def.options.removeSource) {
       try {

@@ -38,27 +38,27 @@ describe('AclCarrier', () => {
 
   it('applies the mapped entries to the copy and warns about what it dropped', async () => {
     const { carrier: c, applied } = carrier({ principalsFile: 'users.csv', unmapped: 'drop' }, { s1: ['alice:cmis:read', 'anyone:cmis:all'] });
-    expect(await c.carry('s1', 't1', actor)).toBe("permissions: dropped unmapped principal 'anyone'");
+    expect(await c.apply('t1', await c.plan('s1'), actor)).toBe("permissions: dropped unmapped principal 'anyone'");
     expect(applied).toEqual([{ id: 't1', entries: { 'alice@contoso.com': ['Read'] }, actor }]);
   });
 
   it('answers no warning when everything mapped, and makes no call when nothing is left to apply', async () => {
     const { carrier: c, applied } = carrier({ principals: { alice: 'a@x' }, unmapped: 'drop' }, { s1: ['alice:cmis:write'], s2: ['bob:cmis:read'] });
-    expect(await c.carry('s1', 't1', actor)).toBeUndefined();
-    expect(await c.carry('s2', 't2', actor)).toBe("permissions: dropped unmapped principal 'bob'");
+    expect(await c.apply('t1', await c.plan('s1'), actor)).toBeUndefined();
+    expect(await c.apply('t2', await c.plan('s2'), actor)).toBe("permissions: dropped unmapped principal 'bob'");
     expect(applied.map((a) => a.id)).toEqual(['t1']);
   });
 
-  it('fails naming the unmapped principal under unmapped: fail, applying nothing', async () => {
+  it('fails naming the unmapped principal under unmapped: fail, before anything is applied', async () => {
     const { carrier: c, applied } = carrier({ principals: { alice: 'a@x' }, unmapped: 'fail' }, { s1: ['alice:cmis:read', 'stranger:cmis:read'] });
-    await expect(c.carry('s1', 't1', actor)).rejects.toMatchObject({ code: 'ACL_UNMAPPED', message: expect.stringContaining("principal 'stranger'") });
+    await expect(c.plan('s1')).rejects.toMatchObject({ code: 'ACL_UNMAPPED', message: expect.stringContaining("principal 'stranger'") });
     expect(applied).toEqual([]);
   });
 
   it('rejects ready() naming the file and the line of a bad mapping file', async () => {
     const { carrier: c } = carrier({ principalsFile: 'bad.csv', unmapped: 'drop' }, {});
     await expect(c.ready()).rejects.toThrow("Invalid parameter 'options.aclMapping.principalsFile': bad.csv line 2: expected 'source,target', found 0 commas");
-    await expect(c.carry('s1', 't1', actor)).rejects.toThrow('bad.csv line 2');
+    await expect(c.plan('s1')).rejects.toThrow('bad.csv line 2');
   });
 
   it('reads its files once per run', async () => {

@@ -3,10 +3,16 @@ import type { AclMapping } from '../../config/acl-mapping.dto';
 import { mappingFilePath, readMappingCsv } from './acl-mapping-csv';
 import { compileAclMapping, describeUnmapped, mapAclEntries, type CompiledAclMapping, type MappingFiles } from './acl-mapping';
 
+/** What one document's copy gets: the mapped entries, and the warning naming what was dropped. */
+export interface PlannedAcl {
+  mapped: Record<string, string[]>;
+  warning?: string;
+}
+
 /**
  * A copy job's `copyAcls`, for one run and process: the mapping compiled once (its files read when the
- * run starts here; a bad line fails the run), then each written document's source ACL read, mapped and
- * applied to the copy.
+ * run starts here; a bad line fails the run), then each document's source ACL read and mapped before its
+ * write (plan) and applied to the copy after it (apply).
  */
 export class AclCarrier {
   private compiled?: Promise<CompiledAclMapping>;
@@ -26,22 +32,24 @@ export class AclCarrier {
   }
 
   /**
-   * Gives the copy the mapped entries of the source document; answers the warning naming what was
-   * dropped (unmapped: drop), or throws naming it (unmapped: fail) without applying anything.
+   * The source document's entries mapped, read before anything is written: under `unmapped: fail` an
+   * unmapped principal or permission throws here (ACL_UNMAPPED naming it), so the document fails with
+   * nothing at the target; under `drop`, `warning` names what is left out.
    */
-  async carry(sourceId: string, targetId: string, actor: Actor): Promise<string | undefined> {
+  async plan(sourceId: string): Promise<PlannedAcl> {
     const mapping = await this.ready();
     const { mapped, unmapped } = mapAclEntries(mapping, await this.source.acls!.getAcl(sourceId));
     const dropped = describeUnmapped(unmapped);
     if (dropped !== '' && mapping.unmapped === 'fail') {
-      throw new InvalidArgumentError(
-        'options.aclMapping',
-        `the source ACL has ${dropped} that no map names (aclMapping.unmapped: fail); the content is written, its permissions are not`,
-        'ACL_UNMAPPED',
-      );
+      throw new InvalidArgumentError('options.aclMapping', `the source ACL has ${dropped} that no map names (aclMapping.unmapped: fail); nothing was written`, 'ACL_UNMAPPED');
     }
-    if (Object.keys(mapped).length > 0) await this.target.acls!.applyAcl(targetId, mapped, actor);
-    return dropped === '' ? undefined : `permissions: dropped unmapped ${dropped}`;
+    return { mapped, ...(dropped === '' ? {} : { warning: `permissions: dropped unmapped ${dropped}` }) };
+  }
+
+  /** Gives the written copy the planned entries (one applyAcl; none when nothing is left to apply); answers the plan's warning. */
+  async apply(targetId: string, planned: PlannedAcl, actor: Actor): Promise<string | undefined> {
+    if (Object.keys(planned.mapped).length > 0) await this.target.acls!.applyAcl(targetId, planned.mapped, actor);
+    return planned.warning;
   }
 
   private async compile(): Promise<CompiledAclMapping> {
