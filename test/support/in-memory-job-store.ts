@@ -57,6 +57,7 @@ export function runRecord(patch: Partial<JobRunRecord> = {}): JobRunRecord {
     discovered: 0,
     bytesWritten: 0,
     bytesRead: 0,
+    dryRun: false,
     ...patch,
   };
 }
@@ -73,7 +74,8 @@ export class InMemoryJobStore implements JobStore {
   readonly tasks = new Map<string, Map<string, JobTaskRecord>>();
   /** runId → doc id → row. */
   readonly docs = new Map<string, Map<string, DocRow>>();
-  readonly audit: AuditRecord[] = [];
+  /** With `plan`: a dry run's planned action (migration 0120's column). */
+  readonly audit: Array<AuditRecord & { plan: string | null }> = [];
   /** jobId → doc id → what an indexing job last wrote. */
   readonly indexState = new Map<number, Map<string, IndexStateRecord>>();
   /** Transitions made, by run (what a test can check was locked). */
@@ -149,7 +151,7 @@ export class InMemoryJobStore implements JobStore {
 
   async createRun(
     jobId: number,
-    input: { kind: RunKind; startedBy: string; now: number },
+    input: { kind: RunKind; startedBy: string; now: number; dryRun?: boolean },
     plan: (previous: JobRunRecord | undefined, reader: RunPlanReader) => Promise<TaskSpec[]>,
   ): Promise<JobRunRecord> {
     return this.locked(async () => {
@@ -157,8 +159,8 @@ export class InMemoryJobStore implements JobStore {
       if (!job) throw new Error(`Job ${jobId} not found`);
       const previous = this.runs.get(`${jobId}_${job.runCount}`);
       const tasks = await plan(previous && { ...previous }, { failedDocs: (runId, after, limit) => this.failedDocs(runId, after, limit) });
-      const run = this.addRun(jobId, { kind: input.kind, startedBy: input.startedBy, startTime: input.now, segmentStart: input.now });
-      job.updatedAt = input.now;
+      const run = this.addRun(jobId, { kind: input.kind, startedBy: input.startedBy, startTime: input.now, segmentStart: input.now, dryRun: input.dryRun === true });
+      if (!input.dryRun) job.updatedAt = input.now;
       run.discovered += this.insertTasksOf(run.id, tasks);
       for (const old of this.runs.values()) {
         if (old.jobId === jobId && old.runNumber < run.runNumber - 1) {
@@ -300,7 +302,7 @@ export class InMemoryJobStore implements JobStore {
       else run.skipped++;
       if (o.removed) run.removed++;
       run.bytesRead += o.bytesRead ?? 0;
-      this.addAudit(jobId, run.id, o.docId, o.outcome, o.sourcePath, o.targetId ?? null, o.message ?? null, now, o.checksum ?? null, o.verified ?? null);
+      this.addAudit(jobId, run.id, o.docId, o.outcome, o.sourcePath, o.targetId ?? null, o.message ?? null, now, o.checksum ?? null, o.verified ?? null, o.plan ?? null);
     }
   }
 
@@ -370,6 +372,7 @@ export class InMemoryJobStore implements JobStore {
           message: audit?.message ?? null,
           checksum: audit?.checksum ?? null,
           verified: audit?.verified ?? null,
+          plan: audit?.plan ?? null,
           readAt: row.claimedAt,
           finishedAt: outcome === 'r' ? null : (audit?.createdAt ?? null),
         };
@@ -383,7 +386,7 @@ export class InMemoryJobStore implements JobStore {
   }
 
   async latestAudit(jobId: number, docId: string, recordType: AuditRecordType): Promise<AuditRecord | undefined> {
-    return [...this.audit].reverse().find((a) => a.jobId === jobId && a.docId === docId && a.recordType === recordType);
+    return [...this.audit].reverse().find((a) => a.jobId === jobId && a.docId === docId && a.recordType === recordType && a.plan === null);
   }
 
   async pruneAudit(before: number): Promise<number> {
@@ -416,8 +419,9 @@ export class InMemoryJobStore implements JobStore {
     createdAt: number,
     checksum: string | null = null,
     verified: string | null = null,
+    plan: string | null = null,
   ): void {
-    this.audit.push({ id: this.audit.length + 1, jobId, runId, docId, recordType, sourcePath, targetId, message, createdAt, checksum, verified });
+    this.audit.push({ id: this.audit.length + 1, jobId, runId, docId, recordType, sourcePath, targetId, message, createdAt, checksum, verified, plan });
   }
 
   /** One store operation at a time, like the run lock (SQLite's write lock). */

@@ -97,11 +97,11 @@ class TransactionLockedRun implements LockedRun {
       else delta.skipped++;
       if (o.removed) delta.removed++;
       delta.bytesRead += o.bytesRead ?? 0;
-      audits.push({ d: o.docId, o: o.outcome, s: o.sourcePath, t: o.targetId ?? null, m: o.message ?? null, c: o.checksum ?? null, v: o.verified ?? null });
+      audits.push({ d: o.docId, o: o.outcome, s: o.sourcePath, t: o.targetId ?? null, m: o.message ?? null, c: o.checksum ?? null, v: o.verified ?? null, a: o.plan ?? null });
     }
     await sql`
-      insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, checksum, verified, created_at)
-      select cast(${jobId} as integer), ${run.id}, j.d, j.o, j.s, j.t, j.m, j.c, j.v, cast(${now} as bigint) from ${jsonRows(this.engine, audits, ['d', 'o', 's', 't', 'm', 'c', 'v'])}`.execute(trx);
+      insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, checksum, verified, plan, created_at)
+      select cast(${jobId} as integer), ${run.id}, j.d, j.o, j.s, j.t, j.m, j.c, j.v, j.a, cast(${now} as bigint) from ${jsonRows(this.engine, audits, ['d', 'o', 's', 't', 'm', 'c', 'v', 'a'])}`.execute(trx);
     const row = await trx
       .updateTable('job_runs')
       .set((eb) => ({
