@@ -183,6 +183,9 @@ describe.each(TARGETS)(`Dry runs: filesystem → $name, ${MODE} mode`, ({ name, 
     const outcomes = await rows(jobId, real.status.jobRunId as string);
     expect(outcomes.map((r) => [r.docId, r.outcome, actionOf(r)])).toEqual(plan.map((r) => [r.docId, r.outcome, r.plan]));
     expect(outcomes.every((r) => r.plan === null)).toBe(true);
+    // The same counts move with a real run (so they would have caught a dry run reading or writing).
+    const after = await counts();
+    expect(after[fixture ? 'src openContent' : `${targetId} directCopy.copyFrom`]).toBeGreaterThan(before[fixture ? 'src openContent' : `${targetId} directCopy.copyFrom`]);
     expect(Object.keys(await targetListing(targetFolder)).sort()).toEqual(['new.txt', 'old.txt', 'sub/deep.txt', 'sub/large.bin'].map((f) => `${targetFolder}/${f}`));
   });
 
