@@ -21,6 +21,7 @@ import type {
   RunStatus,
   TaskSpec,
   TaskState,
+  UnmappedCount,
 } from '@gateway/persistence';
 import type { JobDefinition } from '../../apps/api/src/config/job-definition.dto';
 import type { JobStore } from '../../apps/api/src/jobs/job-store';
@@ -76,6 +77,8 @@ export class InMemoryJobStore implements JobStore {
   readonly docs = new Map<string, Map<string, DocRow>>();
   /** With `plan`: a dry run's planned action (migration 0120's column). */
   readonly audit: Array<AuditRecord & { plan: string | null }> = [];
+  /** Per run, documents by unmapped kind and name (job_run_unmapped). */
+  private readonly unmapped = new Map<string, Map<string, UnmappedCount>>();
   /** jobId → doc id → what an indexing job last wrote. */
   readonly indexState = new Map<number, Map<string, IndexStateRecord>>();
   /** Transitions made, by run (what a test can check was locked). */
@@ -303,6 +306,14 @@ export class InMemoryJobStore implements JobStore {
       if (o.removed) run.removed++;
       run.bytesRead += o.bytesRead ?? 0;
       this.addAudit(jobId, run.id, o.docId, o.outcome, o.sourcePath, o.targetId ?? null, o.message ?? null, now, o.checksum ?? null, o.verified ?? null, o.plan ?? null);
+      for (const u of o.unmapped ?? []) {
+        const counts = this.unmapped.get(run.id) ?? new Map<string, UnmappedCount>();
+        this.unmapped.set(run.id, counts);
+        const key = JSON.stringify([u.kind, u.name]);
+        const count = counts.get(key) ?? { kind: u.kind, name: u.name, documents: 0 };
+        count.documents++;
+        counts.set(key, count);
+      }
     }
   }
 
@@ -383,6 +394,12 @@ export class InMemoryJobStore implements JobStore {
     const counts: Record<ReportOutcome, number> = { p: 0, r: 0, e: 0, d: 0, s: 0 };
     for (const row of (this.docs.get(runId) ?? new Map<string, DocRow>()).values()) counts[row.outcome ?? 'r']++;
     return counts;
+  }
+
+  async unmappedCounts(runId: string): Promise<UnmappedCount[]> {
+    return [...(this.unmapped.get(runId)?.values() ?? [])]
+      .map((c) => ({ ...c }))
+      .sort((a, b) => (a.kind === b.kind ? (a.name < b.name ? -1 : 1) : a.kind < b.kind ? -1 : 1));
   }
 
   async latestAudit(jobId: number, docId: string, recordType: AuditRecordType): Promise<AuditRecord | undefined> {

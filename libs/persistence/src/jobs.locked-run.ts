@@ -87,6 +87,7 @@ class TransactionLockedRun implements LockedRun {
     if (finished.size === 0) return;
     const delta = { written: 0, skipped: 0, failed: 0, removed: 0, bytes: 0, bytesRead: 0 };
     const audits: Array<Record<string, string | null>> = [];
+    const unmapped = new Map<string, number>();
     for (const o of outcomes) {
       if (!finished.delete(o.docId)) continue; // finished already, or listed twice in this batch
       if (o.outcome === 'p') {
@@ -98,6 +99,19 @@ class TransactionLockedRun implements LockedRun {
       if (o.removed) delta.removed++;
       delta.bytesRead += o.bytesRead ?? 0;
       audits.push({ d: o.docId, o: o.outcome, s: o.sourcePath, t: o.targetId ?? null, m: o.message ?? null, c: o.checksum ?? null, v: o.verified ?? null, a: o.plan ?? null });
+      for (const u of o.unmapped ?? []) {
+        const key = JSON.stringify([u.kind, u.name]);
+        unmapped.set(key, (unmapped.get(key) ?? 0) + 1);
+      }
+    }
+    // Only where a mapping noted names (none on a run without mappings: no statement).
+    for (const [key, documents] of unmapped) {
+      const [kind, name] = JSON.parse(key) as [string, string];
+      await trx
+        .insertInto('job_run_unmapped')
+        .values({ run_id: run.id, kind, name, documents })
+        .onConflict((oc) => oc.columns(['run_id', 'kind', 'name']).doUpdateSet((eb) => ({ documents: eb('job_run_unmapped.documents', '+', documents) })))
+        .execute();
     }
     await sql`
       insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, checksum, verified, plan, created_at)

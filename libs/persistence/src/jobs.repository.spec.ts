@@ -115,6 +115,30 @@ describe('JobsRepository', () => {
       expect(await repo.latestAudit(jobId, 'd1', 'p')).toBeUndefined();
     });
 
+    it('counts per run the documents that had each unmapped name, over batches, and only for documents finished by the batch', async () => {
+      const { jobId, run } = await jobWithRun();
+      await repo.claimDocs(jobId, run.id, ['a', 'b', 'c'].map((d) => ({ docId: d, relPath: d, sourcePath: `/in/${d}` })), 10);
+      const title = { kind: 'property', name: 'cm:title' };
+      await repo.finishDocs(jobId, run.id, [{ docId: 'a', outcome: 'p', sourcePath: '/in/a', unmapped: [title, { kind: 'principal', name: 'bob' }] }], 20);
+      await repo.finishDocs(
+        jobId,
+        run.id,
+        [
+          { docId: 'a', outcome: 'p', sourcePath: '/in/a', unmapped: [title] }, // finished already: not counted again
+          { docId: 'b', outcome: 'e', sourcePath: '/in/b', unmapped: [title] },
+          { docId: 'c', outcome: 'p', sourcePath: '/in/c' },
+        ],
+        30,
+      );
+      expect(await repo.unmappedCounts(run.id)).toEqual([
+        { kind: 'principal', name: 'bob', documents: 1 },
+        { kind: 'property', name: 'cm:title', documents: 2 },
+      ]);
+      expect(await repo.unmappedCounts(`${jobId}_9`)).toEqual([]);
+      await repo.deleteJob(jobId);
+      expect(await repo.unmappedCounts(run.id)).toEqual([]);
+    });
+
     it('creates run n+1 RUNNING at attempt 1 with the planned tasks pending', async () => {
       const { jobId, run } = await jobWithRun([task('e.root', 'enum')]);
       expect(run).toEqual({

@@ -30,6 +30,7 @@ import type {
   TaskKind,
   TaskSpec,
   TaskState,
+  UnmappedCount,
 } from './jobs.store';
 
 /**
@@ -80,6 +81,7 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       const runs = trx.selectFrom('job_runs').select('id').where('job_id', '=', id);
       await trx.deleteFrom('job_run_docs').where('run_id', 'in', runs).execute();
       await trx.deleteFrom('job_run_tasks').where('run_id', 'in', runs).execute();
+      await trx.deleteFrom('job_run_unmapped').where('run_id', 'in', runs).execute();
       await trx.deleteFrom('job_audit').where('job_id', '=', id).execute();
       await trx.deleteFrom('job_index_state').where('job_id', '=', id).execute();
       await trx.deleteFrom('job_schedule_starts').where('job_id', '=', id).execute();
@@ -154,6 +156,7 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
         const old = trx.selectFrom('job_runs').select('id').where('job_id', '=', jobId).where('run_number', '<', n - 1);
         await trx.deleteFrom('job_run_docs').where('run_id', 'in', old).execute();
         await trx.deleteFrom('job_run_tasks').where('run_id', 'in', old).execute();
+        await trx.deleteFrom('job_run_unmapped').where('run_id', 'in', old).execute();
       }
       const run = (await findRunIn(trx, runId))!;
       await recordRunEvent(trx, run, 'run.started', input.now);
@@ -318,6 +321,11 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       .execute();
     for (const r of rows) counts[(r.outcome ?? 'r') as ReportOutcome] += Number(r.n);
     return counts;
+  }
+
+  async unmappedCounts(runId: string): Promise<UnmappedCount[]> {
+    const rows = await this.db.selectFrom('job_run_unmapped').select(['kind', 'name', 'documents']).where('run_id', '=', runId).orderBy('kind').orderBy('name').execute();
+    return rows.map((r) => ({ kind: r.kind, name: r.name, documents: Number(r.documents) }));
   }
 
   // ---- audit --------------------------------------------------------------

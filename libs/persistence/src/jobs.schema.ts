@@ -90,6 +90,15 @@ export interface JobAuditTable {
   plan: string | null;
 }
 
+/** Per run, the documents on which a mapping noted each unmapped name (migration 0120-job-dry-runs). */
+export interface JobRunUnmappedTable {
+  run_id: string;
+  /** 'property', 'type' or 'principal' */
+  kind: string;
+  name: string;
+  documents: number;
+}
+
 /** An indexing job's last write per source document (migration 0040-job-index-state). */
 export interface JobIndexStateTable {
   job_id: number;
@@ -110,5 +119,6 @@ declare module './schema' {
     job_run_docs: JobRunDocsTable;
     job_audit: JobAuditTable;
     job_index_state: JobIndexStateTable;
+    job_run_unmapped: JobRunUnmappedTable;
   }
 }

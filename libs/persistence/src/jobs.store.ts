@@ -113,6 +113,15 @@ export interface DocOutcome {
   verified?: string;
   /** A dry run's planned action for the document (`create`, `skip`, `overwrite`, `version`, `rename`, `fail`). */
   plan?: string;
+  /** The distinct names a mapping could not map for this document: counted per run (JobsStore.unmappedCounts). */
+  unmapped?: ReadonlyArray<{ kind: string; name: string }>;
+}
+
+/** How many documents of a run had a name of this kind unmapped. */
+export interface UnmappedCount {
+  kind: string;
+  name: string;
+  documents: number;
 }
 
 export interface AuditRecord {
@@ -242,6 +251,8 @@ export interface JobsStore<D = unknown> {
   reportRows(jobId: number, runId: string, query: ReportQuery): Promise<ReportRow[]>;
   /** The run's documents by report outcome (every key present). */
   reportCounts(runId: string): Promise<Record<ReportOutcome, number>>;
+  /** The run's unmapped names (DocOutcome.unmapped) with the documents that had each, by kind and name. */
+  unmappedCounts(runId: string): Promise<UnmappedCount[]>;
   /** The latest record of a real run (a dry run's plans are left out: recordstatus says what happened). */
   latestAudit(jobId: number, docId: string, recordType: AuditRecordType): Promise<AuditRecord | undefined>;
   pruneAudit(before: number): Promise<number>;

@@ -6,7 +6,7 @@ import type { Actor, ContentConnector } from '@gateway/connector-api';
 import { FilesystemConnectorType } from '@gateway/connector-filesystem';
 import type { DocOutcome } from '@gateway/persistence';
 import { DocumentCopier, type CopyGuard } from './document-copier';
-import { DEFAULT_PLAN_STEPS, DocumentPlanner, PLANNED_OUTCOME, PlanNotes, withPlan, type PlanSteps } from './document-planner';
+import { DEFAULT_PLAN_STEPS, DocumentPlanner, PLANNED_OUTCOME, PlanNotes, unmappedSummary, withPlan, type PlanSteps } from './document-planner';
 import type { JobDefinition } from '../config/job-definition.dto';
 import type { DocItem } from './task-plan';
 
@@ -127,12 +127,13 @@ describe('DocumentPlanner', () => {
     expect(await planner({}, refusing).copy(a, fresh, false, guard())).toMatchObject({ outcome: 'e', plan: 'fail', message: "NAME_REFUSED: 'a:b.txt' has ':' (names: refuse)" });
   });
 
-  it('notes what the mapping step could not map on the document and in the run total, and fails it when the step says so', async () => {
+  it('notes what the mapping step could not map on the document (once a name), and fails it when the step says so', async () => {
     const a = await put(source, '/in', 'a.txt', 'alpha');
     const b = await put(source, '/in', 'b.txt', 'beta');
     const noting: PlanSteps = {
       ...DEFAULT_PLAN_STEPS,
       map: (item, notes) => {
+        notes.unmapped('property', 'cm:title');
         notes.unmapped('property', 'cm:title');
         if (item.path?.endsWith('b.txt')) {
           notes.unmapped('principal', 'GROUP_x');
@@ -142,13 +143,23 @@ describe('DocumentPlanner', () => {
       },
     };
     const p = planner({}, noting);
-    expect(await p.copy(a, fresh, false, guard())).toMatchObject({ outcome: 'p', plan: 'create', message: 'as /out/a.txt; unmapped property cm:title' });
+    expect(await p.copy(a, fresh, false, guard())).toMatchObject({
+      outcome: 'p',
+      plan: 'create',
+      message: 'as /out/a.txt; unmapped property cm:title',
+      unmapped: [{ kind: 'property', name: 'cm:title' }],
+    });
     expect(await p.copy(b, fresh, false, guard())).toMatchObject({
       outcome: 'e',
       plan: 'fail',
       message: "UNMAPPED: principal 'GROUP_x' (aclMapping.unmapped: fail); unmapped property cm:title, principal GROUP_x",
+      unmapped: [
+        { kind: 'property', name: 'cm:title' },
+        { kind: 'principal', name: 'GROUP_x' },
+      ],
     });
-    expect(p.unmapped.summary()).toEqual({ property: { 'cm:title': 2 }, type: {}, principal: { GROUP_x: 1 } });
+    // Nothing noted: no list on the outcome.
+    expect(await planner().copy(a, fresh, false, guard())).not.toHaveProperty('unmapped');
   });
 
   it('fetches a run-errors document by id as the copy does, and plans fail when the source has it no more', async () => {
@@ -191,6 +202,12 @@ describe('DocumentPlanner', () => {
     const notes = new PlanNotes();
     notes.unmapped('type', 'cm:content');
     notes.unmapped('type', 'cm:content');
-    expect(notes.summary().type).toEqual({ 'cm:content': 2 });
+    expect(notes.list()).toEqual([{ kind: 'type', name: 'cm:content' }]);
+    expect(unmappedSummary([])).toEqual({ property: {}, type: {}, principal: {} });
+    expect(unmappedSummary([{ kind: 'type', name: 'cm:content', documents: 2 }, { kind: 'principal', name: 'bob', documents: 1 }])).toEqual({
+      property: {},
+      type: { 'cm:content': 2 },
+      principal: { bob: 1 },
+    });
   });
 });

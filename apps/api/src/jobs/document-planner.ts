@@ -16,34 +16,33 @@ export const PLANNED_OUTCOME: Record<Exclude<PlanAction, 'skip'>, DocOutcome['ou
 /** What a property, type or permission mapping could not map (issue 34 §1–2 report them through PlanNotes). */
 export type UnmappedKind = 'property' | 'type' | 'principal';
 
+export const UNMAPPED_KINDS: readonly UnmappedKind[] = ['property', 'type', 'principal'];
+
 /**
- * What the mapping steps noted while one document was planned: the distinct unmapped names, counted. The
- * planner hands one to each step (`PlanSteps.map`) and keeps the run's total in `DocumentPlanner.unmapped`;
- * a document's own notes end its message (`unmapped property cm:title`). Nothing calls `unmapped` yet: the
- * property, type and permission mappings add their calls.
+ * What the mapping steps noted while one document was planned: the distinct names they could not map. The
+ * planner hands one to each step (`PlanSteps.map`); the document's outcome carries them (DocOutcome.unmapped:
+ * counted per run in job_run_unmapped, the report's `unmapped` summary) and its message ends with them
+ * (`unmapped property cm:title`). Nothing calls `unmapped` yet: the property, type and permission mappings add
+ * their calls.
  */
 export class PlanNotes {
-  readonly counts = new Map<string, number>();
+  private readonly noted = new Map<string, { kind: UnmappedKind; name: string }>();
 
   unmapped(kind: UnmappedKind, name: string): void {
-    const key = `${kind} ${name}`;
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    this.noted.set(`${kind} ${name}`, { kind, name });
   }
 
-  /** Adds another document's notes to these (the run's total). */
-  add(other: PlanNotes): void {
-    for (const [key, n] of other.counts) this.counts.set(key, (this.counts.get(key) ?? 0) + n);
+  /** The distinct names noted, in the order first noted. */
+  list(): Array<{ kind: UnmappedKind; name: string }> {
+    return [...this.noted.values()];
   }
+}
 
-  /** `{ property: { 'cm:title': 3 }, type: {}, principal: {} }` */
-  summary(): Record<UnmappedKind, Record<string, number>> {
-    const out: Record<UnmappedKind, Record<string, number>> = { property: {}, type: {}, principal: {} };
-    for (const [key, n] of this.counts) {
-      const space = key.indexOf(' ');
-      out[key.slice(0, space) as UnmappedKind][key.slice(space + 1)] = n;
-    }
-    return out;
-  }
+/** The report's summary of a run's unmapped names: documents per name, by kind (every kind present). */
+export function unmappedSummary(counts: ReadonlyArray<{ kind: string; name: string; documents: number }>): Record<UnmappedKind, Record<string, number>> {
+  const out: Record<UnmappedKind, Record<string, number>> = { property: {}, type: {}, principal: {} };
+  for (const c of counts) if ((UNMAPPED_KINDS as readonly string[]).includes(c.kind)) out[c.kind as UnmappedKind][c.name] = c.documents;
+  return out;
 }
 
 /**
@@ -74,8 +73,6 @@ export class DocumentPlanner {
   /** Per target folder: its id, or undefined when it does not exist (every document in it is then new). */
   private readonly folders = new Map<string, Promise<string | undefined>>();
   private readonly filter: DocumentFilter;
-  /** Every unmapped name this planner noted, over the documents it planned. */
-  readonly unmapped = new PlanNotes();
 
   constructor(
     readonly def: JobDefinition,
@@ -102,10 +99,11 @@ export class DocumentPlanner {
       return { docId: item.id, outcome: 'e', sourcePath, message, plan: 'fail' };
     });
     if (guard.cancelled) return undefined;
-    this.unmapped.add(notes);
-    if (notes.counts.size > 0) {
-      const noted = `unmapped ${[...notes.counts.keys()].join(', ')}`;
+    const unmapped = notes.list();
+    if (unmapped.length > 0) {
+      const noted = `unmapped ${unmapped.map((u) => `${u.kind} ${u.name}`).join(', ')}`;
       outcome.message = outcome.message ? `${outcome.message}; ${noted}` : noted;
+      outcome.unmapped = unmapped;
     }
     return outcome;
   }

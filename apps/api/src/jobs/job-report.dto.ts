@@ -106,5 +106,12 @@ export class JobReportDto {
     description: 'First page only (no cursor): rows by outcome, whatever the filter. p+e+d+s+r = read, p = written, e = failed, d+s = skipped (an indexing run that swept also has its `removed` documents under p)',
   })
   counts?: ReportCountsDto;
+  @ApiPropertyOptional({
+    description:
+      'Dry runs, first page only: every distinct property, type and principal a mapping could not map, with the documents that had it ' +
+      '(each kind present, empty without mappings)',
+    example: { property: { 'cm:title': 12 }, type: {}, principal: { GROUP_site_x: 3 } },
+  })
+  unmapped?: Record<'property' | 'type' | 'principal', Record<string, number>>;
   @ApiProperty({ type: ReportRowDto, isArray: true }) rows!: ReportRowDto[];
 }

@@ -14,6 +14,7 @@ import { toLinkDto } from '../files/files.mapping';
 import { LinksService } from '../files/links.service';
 import { UserFileStore } from '../files/user-file.store';
 import { REPORT_PAGE_SIZE, type JobReportDto, type JobReportQuery, type ReportFormat, type ReportRowDto } from './job-report.dto';
+import { unmappedSummary } from './document-planner';
 import type { JobStore } from './job-store';
 import type { JobStatus } from './job-states';
 
@@ -50,7 +51,10 @@ export class JobReportService {
     const more = rows.length > limit;
     const shown = more ? rows.slice(0, limit) : rows;
     const result: JobReportDto = { jobId, runId: run.id, status: run.status, dryRun: run.dryRun, counters: counters(run), rows: shown.map((row) => toRowDto(row)) };
-    if (query.cursor === undefined) result.counts = await this.repo.reportCounts(run.id);
+    if (query.cursor === undefined) {
+      result.counts = await this.repo.reportCounts(run.id);
+      if (run.dryRun) result.unmapped = unmappedSummary(await this.repo.unmappedCounts(run.id));
+    }
     return new Page(result, more ? encodeCursor(shown[shown.length - 1].docId) : undefined);
   }
 
