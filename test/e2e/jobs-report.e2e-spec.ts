@@ -128,7 +128,7 @@ describe(`Job run reports through HTTP, ${MODE} mode`, () => {
     expect(csv.headers['content-type']).toMatch(/^text\/csv/);
     expect(csv.headers['content-disposition']).toContain(`job-${jobId}-run-${jobId}_1-report.csv`);
     const records = parseCsv(csv.body as string);
-    expect(records[0]).toEqual(['docId', 'relPath', 'sourcePath', 'targetId', 'outcome', 'message', 'checksum', 'verified', 'readAt', 'finishedAt']);
+    expect(records[0]).toEqual(['docId', 'relPath', 'sourcePath', 'targetId', 'outcome', 'message', 'checksum', 'verified', 'readAt', 'finishedAt', 'plan']);
     expect(records).toHaveLength(15);
     expect(tally(records.slice(1).map((r) => r[4]))).toEqual(body.counts);
     expect(records.find((r) => r[1] === 'a, "quoted".txt')).toBeDefined();

@@ -33,10 +33,10 @@ describe(`Job definitions and routes take only what they declare, ${MODE} mode`,
     expect(errorOf(await post({ jobName: 'strict-2', source: { connectorId: 'src', folderPath: '/in' } }).expect(400))).toContain('target is required');
   });
 
-  it('refuses unknown query parameters on the job routes, naming them: start?dryRun=true starts nothing', async () => {
+  it('refuses unknown query parameters on the job routes, naming them: start?dryrun=true (dryRun misspelt) starts nothing', async () => {
     const jobId = await defineJob(gw, jobBody('strict-3'));
-    const res = await gw.http().get(`${gw.api}/job/service/${jobId}/start`).query({ dryRun: 'true' }).set('Authorization', adminAuth()).expect(400);
-    expect(errorOf(res)).toContain("Unknown parameter 'dryRun' (this route takes none)");
+    const res = await gw.http().get(`${gw.api}/job/service/${jobId}/start`).query({ dryrun: 'true' }).set('Authorization', adminAuth()).expect(400);
+    expect(errorOf(res)).toContain("Unknown parameter 'dryrun' (known: dryRun)");
     expect((await call(gw, jobId, 'status')).results.status).toBe('NEW');
     const list = await gw.http().get(`${gw.api}/job/service/statuslist`).query({ group: 'x' }).set('Authorization', adminAuth()).expect(400);
     expect(errorOf(list)).toContain("Unknown parameter 'group' (known: jobGroup)");

@@ -145,6 +145,7 @@ users:
           jobName: 'never-run',
           jobGroup: 'lonely',
           jobRunId: null,
+          dryRun: false,
           status: 'NEW',
           statusName: 'Not run yet',
           startTime: null,

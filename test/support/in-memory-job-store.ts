@@ -21,6 +21,7 @@ import type {
   RunStatus,
   TaskSpec,
   TaskState,
+  UnmappedCount,
 } from '@gateway/persistence';
 import type { JobDefinition } from '../../apps/api/src/config/job-definition.dto';
 import type { JobStore } from '../../apps/api/src/jobs/job-store';
@@ -57,6 +58,7 @@ export function runRecord(patch: Partial<JobRunRecord> = {}): JobRunRecord {
     discovered: 0,
     bytesWritten: 0,
     bytesRead: 0,
+    dryRun: false,
     ...patch,
   };
 }
@@ -73,7 +75,10 @@ export class InMemoryJobStore implements JobStore {
   readonly tasks = new Map<string, Map<string, JobTaskRecord>>();
   /** runId → doc id → row. */
   readonly docs = new Map<string, Map<string, DocRow>>();
-  readonly audit: AuditRecord[] = [];
+  /** With `plan`: a dry run's planned action (migration 0120's column). */
+  readonly audit: Array<AuditRecord & { plan: string | null }> = [];
+  /** Per run, documents by unmapped kind and name (job_run_unmapped). */
+  private readonly unmapped = new Map<string, Map<string, UnmappedCount>>();
   /** jobId → doc id → what an indexing job last wrote. */
   readonly indexState = new Map<number, Map<string, IndexStateRecord>>();
   /** Transitions made, by run (what a test can check was locked). */
@@ -149,7 +154,7 @@ export class InMemoryJobStore implements JobStore {
 
   async createRun(
     jobId: number,
-    input: { kind: RunKind; startedBy: string; now: number },
+    input: { kind: RunKind; startedBy: string; now: number; dryRun?: boolean },
     plan: (previous: JobRunRecord | undefined, reader: RunPlanReader) => Promise<TaskSpec[]>,
   ): Promise<JobRunRecord> {
     return this.locked(async () => {
@@ -157,8 +162,8 @@ export class InMemoryJobStore implements JobStore {
       if (!job) throw new Error(`Job ${jobId} not found`);
       const previous = this.runs.get(`${jobId}_${job.runCount}`);
       const tasks = await plan(previous && { ...previous }, { failedDocs: (runId, after, limit) => this.failedDocs(runId, after, limit) });
-      const run = this.addRun(jobId, { kind: input.kind, startedBy: input.startedBy, startTime: input.now, segmentStart: input.now });
-      job.updatedAt = input.now;
+      const run = this.addRun(jobId, { kind: input.kind, startedBy: input.startedBy, startTime: input.now, segmentStart: input.now, dryRun: input.dryRun === true });
+      if (!input.dryRun) job.updatedAt = input.now;
       run.discovered += this.insertTasksOf(run.id, tasks);
       for (const old of this.runs.values()) {
         if (old.jobId === jobId && old.runNumber < run.runNumber - 1) {
@@ -300,7 +305,15 @@ export class InMemoryJobStore implements JobStore {
       else run.skipped++;
       if (o.removed) run.removed++;
       run.bytesRead += o.bytesRead ?? 0;
-      this.addAudit(jobId, run.id, o.docId, o.outcome, o.sourcePath, o.targetId ?? null, o.message ?? null, now, o.checksum ?? null, o.verified ?? null);
+      this.addAudit(jobId, run.id, o.docId, o.outcome, o.sourcePath, o.targetId ?? null, o.message ?? null, now, o.checksum ?? null, o.verified ?? null, o.plan ?? null);
+      for (const u of o.unmapped ?? []) {
+        const counts = this.unmapped.get(run.id) ?? new Map<string, UnmappedCount>();
+        this.unmapped.set(run.id, counts);
+        const key = JSON.stringify([u.kind, u.name]);
+        const count = counts.get(key) ?? { kind: u.kind, name: u.name, documents: 0 };
+        count.documents++;
+        counts.set(key, count);
+      }
     }
   }
 
@@ -370,6 +383,7 @@ export class InMemoryJobStore implements JobStore {
           message: audit?.message ?? null,
           checksum: audit?.checksum ?? null,
           verified: audit?.verified ?? null,
+          plan: audit?.plan ?? null,
           readAt: row.claimedAt,
           finishedAt: outcome === 'r' ? null : (audit?.createdAt ?? null),
         };
@@ -382,8 +396,14 @@ export class InMemoryJobStore implements JobStore {
     return counts;
   }
 
+  async unmappedCounts(runId: string): Promise<UnmappedCount[]> {
+    return [...(this.unmapped.get(runId)?.values() ?? [])]
+      .map((c) => ({ ...c }))
+      .sort((a, b) => (a.kind === b.kind ? (a.name < b.name ? -1 : 1) : a.kind < b.kind ? -1 : 1));
+  }
+
   async latestAudit(jobId: number, docId: string, recordType: AuditRecordType): Promise<AuditRecord | undefined> {
-    return [...this.audit].reverse().find((a) => a.jobId === jobId && a.docId === docId && a.recordType === recordType);
+    return [...this.audit].reverse().find((a) => a.jobId === jobId && a.docId === docId && a.recordType === recordType && a.plan === null);
   }
 
   async pruneAudit(before: number): Promise<number> {
@@ -416,8 +436,9 @@ export class InMemoryJobStore implements JobStore {
     createdAt: number,
     checksum: string | null = null,
     verified: string | null = null,
+    plan: string | null = null,
   ): void {
-    this.audit.push({ id: this.audit.length + 1, jobId, runId, docId, recordType, sourcePath, targetId, message, createdAt, checksum, verified });
+    this.audit.push({ id: this.audit.length + 1, jobId, runId, docId, recordType, sourcePath, targetId, message, createdAt, checksum, verified, plan });
   }
 
   /** One store operation at a time, like the run lock (SQLite's write lock). */

@@ -87,6 +87,7 @@ class TransactionLockedRun implements LockedRun {
     if (finished.size === 0) return;
     const delta = { written: 0, skipped: 0, failed: 0, removed: 0, bytes: 0, bytesRead: 0 };
     const audits: Array<Record<string, string | null>> = [];
+    const unmapped = new Map<string, number>();
     for (const o of outcomes) {
       if (!finished.delete(o.docId)) continue; // finished already, or listed twice in this batch
       if (o.outcome === 'p') {
@@ -97,11 +98,24 @@ class TransactionLockedRun implements LockedRun {
       else delta.skipped++;
       if (o.removed) delta.removed++;
       delta.bytesRead += o.bytesRead ?? 0;
-      audits.push({ d: o.docId, o: o.outcome, s: o.sourcePath, t: o.targetId ?? null, m: o.message ?? null, c: o.checksum ?? null, v: o.verified ?? null });
+      audits.push({ d: o.docId, o: o.outcome, s: o.sourcePath, t: o.targetId ?? null, m: o.message ?? null, c: o.checksum ?? null, v: o.verified ?? null, a: o.plan ?? null });
+      for (const u of o.unmapped ?? []) {
+        const key = JSON.stringify([u.kind, u.name]);
+        unmapped.set(key, (unmapped.get(key) ?? 0) + 1);
+      }
+    }
+    // Only where a mapping noted names (none on a run without mappings: no statement).
+    for (const [key, documents] of unmapped) {
+      const [kind, name] = JSON.parse(key) as [string, string];
+      await trx
+        .insertInto('job_run_unmapped')
+        .values({ run_id: run.id, kind, name, documents })
+        .onConflict((oc) => oc.columns(['run_id', 'kind', 'name']).doUpdateSet((eb) => ({ documents: eb('job_run_unmapped.documents', '+', documents) })))
+        .execute();
     }
     await sql`
-      insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, checksum, verified, created_at)
-      select cast(${jobId} as integer), ${run.id}, j.d, j.o, j.s, j.t, j.m, j.c, j.v, cast(${now} as bigint) from ${jsonRows(this.engine, audits, ['d', 'o', 's', 't', 'm', 'c', 'v'])}`.execute(trx);
+      insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, checksum, verified, plan, created_at)
+      select cast(${jobId} as integer), ${run.id}, j.d, j.o, j.s, j.t, j.m, j.c, j.v, j.a, cast(${now} as bigint) from ${jsonRows(this.engine, audits, ['d', 'o', 's', 't', 'm', 'c', 'v', 'a'])}`.execute(trx);
     const row = await trx
       .updateTable('job_runs')
       .set((eb) => ({

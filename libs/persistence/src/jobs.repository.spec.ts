@@ -98,6 +98,47 @@ describe('JobsRepository', () => {
   });
 
   describe('runs', () => {
+    it('creates a dry run flagged, without moving the job\'s last start; its plans are report rows and no record status', async () => {
+      const { jobId, run } = await jobWithRun();
+      const startedAt = (await repo.findJob(jobId))!.updatedAt;
+      const dry = await repo.createRun(jobId, { kind: 'start', startedBy: 'alice', now: startedAt + 5000, dryRun: true }, async (previous) => {
+        expect(previous?.id).toBe(run.id);
+        return [];
+      });
+      expect(dry).toMatchObject({ id: `${jobId}_2`, dryRun: true });
+      expect((await repo.latestRun(jobId))?.dryRun).toBe(true);
+      expect((await repo.findRun(run.id))?.dryRun).toBe(false);
+      expect((await repo.findJob(jobId))!.updatedAt).toBe(startedAt);
+      await repo.claimDocs(jobId, dry.id, [{ docId: 'd1', relPath: 'd1', sourcePath: '/in/d1' }], 10);
+      await repo.finishDocs(jobId, dry.id, [{ docId: 'd1', outcome: 'p', sourcePath: '/in/d1', message: 'as /out/d1', plan: 'create' }], 20);
+      expect(await repo.reportRows(jobId, dry.id, { limit: 10 })).toMatchObject([{ docId: 'd1', outcome: 'p', plan: 'create', message: 'as /out/d1' }]);
+      expect(await repo.latestAudit(jobId, 'd1', 'p')).toBeUndefined();
+    });
+
+    it('counts per run the documents that had each unmapped name, over batches, and only for documents finished by the batch', async () => {
+      const { jobId, run } = await jobWithRun();
+      await repo.claimDocs(jobId, run.id, ['a', 'b', 'c'].map((d) => ({ docId: d, relPath: d, sourcePath: `/in/${d}` })), 10);
+      const title = { kind: 'property', name: 'cm:title' };
+      await repo.finishDocs(jobId, run.id, [{ docId: 'a', outcome: 'p', sourcePath: '/in/a', unmapped: [title, { kind: 'principal', name: 'bob' }] }], 20);
+      await repo.finishDocs(
+        jobId,
+        run.id,
+        [
+          { docId: 'a', outcome: 'p', sourcePath: '/in/a', unmapped: [title] }, // finished already: not counted again
+          { docId: 'b', outcome: 'e', sourcePath: '/in/b', unmapped: [title] },
+          { docId: 'c', outcome: 'p', sourcePath: '/in/c' },
+        ],
+        30,
+      );
+      expect(await repo.unmappedCounts(run.id)).toEqual([
+        { kind: 'principal', name: 'bob', documents: 1 },
+        { kind: 'property', name: 'cm:title', documents: 2 },
+      ]);
+      expect(await repo.unmappedCounts(`${jobId}_9`)).toEqual([]);
+      await repo.deleteJob(jobId);
+      expect(await repo.unmappedCounts(run.id)).toEqual([]);
+    });
+
     it('creates run n+1 RUNNING at attempt 1 with the planned tasks pending', async () => {
       const { jobId, run } = await jobWithRun([task('e.root', 'enum')]);
       expect(run).toEqual({
@@ -123,6 +164,7 @@ describe('JobsRepository', () => {
         discovered: 0,
         bytesWritten: 0,
         bytesRead: 0,
+        dryRun: false,
       });
       expect(await repo.findTask(run.id, 'e.root')).toEqual({ runId: run.id, key: 'e.root', kind: 'enum', payload: '{"k":"e.root"}', state: 'pending' });
       expect((await repo.findJob(jobId))?.runCount).toBe(1);
@@ -461,10 +503,10 @@ describe('JobsRepository', () => {
 
       const all = await repo.reportRows(jobId, run.id, { limit: 100 });
       expect(all.map((r) => r.docId)).toEqual(ids);
-      expect(all[0]).toEqual({ docId: 'a-p', relPath: 'rel/a-p', outcome: 'p', sourcePath: '/in/a-p', targetId: 't1', message: null, checksum: 'c0ffee', verified: 'read-back', readAt: 10, finishedAt: 20 });
+      expect(all[0]).toEqual({ docId: 'a-p', relPath: 'rel/a-p', outcome: 'p', sourcePath: '/in/a-p', targetId: 't1', message: null, checksum: 'c0ffee', verified: 'read-back', plan: null, readAt: 10, finishedAt: 20 });
       expect(await repo.latestAudit(jobId, 'a-p', 'p')).toMatchObject({ checksum: 'c0ffee', verified: 'read-back' });
       expect(all[1]).toMatchObject({ outcome: 'e', message: 'INTERNAL: boom', finishedAt: 20 });
-      expect(all[4]).toEqual({ docId: 'e-open', relPath: 'rel/e-open', outcome: 'r', sourcePath: '/in/e-open', targetId: null, message: null, checksum: null, verified: null, readAt: 10, finishedAt: null });
+      expect(all[4]).toEqual({ docId: 'e-open', relPath: 'rel/e-open', outcome: 'r', sourcePath: '/in/e-open', targetId: null, message: null, checksum: null, verified: null, plan: null, readAt: 10, finishedAt: null });
 
       expect((await repo.reportRows(jobId, run.id, { outcomes: ['e', 'r'], limit: 100 })).map((r) => r.docId)).toEqual(['b-e', 'e-open']);
       expect((await repo.reportRows(jobId, run.id, { outcomes: ['r'], limit: 100 })).map((r) => r.docId)).toEqual(['e-open']);

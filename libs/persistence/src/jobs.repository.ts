@@ -30,6 +30,7 @@ import type {
   TaskKind,
   TaskSpec,
   TaskState,
+  UnmappedCount,
 } from './jobs.store';
 
 /**
@@ -80,6 +81,7 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       const runs = trx.selectFrom('job_runs').select('id').where('job_id', '=', id);
       await trx.deleteFrom('job_run_docs').where('run_id', 'in', runs).execute();
       await trx.deleteFrom('job_run_tasks').where('run_id', 'in', runs).execute();
+      await trx.deleteFrom('job_run_unmapped').where('run_id', 'in', runs).execute();
       await trx.deleteFrom('job_audit').where('job_id', '=', id).execute();
       await trx.deleteFrom('job_index_state').where('job_id', '=', id).execute();
       await trx.deleteFrom('job_schedule_starts').where('job_id', '=', id).execute();
@@ -115,13 +117,14 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
    */
   async createRun(
     jobId: number,
-    input: { kind: RunKind; startedBy: string; now: number; scheduled?: ScheduledStartClaim },
+    input: { kind: RunKind; startedBy: string; now: number; scheduled?: ScheduledStartClaim; dryRun?: boolean },
     plan: (previous: JobRunRecord | undefined, reader: RunPlanReader) => Promise<TaskSpec[]>,
   ): Promise<JobRunRecord> {
     return this.db.transaction().execute(async (trx) => {
       const job = await trx
         .updateTable('jobs')
-        .set((eb) => ({ run_count: eb('run_count', '+', 1), updated_at: input.now }))
+        // A dry run is no start for the schedule: starts due before the job's last real start are not owed (job-scheduler.ts).
+        .set((eb) => ({ run_count: eb('run_count', '+', 1), updated_at: input.dryRun ? eb.ref('updated_at') : input.now }))
         .where('id', '=', jobId)
         .returning('run_count')
         .executeTakeFirstOrThrow();
@@ -140,6 +143,7 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
           message: null,
           started_by: input.startedBy,
           attempt: 1,
+          dry_run: input.dryRun ? 1 : 0,
           start_time: input.now,
           end_time: null,
           segment_start: input.now,
@@ -152,6 +156,7 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
         const old = trx.selectFrom('job_runs').select('id').where('job_id', '=', jobId).where('run_number', '<', n - 1);
         await trx.deleteFrom('job_run_docs').where('run_id', 'in', old).execute();
         await trx.deleteFrom('job_run_tasks').where('run_id', 'in', old).execute();
+        await trx.deleteFrom('job_run_unmapped').where('run_id', 'in', old).execute();
       }
       const run = (await findRunIn(trx, runId))!;
       await recordRunEvent(trx, run, 'run.started', input.now);
@@ -282,9 +287,10 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       message: string | null;
       checksum: string | null;
       verified: string | null;
+      plan: string | null;
       created_at: number | string | null;
     }>`
-      select d.doc_id, d.rel_path, d.outcome, d.claimed_at, a.source_path, a.target_id, a.message, a.checksum, a.verified, a.created_at
+      select d.doc_id, d.rel_path, d.outcome, d.claimed_at, a.source_path, a.target_id, a.message, a.checksum, a.verified, a.plan, a.created_at
       from job_run_docs d
       left join job_audit a on a.job_id = ${jobId} and a.doc_id = d.doc_id and a.record_type = coalesce(d.outcome, 'r') and a.run_id = d.run_id
       where d.run_id = ${runId} ${filter} ${after}
@@ -299,6 +305,7 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       message: r.message,
       checksum: r.checksum,
       verified: r.verified,
+      plan: r.plan,
       readAt: Number(r.claimed_at),
       finishedAt: r.outcome === null || r.created_at === null ? null : Number(r.created_at),
     }));
@@ -316,6 +323,11 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
     return counts;
   }
 
+  async unmappedCounts(runId: string): Promise<UnmappedCount[]> {
+    const rows = await this.db.selectFrom('job_run_unmapped').select(['kind', 'name', 'documents']).where('run_id', '=', runId).orderBy('kind').orderBy('name').execute();
+    return rows.map((r) => ({ kind: r.kind, name: r.name, documents: Number(r.documents) }));
+  }
+
   // ---- audit --------------------------------------------------------------
 
   async latestAudit(jobId: number, docId: string, recordType: AuditRecordType): Promise<AuditRecord | undefined> {
@@ -325,6 +337,7 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       .where('job_id', '=', jobId)
       .where('doc_id', '=', docId)
       .where('record_type', '=', recordType)
+      .where('plan', 'is', null)
       .orderBy('id', 'desc')
       .limit(1)
       .executeTakeFirst();

@@ -101,5 +101,6 @@ export function toRun(row: Record<string, unknown>): JobRunRecord {
     discovered: n('discovered'),
     bytesWritten: n('bytes_written'),
     bytesRead: n('bytes_read'),
+    dryRun: n('dry_run') === 1,
   };
 }

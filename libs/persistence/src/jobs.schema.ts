@@ -46,6 +46,8 @@ export interface JobRunsTable {
   bytes_written: Generated<number>;
   /** Bytes streamed from the source by the documents finished (migration 0065-job-run-bytes-read). */
   bytes_read: Generated<number>;
+  /** 1 on a dry run (migration 0120-job-dry-runs): it planned, wrote nothing. */
+  dry_run: Generated<number>;
   updated_at: number;
 }
 
@@ -84,6 +86,17 @@ export interface JobAuditTable {
   /** Migration 0110: a written document's SHA-256 and how its copy was verified. */
   checksum: string | null;
   verified: string | null;
+  /** Migration 0120: a dry run's planned action (create, skip, overwrite, version, rename, fail); null on a real run's records. */
+  plan: string | null;
+}
+
+/** Per run, the documents on which a mapping noted each unmapped name (migration 0120-job-dry-runs). */
+export interface JobRunUnmappedTable {
+  run_id: string;
+  /** 'property', 'type' or 'principal' */
+  kind: string;
+  name: string;
+  documents: number;
 }
 
 /** An indexing job's last write per source document (migration 0040-job-index-state). */
@@ -106,5 +119,6 @@ declare module './schema' {
     job_run_docs: JobRunDocsTable;
     job_audit: JobAuditTable;
     job_index_state: JobIndexStateTable;
+    job_run_unmapped: JobRunUnmappedTable;
   }
 }

@@ -56,6 +56,8 @@ export interface JobRunRecord extends JobRunCounters {
   bytesWritten: number;
   /** Bytes the finished documents streamed from the source (`bytesRead` of their outcomes). */
   bytesRead: number;
+  /** A dry run: its outcomes are plans (DocOutcome.plan), nothing was written; never the job's last real run. */
+  dryRun: boolean;
 }
 
 /** What a transition may change on a run. */
@@ -109,6 +111,17 @@ export interface DocOutcome {
   checksum?: string;
   /** How the written copy was checked: the target's hash kind (`sha256`, `md5-etag`, `quickxor`), `read-back`, `size` or `none`. */
   verified?: string;
+  /** A dry run's planned action for the document (`create`, `skip`, `overwrite`, `version`, `rename`, `fail`). */
+  plan?: string;
+  /** The distinct names a mapping could not map for this document: counted per run (JobsStore.unmappedCounts). */
+  unmapped?: ReadonlyArray<{ kind: string; name: string }>;
+}
+
+/** How many documents of a run had a name of this kind unmapped. */
+export interface UnmappedCount {
+  kind: string;
+  name: string;
+  documents: number;
 }
 
 export interface AuditRecord {
@@ -141,6 +154,8 @@ export interface ReportRow {
   /** SHA-256 of the written content and how the copy was verified (DocOutcome); null for other outcomes. */
   checksum: string | null;
   verified: string | null;
+  /** A dry run's planned action (DocOutcome.plan); null on a real run's rows. */
+  plan: string | null;
   /** When the run claimed (read) the document. */
   readAt: number;
   /** When its outcome was recorded; null while unfinished or once pruned. */
@@ -217,7 +232,7 @@ export interface JobsStore<D = unknown> {
   listJobs(group?: string): Promise<Array<JobRecord<D>>>;
   createRun(
     jobId: number,
-    input: { kind: RunKind; startedBy: string; now: number; scheduled?: ScheduledStartClaim },
+    input: { kind: RunKind; startedBy: string; now: number; scheduled?: ScheduledStartClaim; dryRun?: boolean },
     plan: (previous: JobRunRecord | undefined, reader: RunPlanReader) => Promise<TaskSpec[]>,
   ): Promise<JobRunRecord>;
   findRun(runId: string): Promise<JobRunRecord | undefined>;
@@ -236,6 +251,9 @@ export interface JobsStore<D = unknown> {
   reportRows(jobId: number, runId: string, query: ReportQuery): Promise<ReportRow[]>;
   /** The run's documents by report outcome (every key present). */
   reportCounts(runId: string): Promise<Record<ReportOutcome, number>>;
+  /** The run's unmapped names (DocOutcome.unmapped) with the documents that had each, by kind and name. */
+  unmappedCounts(runId: string): Promise<UnmappedCount[]>;
+  /** The latest record of a real run (a dry run's plans are left out: recordstatus says what happened). */
   latestAudit(jobId: number, docId: string, recordType: AuditRecordType): Promise<AuditRecord | undefined>;
   pruneAudit(before: number): Promise<number>;
   /** Indexing jobs: the last indexed state of these source documents. */

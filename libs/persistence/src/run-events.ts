@@ -26,7 +26,7 @@ export interface RunEventData {
   run: Pick<
     JobRunRecord,
     'id' | 'jobId' | 'runNumber' | 'kind' | 'status' | 'message' | 'attempt' | 'startTime' | 'endTime' | 'read' | 'written' | 'skipped' | 'failed' | 'removed' | 'discovered' | 'bytesWritten'
-  >;
+  > & { /** Absent from events recorded before dry runs (migration 0120). */ dryRun?: boolean };
 }
 
 /**
@@ -38,10 +38,10 @@ export async function recordRunEvent(trx: Trx, run: JobRunRecord, event: RunEven
   const subscribers = await trx.selectFrom('webhook_subscriptions').select('webhook_id').where('event', '=', event).execute();
   if (subscribers.length === 0) return;
   const job = await trx.selectFrom('jobs').select('name').where('id', '=', run.jobId).executeTakeFirst();
-  const { id, jobId, runNumber, kind, status, message, attempt, startTime, endTime, read, written, skipped, failed, removed, discovered, bytesWritten } = run;
+  const { id, jobId, runNumber, kind, status, message, attempt, startTime, endTime, read, written, skipped, failed, removed, discovered, bytesWritten, dryRun } = run;
   const data: RunEventData = {
     jobName: job?.name ?? '',
-    run: { id, jobId, runNumber, kind, status, message, attempt, startTime, endTime, read, written, skipped, failed, removed, discovered, bytesWritten },
+    run: { id, jobId, runNumber, kind, status, message, attempt, startTime, endTime, read, written, skipped, failed, removed, discovered, bytesWritten, dryRun },
   };
   const row = await trx
     .insertInto('run_events')

@@ -58,6 +58,8 @@ export class DocumentIndexer {
     private readonly extractor: TextExtractor | undefined,
     private readonly jobId: number,
     private readonly runId: string,
+    /** A dry run (document-planner.ts): plan from the stamps, read no content, write nothing (no index write, no stamp). */
+    private readonly dryRun = false,
   ) {
     this.filter = new DocumentFilter(def.options);
     this.collection = def.target.collection!;
@@ -115,6 +117,10 @@ export class DocumentIndexer {
           return { docId: item.id, outcome: 'p', sourcePath, targetId, message: 'recovered: indexed by an earlier attempt of this run' };
         }
         return { docId: item.id, outcome: 's', sourcePath, targetId, message: 'Unchanged since it was indexed' };
+      }
+      if (this.dryRun) {
+        const plan = known ? 'overwrite' : 'create';
+        return { docId: item.id, outcome: 'p', sourcePath, targetId, message: known ? `changed since it was indexed: into ${this.collection}` : `into ${this.collection}`, plan };
       }
       const notes: string[] = [];
       let content: string | undefined;

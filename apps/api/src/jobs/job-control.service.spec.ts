@@ -169,6 +169,29 @@ describe('JobControlService', () => {
     });
   });
 
+  describe('dry runs', () => {
+    it('starts a dry run as a run of its own, flagged, leaving the job\'s last start as it was', async () => {
+      fx.store.jobs.get(jobId)!.updatedAt = 1; // saved long ago: a real start would move it to now
+      const answer = await service.start(jobId, 'admin', undefined, true);
+      expect(answer.message).toBe(`Job ${jobId} started as a dry run (nothing is written): run ${jobId}_1`);
+      expect(answer.results).toMatchObject({ jobRunId: `${jobId}_1`, dryRun: true, status: 'RUNNING' });
+      expect(fx.store.jobs.get(jobId)!.updatedAt).toBe(1);
+      expect(queue.listing).toEqual(['e.root']);
+      await service.abort(jobId);
+      await service.start(jobId, 'admin');
+      expect(fx.store.jobs.get(jobId)!.updatedAt).toBeGreaterThan(1);
+      expect((await fx.store.findRun(`${jobId}_2`))?.dryRun).toBe(false);
+    });
+
+    it('refuses run-errors over a dry run: its failures are predictions', async () => {
+      runIn('COMPLETED_WITH_ERRORS', {}, { failed: 2, dryRun: true });
+      await expect(service.runErrors(jobId, 'bob')).rejects.toMatchObject(conflict('JOB_STATE_CONFLICT'));
+      await expect(service.runErrors(jobId, 'bob')).rejects.toThrow(`Run ${jobId}_1 of job ${jobId} is a dry run: start a real run instead`);
+      expect(fx.store.jobs.get(jobId)!.runCount).toBe(1);
+      expect(queue.queued).toEqual([]);
+    });
+  });
+
   describe('pause, abort, kill', () => {
     it('pauses a run with a task in flight to PAUSING, and tells the local workers', async () => {
       const run = runIn('RUNNING', { a: 'active', b: 'pending' });

@@ -128,19 +128,23 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
 
   // ---- control ------------------------------------------------------------
 
-  /** `scheduled`: a due start of the job's schedule, claimed with the run (schedule/job-scheduler.ts); ScheduledStartTaken when another node had it. */
-  async start(jobId: number, username: string, scheduled?: ScheduledStartClaim): Promise<MessageResult<JobStatusDto>> {
+  /**
+   * `scheduled`: a due start of the job's schedule, claimed with the run (schedule/job-scheduler.ts); ScheduledStartTaken when another node had it.
+   * `dryRun`: a run that plans each document instead of copying it (document-planner.ts): a run of its own, flagged, never the job's last real run.
+   */
+  async start(jobId: number, username: string, scheduled?: ScheduledStartClaim, dryRun = false): Promise<MessageResult<JobStatusDto>> {
     const job = await this.job(jobId);
     const def = job.definition;
     this.registry.get(def.source.connectorId);
     this.registry.any(def.target.connectorId);
-    const run = await this.repo.createRun(jobId, { kind: 'start', startedBy: username, now: Date.now(), ...(scheduled ? { scheduled } : {}) }, async (previous) => {
+    const input = { kind: 'start' as const, startedBy: username, now: Date.now(), ...(scheduled ? { scheduled } : {}), ...(dryRun ? { dryRun } : {}) };
+    const run = await this.repo.createRun(jobId, input, async (previous) => {
       this.assertAllowed(jobId, previous, previous ? 'restart' : 'start');
       return [rootTask(def)];
     });
     await this.queue.enqueue([{ runId: run.id, key: ROOT_TASK_KEY, attempt: run.attempt }], { listing: true });
     const due = scheduled ? ` (scheduled, due ${new Date(scheduled.dueAt).toISOString()})` : '';
-    return this.answer(job, `Job ${jobId} started: run ${run.id}${due}`);
+    return this.answer(job, `Job ${jobId} started${dryRun ? ' as a dry run (nothing is written)' : ''}: run ${run.id}${due}`);
   }
 
   async runErrors(jobId: number, username: string): Promise<MessageResult<JobStatusDto>> {
@@ -152,6 +156,10 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
     let keys: string[] = [];
     const run = await this.repo.createRun(jobId, { kind: 'runerrors', startedBy: username, now: Date.now() }, async (previous, reader) => {
       this.assertAllowed(jobId, previous, 'runerrors');
+      if (previous?.dryRun) {
+        // Its failures are predictions: re-running them for real is a start's business.
+        throw new ConflictError(`Run ${previous.id} of job ${jobId} is a dry run: start a real run instead`, 'JOB_STATE_CONFLICT', { jobId, runId: previous.id });
+      }
       if (!previous || previous.failed === 0) {
         throw new ConflictError(`Run ${previous?.id} of job ${jobId} has no failed documents`, 'JOB_NO_ERRORS', { jobId });
       }

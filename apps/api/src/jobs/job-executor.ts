@@ -10,6 +10,7 @@ import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { CountedReads } from './counted-reads';
 import { DocumentCopier, resolveFolderId } from './document-copier';
 import { DocumentIndexer, SWEEP_TASK_KEY, type IndexTarget } from './document-indexer';
+import { DocumentPlanner, withPlan } from './document-planner';
 import { isIndexingJob } from '../config/job-definition.dto';
 import type { JobStore } from './job-store';
 import { failingReason, settle } from './run-lifecycle';
@@ -33,9 +34,11 @@ interface RunContext {
   jobId: number;
   /** Where its documents wait for a slot: the process's local slots when both connectors hold local files, else the common ones. */
   slots: Limiter;
-  /** The indexer too on an indexing job: both take a document the same way. */
-  copier: DocumentCopier | DocumentIndexer;
+  /** The indexer too on an indexing job, the planner on a dry run: all take a document the same way. */
+  copier: DocumentCopier | DocumentIndexer | DocumentPlanner;
+  /** An indexing real run's indexer (writes, commits, sweeps); a dry run has none. */
   indexer?: DocumentIndexer;
+  dryRun: boolean;
 }
 
 /**
@@ -261,7 +264,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     let unfinished = 0;
     const todo = p.items.filter((item) => claims.get(item.id)!.state !== 'done');
     let toCopy = todo.length;
-    await ctx.indexer?.prefetch(todo.map((item) => item.id));
+    await (ctx.copier instanceof DocumentIndexer ? ctx.copier : undefined)?.prefetch(todo.map((item) => item.id));
     const copyOne = async (claim: ClaimedDoc, item: DocsPayload['items'][number]) => {
       if (!watch.takes(ref.attempt) || outcomes.limitReached) {
         unfinished++;
@@ -274,7 +277,8 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         return;
       }
       if (reads.bytes > 0) outcome.bytesRead = reads.bytes;
-      this.metrics?.jobDocument(outcome.outcome);
+      if (ctx.dryRun) withPlan(outcome);
+      else this.metrics?.jobDocument(outcome.outcome);
       // The task's last outcomes are left to the transition that ends it (one transaction less per task).
       if (outcomes.add(outcome) >= FLUSH_EVERY_DOCS && toCopy > 0) void outcomes.flush().catch(() => undefined);
     };
@@ -345,13 +349,14 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     if (isIndexingJob(def)) {
       const target = this.registry.any(def.target.connectorId);
       if (!target.index) throw new Error(`Connector ${target.id} has no index group`);
-      const indexer = new DocumentIndexer(def, this.registry.get(def.source.connectorId), target as IndexTarget, this.repo, this.extractor, job.id, runId);
-      ctx = { jobId: job.id, slots: this.docSlots, copier: indexer, indexer };
+      const indexer = new DocumentIndexer(def, this.registry.get(def.source.connectorId), target as IndexTarget, this.repo, this.extractor, job.id, runId, run.dryRun);
+      ctx = { jobId: job.id, slots: this.docSlots, copier: indexer, ...(run.dryRun ? {} : { indexer }), dryRun: run.dryRun };
     } else {
       const source = this.registry.get(def.source.connectorId);
       const target = this.registry.get(def.target.connectorId);
       const local = source.localFiles !== undefined && target.localFiles !== undefined;
-      ctx = { jobId: job.id, slots: local ? this.localSlots : this.docSlots, copier: new DocumentCopier(def, source, target, { username: run.startedBy }, this.dataDir) };
+      const copier = run.dryRun ? new DocumentPlanner(def, source, target) : new DocumentCopier(def, source, target, { username: run.startedBy }, this.dataDir);
+      ctx = { jobId: job.id, slots: local ? this.localSlots : this.docSlots, copier, dryRun: run.dryRun };
     }
     if (this.contexts.size >= CONTEXTS_KEPT) this.contexts.clear();
     this.contexts.set(runId, ctx);

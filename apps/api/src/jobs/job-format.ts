@@ -53,6 +53,7 @@ export function statusRecord(job: Pick<JobRecord, 'id' | 'name' | 'group'>, run:
     jobName: job.name,
     jobGroup: job.group,
     jobRunId: run?.id ?? null,
+    dryRun: run?.dryRun ?? false,
     status,
     statusName: JOB_STATES[status].name,
     startTime: run ? localDateTime(run.startTime) : null,

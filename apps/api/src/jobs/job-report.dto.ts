@@ -75,6 +75,15 @@ export class ReportRowDto {
   @ApiProperty({ example: '2025-03-01T13:05:09.120Z', description: 'When the run read (claimed) the document, ISO 8601 UTC' }) readAt!: string;
   @ApiProperty({ nullable: true, type: String, example: '2025-03-01T13:05:09.480Z', description: 'When its outcome was recorded; null while unfinished' })
   finishedAt!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    enum: ['create', 'skip', 'overwrite', 'version', 'rename', 'fail'],
+    description:
+      'Dry runs only (`start?dryRun=true`): what a real run would do with the document, its reason or target name in `message`; ' +
+      'outcome p for create/overwrite/version/rename, d for skip (exists), s for skip (excluded, unchanged), e for fail. Null on a real run',
+  })
+  plan!: string | null;
 }
 
 export class ReportCountsDto {
@@ -89,6 +98,7 @@ export class JobReportDto {
   @ApiProperty() jobId!: number;
   @ApiProperty({ example: '3_2' }) runId!: string;
   @ApiProperty({ example: 'COMPLETED' }) status!: string;
+  @ApiProperty({ description: "A dry run: the rows are plans (`plan`), the counters what a real run would have done; nothing was written" }) dryRun!: boolean;
   @ApiProperty({ description: 'The run counters: read, written, skipped, failed, removed', example: { read: 5, written: 3, skipped: 1, failed: 1, removed: 0 } })
   counters!: Record<string, number>;
   @ApiPropertyOptional({
@@ -96,5 +106,12 @@ export class JobReportDto {
     description: 'First page only (no cursor): rows by outcome, whatever the filter. p+e+d+s+r = read, p = written, e = failed, d+s = skipped (an indexing run that swept also has its `removed` documents under p)',
   })
   counts?: ReportCountsDto;
+  @ApiPropertyOptional({
+    description:
+      'Dry runs, first page only: every distinct property, type and principal a mapping could not map, with the documents that had it ' +
+      '(each kind present, empty without mappings)',
+    example: { property: { 'cm:title': 12 }, type: {}, principal: { GROUP_site_x: 3 } },
+  })
+  unmapped?: Record<'property' | 'type' | 'principal', Record<string, number>>;
   @ApiProperty({ type: ReportRowDto, isArray: true }) rows!: ReportRowDto[];
 }

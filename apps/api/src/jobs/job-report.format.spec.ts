@@ -26,9 +26,10 @@ describe('report formatting', () => {
       verified: 'read-back',
       readAt: Date.UTC(2026, 10, 29, 8, 1, 2, 3),
       finishedAt: null,
+      plan: 'fail',
     };
     const dto = toRowDto(row);
-    expect(csvLine(row, new IsoTimes())).toBe(`L2luL2EudHh0,"a, ""quoted""\nname.txt",/in/a.txt,,e,Upstream answered 503,ab12,read-back,${dto.readAt},\r\n`);
+    expect(csvLine(row, new IsoTimes())).toBe(`L2luL2EudHh0,"a, ""quoted""\nname.txt",/in/a.txt,,e,Upstream answered 503,ab12,read-back,${dto.readAt},,fail\r\n`);
     expect(dto.readAt).toBe('2026-11-29T08:01:02.003Z');
   });
 });

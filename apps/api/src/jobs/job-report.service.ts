@@ -14,6 +14,7 @@ import { toLinkDto } from '../files/files.mapping';
 import { LinksService } from '../files/links.service';
 import { UserFileStore } from '../files/user-file.store';
 import { REPORT_PAGE_SIZE, type JobReportDto, type JobReportQuery, type ReportFormat, type ReportRowDto } from './job-report.dto';
+import { unmappedSummary } from './document-planner';
 import type { JobStore } from './job-store';
 import type { JobStatus } from './job-states';
 
@@ -22,7 +23,7 @@ const STREAM_BATCH = 500;
 /** Characters of a streamed chunk: 64 KiB at most even as UTF-16, below V8's large-object size. */
 const CHUNK_CHARS = 32 * 1024;
 const FINISHED: readonly JobStatus[] = ['ABORTED', 'FAILED', 'COMPLETED', 'COMPLETED_WITH_ERRORS'];
-const CSV_COLUMNS = ['docId', 'relPath', 'sourcePath', 'targetId', 'outcome', 'message', 'checksum', 'verified', 'readAt', 'finishedAt'] as const satisfies ReadonlyArray<keyof ReportRowDto>;
+const CSV_COLUMNS = ['docId', 'relPath', 'sourcePath', 'targetId', 'outcome', 'message', 'checksum', 'verified', 'readAt', 'finishedAt', 'plan'] as const satisfies ReadonlyArray<keyof ReportRowDto>;
 const MEDIA_TYPES: Record<Exclude<ReportFormat, 'json'>, string> = { csv: 'text/csv; charset=utf-8', ndjson: 'application/x-ndjson; charset=utf-8' };
 
 /**
@@ -49,8 +50,11 @@ export class JobReportService {
     const rows = await this.repo.reportRows(jobId, run.id, { outcomes: query.outcome, after, limit: limit + 1 });
     const more = rows.length > limit;
     const shown = more ? rows.slice(0, limit) : rows;
-    const result: JobReportDto = { jobId, runId: run.id, status: run.status, counters: counters(run), rows: shown.map((row) => toRowDto(row)) };
-    if (query.cursor === undefined) result.counts = await this.repo.reportCounts(run.id);
+    const result: JobReportDto = { jobId, runId: run.id, status: run.status, dryRun: run.dryRun, counters: counters(run), rows: shown.map((row) => toRowDto(row)) };
+    if (query.cursor === undefined) {
+      result.counts = await this.repo.reportCounts(run.id);
+      if (run.dryRun) result.unmapped = unmappedSummary(await this.repo.unmappedCounts(run.id));
+    }
     return new Page(result, more ? encodeCursor(shown[shown.length - 1].docId) : undefined);
   }
 
@@ -164,6 +168,7 @@ export function toRowDto(row: ReportRow, times = new IsoTimes()): ReportRowDto {
     verified: row.verified,
     readAt: times.format(row.readAt),
     finishedAt: row.finishedAt === null ? null : times.format(row.finishedAt),
+    plan: row.plan,
   };
 }
 
@@ -171,7 +176,7 @@ export function toRowDto(row: ReportRow, times = new IsoTimes()): ReportRowDto {
 export function csvLine(row: ReportRow, times: IsoTimes): string {
   return (
     `${csvField(row.docId)},${csvField(row.relPath)},${csvField(row.sourcePath)},${csvField(row.targetId)},${row.outcome},` +
-    `${csvField(row.message)},${csvField(row.checksum)},${csvField(row.verified)},${times.format(row.readAt)},${row.finishedAt === null ? '' : times.format(row.finishedAt)}\r\n`
+    `${csvField(row.message)},${csvField(row.checksum)},${csvField(row.verified)},${times.format(row.readAt)},${row.finishedAt === null ? '' : times.format(row.finishedAt)},${csvField(row.plan)}\r\n`
   );
 }
 
@@ -218,7 +223,7 @@ function csvField(value: string | null): string {
 }
 
 function reportName(run: JobRunRecord, format: string): string {
-  return `job-${run.jobId}-run-${run.id}-report.${format}`;
+  return `job-${run.jobId}-run-${run.id}-${run.dryRun ? 'plan' : 'report'}.${format}`;
 }
 
 function encodeCursor(docId: string): string {

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { JOB_STATUSES, stateTableMarkdown } from './job-states';
 
 /** The audit record types of spec 4.5 (the job service's RECORD_TYPES spells them out). */
@@ -11,6 +12,20 @@ export class JobGroupQuery {
   @IsString()
   @MaxLength(256)
   jobGroup?: string;
+}
+
+export class StartJobQuery {
+  @ApiPropertyOptional({
+    type: Boolean,
+    description:
+      'Beyond the spec: true plans the run instead (a dry run): every document gets the outcome a real run would record, with the action ' +
+      '(create, skip, overwrite, version, rename, fail) in the run report\'s `plan`; no content is read and nothing is written to the target. ' +
+      'A run of its own (`<jobId>_<n>`, `dryRun: true` in the status record), never counted as the job\'s last real run. Default false',
+  })
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean({ message: 'dryRun must be true or false' })
+  dryRun?: boolean;
 }
 
 export class RecordStatusQuery {
@@ -31,6 +46,10 @@ export class JobStatusDto {
   @ApiProperty({ example: 'migration', description: 'Not in the spec record; the statuslist filter' }) jobGroup!: string;
   @ApiProperty({ example: '1_3', nullable: true, type: String, description: '`<jobId>_<run number>`; null before the first run' })
   jobRunId!: string | null;
+  @ApiProperty({
+    description: 'Beyond the spec: the run is a dry run (`start?dryRun=true`): its counters say what a real run would do (written: would write), nothing was written',
+  })
+  dryRun!: boolean;
   @ApiProperty({ enum: JOB_STATUSES, description: `Upper-case code. The state table:\n\n${stateTableMarkdown()}` })
   status!: string;
   @ApiProperty({ example: 'Running' }) statusName!: string;

@@ -12,7 +12,7 @@ import { JobDefinitionDto, JobDto } from '../config/job-definition.dto';
 import { JobControlService } from './job-control.service';
 import { JobDefinitionsService } from './job-definitions.service';
 import { ACTIONS, stateTableMarkdown, type JobAction } from './job-states';
-import { JobGroupQuery, JobStatusDto, RecordStatusQuery } from './job-status.dto';
+import { JobGroupQuery, JobStatusDto, RecordStatusQuery, StartJobQuery } from './job-status.dto';
 
 /** Path job ids: positive integers, anything else is a 400 naming the parameter. */
 class JobIdPipe implements PipeTransform<string, number> {
@@ -129,8 +129,8 @@ export class JobServiceController {
 
   @Get(':jobid/start')
   @JobControl('start', 'Start job')
-  start(@JobId('jobid') jobId: number, @CurrentUser() user: AuthenticatedUser): Promise<MessageResult<JobStatusDto>> {
-    return this.jobs.start(jobId, user.username);
+  start(@JobId('jobid') jobId: number, @Query() query: StartJobQuery, @CurrentUser() user: AuthenticatedUser): Promise<MessageResult<JobStatusDto>> {
+    return this.jobs.start(jobId, user.username, undefined, query.dryRun === true);
   }
 
   @Get(':jobid/resume')

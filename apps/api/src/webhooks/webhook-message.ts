@@ -19,6 +19,7 @@ export function webhookBody(delivery: Pick<ClaimedDelivery, 'eventId' | 'event' 
       runId: run.id,
       runNumber: run.runNumber,
       kind: run.kind,
+      dryRun: run.dryRun === true,
       attempt: run.attempt,
       status: run.status,
       message: run.message,
