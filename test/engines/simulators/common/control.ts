@@ -66,6 +66,11 @@ export class SimulatorControl {
     return (await this.call('GET', '/_simulator/violations')) as { checked: number; violations: Array<{ method: string; path: string; schema: string; errors: string[] }> };
   }
 
+  /** Graph simulator only: drops the delta history, so every token issued so far answers 410 Gone. */
+  async expireDeltaTokens(): Promise<void> {
+    await this.call('POST', '/_simulator/delta/expire');
+  }
+
   async clearRequests(): Promise<void> {
     await this.call('DELETE', '/_simulator/requests');
   }
