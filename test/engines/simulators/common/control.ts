@@ -71,6 +71,11 @@ export class SimulatorControl {
     await this.call('POST', '/_simulator/delta/expire');
   }
 
+  /** Graph simulator only: `folders` folders of `filesPerFolder` files of `bytes` bytes in root folder `folder`, at once (benchmarks). */
+  async seed(plan: { folder: string; folders: number; filesPerFolder: number; bytes: number }): Promise<{ folderId: string; items: number }> {
+    return (await this.call('POST', '/_simulator/seed', plan)) as { folderId: string; items: number };
+  }
+
   async clearRequests(): Promise<void> {
     await this.call('DELETE', '/_simulator/requests');
   }

@@ -1120,6 +1120,36 @@ export function createGraphHandler(context: SimulatorContext): SimulatorHandler 
     throw new GraphError(400, 'invalidRequest', `Invalid request: ${method} ${suffix || '(item)'} is not supported`);
   }
 
+  /**
+   * Control route for benchmarks: `{folder, folders, filesPerFolder, bytes}` creates `folders` folders in
+   * the first drive's root folder `folder` (made if missing), each holding `filesPerFolder` files of
+   * `bytes` bytes, in one go (the files share one content blob by hard links), as uploads would leave them.
+   */
+  async function seed(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readJsonBody(req);
+    const { folder, folders, filesPerFolder, bytes } = body as { folder: string; folders: number; filesPerFolder: number; bytes: number };
+    const drive = store.state.drives[0];
+    const root = store.item(drive.rootId);
+    const top = store.childNamed(root.id, folder) ?? store.newItem(root, folder, 'folder', SYSTEM);
+    const blob = store.tempFile();
+    fs.writeFileSync(blob, crypto.randomBytes(bytes));
+    const quickXorHash = quickXorHashOf(blob);
+    for (let f = 0; f < folders; f++) {
+      const sub = store.newItem(top, `folder-${String(f).padStart(5, '0')}`, 'folder', SYSTEM);
+      for (let n = 0; n < filesPerFolder; n++) {
+        const item = store.newItem(sub, `doc-${String(n).padStart(6, '0')}.bin`, 'file', SYSTEM);
+        const file = path.join(store.contentDir, `${item.id}-1`);
+        fs.linkSync(blob, file);
+        item.versions.push({ id: '1.0', file, size: bytes, modified: item.created, by: SYSTEM, quickXorHash });
+        item.nextMajor = 2;
+        item.mimeType = 'application/octet-stream';
+      }
+    }
+    fs.rmSync(blob);
+    store.save();
+    return send(req, res, 200, { folderId: top.id, items: folders * (filesPerFolder + 1) });
+  }
+
   /** driveItem: delta on the drive's root (delta.ts): one page, with a nextLink or the deltaLink. */
   function delta(req: IncomingMessage, res: ServerResponse, url: URL, drive: DriveRecord, item: ItemRecord): void {
     // SharePoint and OneDrive for Business offer delta on the root only.
@@ -1200,6 +1230,7 @@ export function createGraphHandler(context: SimulatorContext): SimulatorHandler 
         if (req.method === 'DELETE') checker.violations.length = 0;
         return send(req, res, 200, { checked: checker.checked, violations: checker.violations });
       }
+      if (url.pathname === '/_simulator/seed' && req.method === 'POST') return await seed(req, res);
       if (url.pathname === '/_simulator/delta/expire' && req.method === 'POST') {
         store.changeLog.expireTokens();
         store.save();
