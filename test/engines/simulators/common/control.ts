@@ -71,6 +71,11 @@ export class SimulatorControl {
     await this.call('POST', '/_simulator/delta/expire');
   }
 
+  /** SharePoint simulator only: trims the change log, so every change token issued so far is refused (GetChanges). */
+  async expireChangeTokens(): Promise<void> {
+    await this.call('POST', '/_simulator/changes/expire');
+  }
+
   /** Graph simulator only: `folders` folders of `filesPerFolder` files of `bytes` bytes in root folder `folder`, at once (benchmarks). */
   async seed(plan: { folder: string; folders: number; filesPerFolder: number; bytes: number }): Promise<{ folderId: string; items: number }> {
     return (await this.call('POST', '/_simulator/seed', plan)) as { folderId: string; items: number };
