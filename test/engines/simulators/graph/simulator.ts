@@ -1134,12 +1134,18 @@ export function createGraphHandler(context: SimulatorContext): SimulatorHandler 
     const blob = store.tempFile();
     fs.writeFileSync(blob, crypto.randomBytes(bytes));
     const quickXorHash = quickXorHashOf(blob);
+    let links = 0;
+    let source = blob;
     for (let f = 0; f < folders; f++) {
       const sub = store.newItem(top, `folder-${String(f).padStart(5, '0')}`, 'folder', SYSTEM);
       for (let n = 0; n < filesPerFolder; n++) {
         const item = store.newItem(sub, `doc-${String(n).padStart(6, '0')}.bin`, 'file', SYSTEM);
         const file = path.join(store.contentDir, `${item.id}-1`);
-        fs.linkSync(blob, file);
+        // A file system caps the links of one inode (ext4: 65,000): a new copy every 10,000 links.
+        if (links++ % 10_000 === 0) {
+          fs.copyFileSync(blob, file);
+          source = file;
+        } else fs.linkSync(source, file);
         item.versions.push({ id: '1.0', file, size: bytes, modified: item.created, by: SYSTEM, quickXorHash });
         item.nextMajor = 2;
         item.mimeType = 'application/octet-stream';
