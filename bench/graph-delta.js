@@ -8,6 +8,7 @@
 // medians and the ratio listing/delta. Target (issue 36): the delta pass >= 10x faster.
 const crypto = require('node:crypto');
 const fs = require('node:fs');
+const https = require('node:https');
 const os = require('node:os');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
@@ -56,40 +57,53 @@ async function main() {
     const top = (await connector.listFolder(root.folderId)).items.find((i) => i.name === folderName);
     const folders = (await connector.listFolder(top.id)).items;
 
-    // The change set, through the Graph API, after the token.
-    const token = await connector.changeFeed.latestToken();
-    const changed = Math.round(ITEMS * 0.004);
-    const each = Math.round(ITEMS * 0.0015);
-    const picks = [];
-    for (let i = 0; picks.length < changed + 3 * each; i++) {
-      const folder = folders[i % folders.length];
-      picks.push(`/${folderName}/${folder.name}/doc-${String(Math.floor(i / folders.length)).padStart(6, '0')}.bin`);
-    }
-    const started = Date.now();
-    const idOf = async (p) => (await direct.call('GET', `/root:${p.split('/').map(encodeURIComponent).join('/')}`)).json.id;
-    await bounded(picks.slice(0, changed), 8, async (p) => direct.put(p.slice(1), crypto.randomBytes(1024)));
-    await bounded(picks.slice(changed, changed + each), 8, async (p) => direct.call('DELETE', `/items/${await idOf(p)}`));
-    await bounded(picks.slice(changed + each, changed + 2 * each), 8, async (p) => direct.call('PATCH', `/items/${await idOf(p)}`, { name: `renamed-${path.posix.basename(p)}` }));
-    await bounded(picks.slice(changed + 2 * each, changed + 3 * each), 8, async (p) => {
-      const target = folders[(folders.findIndex((f) => p.includes(`/${f.name}/`)) + 1) % folders.length];
-      await direct.call('PATCH', `/items/${await idOf(p)}`, { parentReference: { id: target.id }, name: `moved-${path.posix.basename(p)}` });
-    });
-    await bounded(Array.from({ length: each }, (_, i) => `${folderName}/${folders[i % folders.length].name}/added-${i}.bin`), 8, (p) => direct.put(p, crypto.randomBytes(1024)));
-    console.log(`[bench] ${changed + 4 * each} changes made in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-
     const listAll = async () => {
       const t = performance.now();
-      let count = 0;
+      const documents = [];
       for (const folder of (await connector.listFolder(top.id)).items) {
         let cursor;
         do {
           const page = await connector.listFolder(folder.id, { limit: 200, cursor });
-          count += page.items.length;
+          for (const item of page.items) documents.push({ id: item.id, name: item.name, folder });
           cursor = page.nextCursor;
         } while (cursor);
       }
-      return { ms: performance.now() - t, count };
+      return { ms: performance.now() - t, count: documents.length, documents };
     };
+
+    // The change set, through the Graph API by item id, after the token; picked across the folders.
+    const { documents } = await listAll();
+    const token = await connector.changeFeed.latestToken();
+    const changed = Math.round(ITEMS * 0.004);
+    const each = Math.round(ITEMS * 0.0015);
+    const stride = Math.floor(documents.length / (changed + 3 * each));
+    const picks = Array.from({ length: changed + 3 * each }, (_, i) => documents[i * stride]);
+    const started = Date.now();
+    const bearer = await direct.accessToken();
+    const putContent = (itemPath) =>
+      new Promise((resolve, reject) => {
+        const bytes = crypto.randomBytes(1024);
+        const req = https.request(`${info.graphUrl}/drives/${info.driveId}${itemPath}`, { method: 'PUT', ca: fs.readFileSync(info.caFile), headers: { authorization: `Bearer ${bearer}`, 'content-length': bytes.length } }, (res) => {
+          res.resume();
+          res.on('end', () => (res.statusCode < 300 ? resolve() : reject(new Error(`PUT ${itemPath}: ${res.statusCode}`))));
+        });
+        req.on('error', reject);
+        req.end(bytes);
+      });
+    const expect2xx = async (answer) => {
+      const res = await answer;
+      if (res.status >= 300) throw new Error(`Graph answered ${res.status}: ${JSON.stringify(res.json)}`);
+    };
+    await bounded(picks.slice(0, changed), 8, (d) => putContent(`/items/${d.id}/content`));
+    await bounded(picks.slice(changed, changed + each), 8, (d) => expect2xx(direct.call('DELETE', `/items/${d.id}`)));
+    await bounded(picks.slice(changed + each, changed + 2 * each), 8, (d) => expect2xx(direct.call('PATCH', `/items/${d.id}`, { name: `renamed-${d.name}` })));
+    await bounded(picks.slice(changed + 2 * each, changed + 3 * each), 8, (d) => {
+      const target = folders[(folders.findIndex((f) => f.id === d.folder.id) + 1) % folders.length];
+      return expect2xx(direct.call('PATCH', `/items/${d.id}`, { parentReference: { id: target.id }, name: `moved-${d.name}` }));
+    });
+    await bounded(Array.from({ length: each }, (_, i) => folders[i % folders.length]), 8, (folder) => putContent(`/items/${folder.id}:/added-${crypto.randomBytes(4).toString('hex')}.bin:/content`));
+    console.log(`[bench] ${changed + 4 * each} changes made in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
     const deltaPass = async () => {
       const t = performance.now();
       let count = 0;
