@@ -90,6 +90,8 @@ interface ItemRecord {
   permissions: PermissionRecord[];
   /** Its place in the change log (delta.ts). */
   changeSeq?: number;
+  /** Its list item's id: SharePoint numbers a library's items 1, 2, … as they are created, never reusing one. */
+  listItemId?: number;
 }
 
 interface DriveRecord {
@@ -109,6 +111,7 @@ interface SiteRecord {
 }
 
 interface State extends ChangeLogState {
+  lastListItemId?: number;
   sites: SiteRecord[];
   drives: DriveRecord[];
   items: Record<string, ItemRecord>;
@@ -357,9 +360,14 @@ export class GraphStore {
       permissions: [],
     };
     this.state.items[item.id] = item;
+    this.listItemIdOf(item);
     this.changeLog.changed(item);
     this.touchAncestors(parent);
     return item;
+  }
+
+  listItemIdOf(item: ItemRecord): number {
+    return (item.listItemId ??= this.state.lastListItemId = (this.state.lastListItemId ?? 0) + 1);
   }
 
   touchAncestors(item: ItemRecord | undefined): void {
@@ -551,7 +559,7 @@ export function createGraphHandler(context: SimulatorContext): SimulatorHandler 
     if (/\blistItem\b/.test(expand)) {
       json.listItem = {
         '@odata.etag': `"${item.uniqueId.toLowerCase()},${item.eTagSeq}"`,
-        id: String(Object.keys(store.state.items).indexOf(item.id) + 1),
+        id: String(store.listItemIdOf(item)),
         fields: fieldsJson(item),
       };
     }
