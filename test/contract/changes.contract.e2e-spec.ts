@@ -107,6 +107,15 @@ describe.each(Object.values(CHANGE_FEED_FIXTURES))('Change feed contract: $typeI
     expect(current(renamed)).toMatchObject({ name: newName, path: `${here.path}/${newName}` });
     expect(current(moved)).toMatchObject({ name: movedName, path: `${elsewhere.path}/${movedName}` });
     expect(reported.find((c) => c.id === deleted)).toEqual({ kind: 'deleted', id: deleted });
+    // A source's own word on the change, where the driver keeps one, is the right one.
+    const said = (id: string) => {
+      const change = reported.find((c) => c.id === id);
+      return change?.kind === 'current' ? change.reported : undefined;
+    };
+    expect([undefined, 'created']).toContain(said(created));
+    expect([undefined, 'changed']).toContain(said(changed));
+    expect([undefined, 'moved']).toContain(said(renamed));
+    expect([undefined, 'moved']).toContain(said(moved));
     // What a change carries agrees with getItem on what a sync compares (path, size, etag).
     const now = await env.connector.getItem(changed);
     expect({ path: current(changed).path, size: current(changed).size, etag: current(changed).etag }).toEqual({ path: now.path, size: now.size, etag: now.etag });
