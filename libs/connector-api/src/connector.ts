@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { ChangeFeedCapability } from './changes';
 import type { ContentHashCapability } from './content-hash';
 import type { IndexCapability, SearchCapability } from './search';
 
@@ -278,6 +279,8 @@ export interface ContentConnector extends Connector {
   readonly directCopy?: DirectCopyCapability;
   /** The hash the repository reports of a document's content (copy jobs' `verify: hash`; content-hash.ts). */
   readonly contentHash?: ContentHashCapability;
+  /** What changed since a token, instead of re-listing (sync jobs; changes.ts). */
+  readonly changeFeed?: ChangeFeedCapability;
 }
 
 /** A connector that implements the search group. */

@@ -12,6 +12,7 @@ import {
   UpstreamError,
   type AclCapability,
   type Actor,
+  type ChangeFeedCapability,
   type ByteRange,
   type CheckInOutCapability,
   type ContentHashCapability,
@@ -46,6 +47,7 @@ import {
   type DriveItemVersion,
 } from './drive-items';
 import { GraphAcls } from './graph-acls';
+import { GraphChangeFeed } from './graph-change-feed';
 import { GraphCheckInOut } from './graph-check-in-out';
 import { GraphContentUpdate } from './graph-content-update';
 import { GraphFolders } from './graph-folders';
@@ -87,6 +89,7 @@ export class GraphConnector implements ContentConnector {
   readonly acls: AclCapability = new GraphAcls(this);
   readonly sites: SiteCapability = new GraphSites(this);
   readonly contentHash: ContentHashCapability = new GraphContentHash(this);
+  readonly changeFeed: ChangeFeedCapability = new GraphChangeFeed(this);
 
   constructor(
     definition: ConnectorDefinition,

@@ -8,6 +8,7 @@ import {
   type AclCapability,
   type Actor,
   type ByteRange,
+  type ChangeFeedCapability,
   type CheckInOutCapability,
   type ConnectorDefinition,
   type ContentConnector,
@@ -30,6 +31,7 @@ import { checkName, joinPath, parseAbsolutePath } from './names';
 import { ACCEPT, date, expanded, literal, query, readCollection, readEntity, str, type Json } from './odata';
 import type { SharePointParams } from './params';
 import { SharePointAcls } from './sharepoint-acls';
+import { SharePointChangeFeed } from './sharepoint-change-feed';
 import { SharePointCheckInOut } from './sharepoint-check-in-out';
 import { SharePointContentUpdate } from './sharepoint-content-update';
 import { SharePointFolders } from './sharepoint-folders';
@@ -79,6 +81,7 @@ export class SharePointConnector implements ContentConnector {
   readonly propertyUpdate: PropertyUpdateCapability = new SharePointPropertyUpdate(this);
   readonly acls: AclCapability = new SharePointAcls(this);
   readonly sites: SiteCapability = new SharePointSites(this);
+  readonly changeFeed: ChangeFeedCapability = new SharePointChangeFeed(this);
   readonly upload = new SharePointUpload(this);
 
   constructor(

@@ -66,6 +66,21 @@ export class SimulatorControl {
     return (await this.call('GET', '/_simulator/violations')) as { checked: number; violations: Array<{ method: string; path: string; schema: string; errors: string[] }> };
   }
 
+  /** Graph simulator only: drops the delta history, so every token issued so far answers 410 Gone. */
+  async expireDeltaTokens(): Promise<void> {
+    await this.call('POST', '/_simulator/delta/expire');
+  }
+
+  /** SharePoint simulator only: trims the change log, so every change token issued so far is refused (GetChanges). */
+  async expireChangeTokens(): Promise<void> {
+    await this.call('POST', '/_simulator/changes/expire');
+  }
+
+  /** Graph simulator only: `folders` folders of `filesPerFolder` files of `bytes` bytes in root folder `folder`, at once (benchmarks). */
+  async seed(plan: { folder: string; folders: number; filesPerFolder: number; bytes: number }): Promise<{ folderId: string; items: number }> {
+    return (await this.call('POST', '/_simulator/seed', plan)) as { folderId: string; items: number };
+  }
+
   async clearRequests(): Promise<void> {
     await this.call('DELETE', '/_simulator/requests');
   }

@@ -23,6 +23,7 @@ import {
   type Segment,
   type ShapeOptions,
 } from './odata';
+import { CHANGE_TYPE, listChangeToken, SimChangeLog } from './changes';
 import { encodeInternalName, ROLE_DEFINITIONS, SimState, type ItemRec, type ListRec, type RoleAssignmentRec, type UserRec, type WebRec } from './state';
 
 export interface ApiContext {
@@ -90,6 +91,8 @@ type Securable = { kind: 'web'; web: WebRec } | { kind: 'list'; list: ListRec } 
 
 export function createSharePointApi(ctx: ApiContext) {
   const state = new SimState(ctx.dir);
+  const changeLog = new SimChangeLog(state.data);
+  const logChange = (item: ItemRec, type: number) => changeLog.record({ listId: item.listId, type, itemId: item.id, uniqueId: item.uniqueId, folder: item.kind === 'folder', path: item.path });
   const digests = new Map<string, number>();
 
   // ---- helpers over state ----------------------------------------------------------------------
@@ -290,6 +293,7 @@ export function createSharePointApi(ctx: ApiContext) {
         Hidden: false,
         Id: list.id,
         ItemCount: state.data.items.filter((i) => i.listId === list.id).length,
+        CurrentChangeToken: { StringValue: changeLog.currentToken(list.id) },
         ListItemEntityTypeFullName: `SP.Data.${list.entityTypeName}Item`,
         Title: list.title,
       },
@@ -599,6 +603,7 @@ export function createSharePointApi(ctx: ApiContext) {
     if (comment !== undefined) f.comment = comment;
     item.modified = isoNow();
     item.editorId = call.principal.id;
+    logChange(item, CHANGE_TYPE.Update);
   }
 
   /** A content write: a draft for the check-out holder, a new version otherwise. */
@@ -609,6 +614,7 @@ export function createSharePointApi(ctx: ApiContext) {
       if (f.draft) state.removeBlob(f.draft.blob);
       f.draft = content;
       item.modified = isoNow();
+      logChange(item, CHANGE_TYPE.Update);
       return;
     }
     newVersionOf(call, item, content);
@@ -639,6 +645,7 @@ export function createSharePointApi(ctx: ApiContext) {
       ...(kind === 'file' ? { file: { blob: content!.blob, size: content!.size, uiVersion: 512, contentVersion: 1, comment: '', versions: [], uploads: {} } } : {}),
     };
     state.data.items.push(item);
+    logChange(item, CHANGE_TYPE.Add);
     return item;
   }
 
@@ -654,6 +661,7 @@ export function createSharePointApi(ctx: ApiContext) {
       }
     }
     state.data.items = state.data.items.filter((i) => !subtree.includes(i));
+    for (const i of subtree) logChange(i, CHANGE_TYPE.DeleteObject);
   }
 
   async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
@@ -825,6 +833,10 @@ export function createSharePointApi(ctx: ApiContext) {
       return chunked(call, target.item, op!);
     }
 
+    // --- change log (changes.ts) and moves
+    if (target.kind === 'list' && opKey === 'getchanges' && verb === 'POST') return getChanges(call, target.list);
+    if (target.kind === 'file' && opKey === 'moveto' && verb === 'POST') return moveFile(call, target.item, op!);
+
     // --- folders
     if (target.kind === 'folders' && (opKey === 'add' || opKey === 'addusingpath') && verb === 'POST') {
       const name = str(opKey === 'add' ? arg(op!, 'url') : arg(op!, 'decodedurl'), 'url');
@@ -867,6 +879,7 @@ export function createSharePointApi(ctx: ApiContext) {
       item.itemVersion++;
       item.modified = isoNow();
       item.editorId = call.principal.id;
+      logChange(item, CHANGE_TYPE.Update);
       state.save();
       call.res.writeHead(204, { etag: `"${item.itemVersion}"` });
       return void call.res.end();
@@ -900,6 +913,7 @@ export function createSharePointApi(ctx: ApiContext) {
           f.checkedOutBy = undefined;
         }
       }
+      if (opKey !== 'checkin') logChange(item, CHANGE_TYPE.Update);
       state.save();
       return sendEmpty(call);
     }
@@ -982,6 +996,67 @@ export function createSharePointApi(ctx: ApiContext) {
       return sendEntity(call, roleAssignmentEntity(call, entry));
     }
     throw BAD_REQUEST(`The simulator does not implement ${verb} ${call.url.pathname}.`);
+  }
+
+  /** `GetChanges(query)`: the body's SP.ChangeQuery (JSON light or verbose); item changes only. */
+  async function getChanges(call: Call, list: ListRec): Promise<void> {
+    const body = await readJsonBody(call.req);
+    const q = (body.query ?? {}) as Record<string, unknown>;
+    const flag = (name: string) => q[name] === true;
+    if (!flag('Item')) return sendCollection(call, 'Collection(SP.Change)', []);
+    const kinds = new Set<number>();
+    if (flag('Add')) kinds.add(CHANGE_TYPE.Add);
+    if (flag('Update')) kinds.add(CHANGE_TYPE.Update);
+    if (flag('DeleteObject')) kinds.add(CHANGE_TYPE.DeleteObject);
+    if (flag('Rename')) kinds.add(CHANGE_TYPE.Rename);
+    if (flag('Move')) [CHANGE_TYPE.MoveAway, CHANGE_TYPE.MoveInto].forEach((k) => kinds.add(k));
+    if (flag('Restore')) kinds.add(CHANGE_TYPE.Restore);
+    const start = (q.ChangeTokenStart as { StringValue?: unknown } | undefined)?.StringValue;
+    const rowLimit = typeof q.RowLimit === 'number' && q.RowLimit > 0 ? Math.min(q.RowLimit, 2000) : 1000;
+    const answer = changeLog.query(list.id, typeof start === 'string' ? start : undefined, kinds, rowLimit);
+    if ('invalid' in answer) throw BAD_REQUEST(answer.invalid);
+    if ('expired' in answer) throw new SpError(500, '-2146232832, Microsoft.SharePoint.SPException', 'The changeToken refers to a time before the start of the current change log.');
+    const web = state.webOfPath(list.rootPath)!;
+    const entities: Entity[] = answer.changes.map((c) => ({
+      type: 'SP.ChangeItem',
+      uri: `${api(call)}/SP.ChangeItem${c.seq}`,
+      props: {
+        ChangeToken: { StringValue: listChangeToken(list.id, c.seq, c.time) },
+        ChangeType: c.type,
+        SiteId: state.data.siteId,
+        Time: c.time.replace(/\.\d{3}Z$/, 'Z'),
+        ContentTypeId: { StringValue: c.folder ? '0x0120' : '0x0101' },
+        FileSystemObjectType: c.folder ? 1 : 0,
+        Hidden: false,
+        ItemId: c.itemId,
+        ListId: list.id,
+        ServerRelativeUrl: c.path,
+        UniqueId: c.uniqueId,
+        WebId: web.id,
+      },
+    }));
+    return sendCollection(call, 'Collection(SP.Change)', entities);
+  }
+
+  /** `SP.File.MoveTo(newurl, flags)`: a rename or a move within the library; flags 1 overwrites. */
+  function moveFile(call: Call, item: ItemRec, op: Segment): void {
+    call.req.resume();
+    checkWritable(call, item);
+    const target = resolvePath(call, str(arg(op, 'newurl'), 'newurl'));
+    const overwrite = (Number(arg(op, 'flags', 1) ?? 0) & 1) === 1;
+    if (state.listOfPath(target)?.id !== item.listId) throw BAD_REQUEST('The destination is not in the same document library.');
+    if (!folderExists(parentPath(target))) throw NOT_FOUND(`The folder ${parentPath(target)} does not exist.`);
+    const existing = state.itemByPath(target);
+    if (existing && existing !== item) {
+      if (!overwrite || existing.kind === 'folder') throw ALREADY_EXISTS(target.slice(1));
+      deleteItem(call, existing);
+    }
+    item.path = target;
+    item.itemVersion++;
+    item.modified = isoNow();
+    logChange(item, CHANGE_TYPE.Rename);
+    state.save();
+    return sendEmpty(call);
   }
 
   function securableOf(t: Target): Securable {
@@ -1147,6 +1222,13 @@ export function createSharePointApi(ctx: ApiContext) {
         return url.pathname;
       }
     })();
+    if (decodedPath === '/_simulator/changes/expire' && req.method === 'POST') {
+      req.resume();
+      changeLog.expire();
+      state.save();
+      res.writeHead(204);
+      return void res.end();
+    }
     const apiAt = decodedPath.search(/\/_api(\/|$)/i);
     const historyAt = decodedPath.search(/\/_vti_history\/\d+\//i);
     if (apiAt < 0 && historyAt < 0) return fail(404, '-2147024894, System.IO.FileNotFoundException', 'File Not Found.');

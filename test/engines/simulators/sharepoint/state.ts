@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { ChangeLogData } from './changes';
 
 export interface RoleAssignmentRec {
   principalId: number;
@@ -98,7 +99,7 @@ export interface UserRec {
   principalType: number; // 1 user, 8 SharePoint group
 }
 
-export interface StateData {
+export interface StateData extends ChangeLogData {
   siteId: string;
   webs: WebRec[];
   lists: ListRec[];
