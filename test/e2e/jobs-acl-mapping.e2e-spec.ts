@@ -95,6 +95,36 @@ describe(`Jobs carrying permissions CMIS → SharePoint REST (${MODE} mode)`, ()
     await repo('get', 'sp', 'idbypath', { folderPath: `${spFolder}/fail`, fileName: 'secret.txt' }).expect(404);
   });
 
+  it('plans first: a dry run names every unmapped principal, lists the outcomes the real run then records, and leaves the target untouched', async () => {
+    await sourceDocument('plan/a', 'kept.txt', { alice: 'cmis:read' });
+    await sourceDocument('plan/b', 'refused.txt', { alice: 'cmis:read', stranger: 'cmis:write' });
+    const jobId = await defineJob(gw, {
+      jobName: 'acl-plan',
+      source: { connectorId: 'cmis', folderPath: `${cmisFolder}/plan` },
+      target: { connectorId: 'sp', folderPath: `${spFolder}/plan` },
+      options: { copyAcls: true, aclMapping: { principals: { alice: 'alice@contoso.com' }, groups: { admin: 'Gateway Owners' }, unmapped: 'fail' } },
+    });
+    const outcomes = (rows: Array<Record<string, any>>) => Object.fromEntries(rows.map((r) => [r.sourcePath as string, r.outcome as string]));
+    const report = async () => (await gw.http().get(`${gw.api}/job/service/${jobId}/report`).set('Authorization', adminAuth()).expect(200)).body.results as Record<string, any>;
+
+    await gw.http().get(`${gw.api}/job/service/${jobId}/start`).query({ dryRun: 'true' }).set('Authorization', adminAuth()).expect(200);
+    expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({ dryRun: true, written: 1, failed: 1 });
+    const plan = await report();
+    expect(plan.unmapped).toMatchObject({ principal: { stranger: 1 } });
+    expect(plan.rows.find((r: Record<string, any>) => String(r.sourcePath).endsWith('refused.txt'))).toMatchObject({ outcome: 'e', plan: 'fail', message: expect.stringContaining("ACL_UNMAPPED: the source ACL has principal 'stranger'") });
+    expect(plan.rows.find((r: Record<string, any>) => String(r.sourcePath).endsWith('kept.txt'))).toMatchObject({ outcome: 'p', plan: 'create' });
+    // Untouched: not even the target folder is made.
+    await repo('get', 'sp', 'idbypath', { folderPath: spFolder, fileName: 'plan' }).expect(404);
+
+    await call(gw, jobId, 'start');
+    expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({ dryRun: false, written: 1, failed: 1 });
+    const real = await report();
+    expect(outcomes(real.rows)).toEqual(outcomes(plan.rows));
+    const kept = (await repo('get', 'sp', 'idbypath', { folderPath: `${spFolder}/plan/a`, fileName: 'kept.txt' }).expect(200)).body.results.id as string;
+    expect(permissionsOf(await targetAcl(kept), 'alice@contoso.com')).toEqual(['read']);
+    await repo('get', 'sp', 'idbypath', { folderPath: `${spFolder}/plan/b`, fileName: 'refused.txt' }).expect(404);
+  });
+
   it('reads principals from a CSV file under <dataDir>/mappings; a bad line fails the run naming it', async () => {
     fs.mkdirSync(path.join(gw.dataDir, 'mappings'), { recursive: true });
     fs.writeFileSync(path.join(gw.dataDir, 'mappings', 'users.csv'), 'source,target\nalice,alice@contoso.com\nbob,bob@contoso.com\nadmin,Gateway Owners\n');

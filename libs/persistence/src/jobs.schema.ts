@@ -93,7 +93,7 @@ export interface JobAuditTable {
 /** Per run, the documents on which a mapping noted each unmapped name (migration 0120-job-dry-runs). */
 export interface JobRunUnmappedTable {
   run_id: string;
-  /** 'property', 'type' or 'principal' */
+  /** 'property', 'type', 'principal' or 'permission' */
   kind: string;
   name: string;
   documents: number;

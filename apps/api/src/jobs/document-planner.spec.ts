@@ -203,11 +203,12 @@ describe('DocumentPlanner', () => {
     notes.unmapped('type', 'cm:content');
     notes.unmapped('type', 'cm:content');
     expect(notes.list()).toEqual([{ kind: 'type', name: 'cm:content' }]);
-    expect(unmappedSummary([])).toEqual({ property: {}, type: {}, principal: {} });
+    expect(unmappedSummary([])).toEqual({ property: {}, type: {}, principal: {}, permission: {} });
     expect(unmappedSummary([{ kind: 'type', name: 'cm:content', documents: 2 }, { kind: 'principal', name: 'bob', documents: 1 }])).toEqual({
       property: {},
       type: { 'cm:content': 2 },
       principal: { bob: 1 },
+      permission: {},
     });
   });
 });

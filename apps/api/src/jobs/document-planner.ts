@@ -14,9 +14,9 @@ export const PLAN_ACTIONS: readonly PlanAction[] = ['create', 'skip', 'overwrite
 export const PLANNED_OUTCOME: Record<Exclude<PlanAction, 'skip'>, DocOutcome['outcome']> = { create: 'p', overwrite: 'p', version: 'p', rename: 'p', fail: 'e' };
 
 /** What a property, type or permission mapping could not map (issue 34 §1–2 report them through PlanNotes). */
-export type UnmappedKind = 'property' | 'type' | 'principal';
+export type UnmappedKind = 'property' | 'type' | 'principal' | 'permission';
 
-export const UNMAPPED_KINDS: readonly UnmappedKind[] = ['property', 'type', 'principal'];
+export const UNMAPPED_KINDS: readonly UnmappedKind[] = ['property', 'type', 'principal', 'permission'];
 
 /**
  * What the mapping steps noted while one document was planned: the distinct names they could not map. The
@@ -40,7 +40,7 @@ export class PlanNotes {
 
 /** The report's summary of a run's unmapped names: documents per name, by kind (every kind present). */
 export function unmappedSummary(counts: ReadonlyArray<{ kind: string; name: string; documents: number }>): Record<UnmappedKind, Record<string, number>> {
-  const out: Record<UnmappedKind, Record<string, number>> = { property: {}, type: {}, principal: {} };
+  const out: Record<UnmappedKind, Record<string, number>> = { property: {}, type: {}, principal: {}, permission: {} };
   for (const c of counts) if ((UNMAPPED_KINDS as readonly string[]).includes(c.kind)) out[c.kind as UnmappedKind][c.name] = c.documents;
   return out;
 }
@@ -53,8 +53,13 @@ export function unmappedSummary(counts: ReadonlyArray<{ kind: string; name: stri
 export interface PlanSteps {
   /** The name the document gets at the target: `{ name }` (a rename when it differs), or `{ refused }` (names: refuse). */
   targetName(sourceName: string, item: ItemInfo | DocItem): { name: string } | { refused: string };
-  /** Maps the document's properties, type and permissions, noting what it cannot; a reason when the document fails (unmapped: fail). */
-  map(item: ItemInfo | DocItem, notes: PlanNotes): string | undefined;
+  /**
+   * Maps the document's properties, type and permissions, noting what it cannot; a reason when the document
+   * fails (unmapped: fail), or a GatewayError thrown (recorded as the copier records it: `CODE: message`).
+   */
+  map(item: ItemInfo | DocItem, notes: PlanNotes): Promise<string | undefined> | string | undefined;
+  /** What the steps need once per run (mapping files read); a rejection fails the run, as the copier's does. */
+  ready?(): Promise<unknown>;
 }
 
 export const DEFAULT_PLAN_STEPS: PlanSteps = {
@@ -93,6 +98,7 @@ export class DocumentPlanner {
     const skip = this.filter.skipReason(item);
     if (skip) return { docId: item.id, outcome: 's', sourcePath, message: skip, plan: 'skip' };
     if (guard.cancelled) return undefined;
+    await this.steps.ready?.();
     const notes = new PlanNotes();
     const outcome = await this.decide(item, sourcePath, fetch, notes).catch((e: unknown): DocOutcome => {
       const message = e instanceof GatewayError ? `${e.code}: ${e.message}` : `INTERNAL: ${(e as Error)?.message ?? String(e)}`;
@@ -114,7 +120,7 @@ export class DocumentPlanner {
     const sourceName = path.basename(item.rel);
     const named = this.steps.targetName(sourceName, info);
     if ('refused' in named) return fail(named.refused);
-    const refused = this.steps.map(info, notes);
+    const refused = await this.steps.map(info, notes);
     if (refused !== undefined) return fail(refused);
 
     const relDir = path.dirname(item.rel);

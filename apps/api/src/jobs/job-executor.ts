@@ -10,6 +10,7 @@ import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { CountedReads } from './counted-reads';
 import { DocumentCopier, resolveFolderId } from './document-copier';
 import { DocumentIndexer, SWEEP_TASK_KEY, type IndexTarget } from './document-indexer';
+import { planSteps } from './plan-steps';
 import { DocumentPlanner, withPlan } from './document-planner';
 import { isIndexingJob } from '../config/job-definition.dto';
 import type { JobStore } from './job-store';
@@ -355,7 +356,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
       const source = this.registry.get(def.source.connectorId);
       const target = this.registry.get(def.target.connectorId);
       const local = source.localFiles !== undefined && target.localFiles !== undefined;
-      const copier = run.dryRun ? new DocumentPlanner(def, source, target) : new DocumentCopier(def, source, target, { username: run.startedBy }, this.dataDir);
+      const copier = run.dryRun ? new DocumentPlanner(def, source, target, planSteps(def, source, target, this.dataDir)) : new DocumentCopier(def, source, target, { username: run.startedBy }, this.dataDir);
       ctx = { jobId: job.id, slots: local ? this.localSlots : this.docSlots, copier, dryRun: run.dryRun };
     }
     if (this.contexts.size >= CONTEXTS_KEPT) this.contexts.clear();

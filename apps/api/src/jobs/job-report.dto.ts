@@ -108,10 +108,10 @@ export class JobReportDto {
   counts?: ReportCountsDto;
   @ApiPropertyOptional({
     description:
-      'Dry runs, first page only: every distinct property, type and principal a mapping could not map, with the documents that had it ' +
+      'Dry runs, first page only: every distinct property, type, principal and permission a mapping could not map, with the documents that had it ' +
       '(each kind present, empty without mappings)',
-    example: { property: { 'cm:title': 12 }, type: {}, principal: { GROUP_site_x: 3 } },
+    example: { property: { 'cm:title': 12 }, type: {}, principal: { GROUP_site_x: 3 }, permission: {} },
   })
-  unmapped?: Record<'property' | 'type' | 'principal', Record<string, number>>;
+  unmapped?: Record<'property' | 'type' | 'principal' | 'permission', Record<string, number>>;
   @ApiProperty({ type: ReportRowDto, isArray: true }) rows!: ReportRowDto[];
 }

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Actor, type ContentConnector } from '@gateway/connector-api';
 import type { AclMapping } from '../../config/acl-mapping.dto';
 import { mappingFilePath, readMappingCsv } from './acl-mapping-csv';
-import { compileAclMapping, describeUnmapped, mapAclEntries, type CompiledAclMapping, type MappingFiles } from './acl-mapping';
+import { compileAclMapping, describeUnmapped, mapAclEntries, type CompiledAclMapping, type MappedAcl, type MappingFiles } from './acl-mapping';
 
 /** What one document's copy gets: the mapped entries, and the warning naming what was dropped. */
 export interface PlannedAcl {
@@ -37,10 +37,28 @@ export class AclCarrier {
    * nothing at the target; under `drop`, `warning` names what is left out.
    */
   async plan(sourceId: string): Promise<PlannedAcl> {
+    return this.verdict(await this.mapSource(sourceId));
+  }
+
+  /**
+   * A dry run's look at one document (DocumentPlanner's map step): every unmapped principal and permission
+   * noted, then the same verdict as `plan` (it throws the same ACL_UNMAPPED under `unmapped: fail`).
+   */
+  async note(sourceId: string, notes: { unmapped(kind: 'principal' | 'permission', name: string): void }): Promise<void> {
+    const result = await this.mapSource(sourceId);
+    for (const principal of result.unmapped.principals) notes.unmapped('principal', principal);
+    for (const permission of result.unmapped.permissions) notes.unmapped('permission', permission);
+    this.verdict(result);
+  }
+
+  private async mapSource(sourceId: string): Promise<MappedAcl & { mode: CompiledAclMapping['unmapped'] }> {
     const mapping = await this.ready();
-    const { mapped, unmapped } = mapAclEntries(mapping, await this.source.acls!.getAcl(sourceId));
+    return { ...mapAclEntries(mapping, await this.source.acls!.getAcl(sourceId)), mode: mapping.unmapped };
+  }
+
+  private verdict({ mapped, unmapped, mode }: MappedAcl & { mode: CompiledAclMapping['unmapped'] }): PlannedAcl {
     const dropped = describeUnmapped(unmapped);
-    if (dropped !== '' && mapping.unmapped === 'fail') {
+    if (dropped !== '' && mode === 'fail') {
       throw new InvalidArgumentError('options.aclMapping', `the source ACL has ${dropped} that no map names (aclMapping.unmapped: fail); nothing was written`, 'ACL_UNMAPPED');
     }
     return { mapped, ...(dropped === '' ? {} : { warning: `permissions: dropped unmapped ${dropped}` }) };
