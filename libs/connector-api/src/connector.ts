@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ContentHashCapability } from './content-hash';
+import type { NamingRules } from './naming-rules';
 import type { IndexCapability, SearchCapability } from './search';
 
 /** Who is acting; drivers record it as creator/modifier and check-out holder. */
@@ -265,6 +266,8 @@ export interface ContentConnector extends Connector {
   readonly directCopy?: DirectCopyCapability;
   /** The hash the repository reports of a document's content (copy jobs' `verify: hash`; content-hash.ts). */
   readonly contentHash?: ContentHashCapability;
+  /** The names this repository accepts (naming-rules.ts), for copy jobs' `names`; absent: every name createFile takes. */
+  readonly namingRules?: NamingRules;
 }
 
 /** A connector that implements the search group. */

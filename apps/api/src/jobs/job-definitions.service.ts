@@ -155,6 +155,7 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     if (def.options.copyVersions) throw refuse('options.copyVersions', 'an index holds one document per source document, not its versions');
     if (def.options.verify !== undefined) throw refuse('options.verify', 'an index entry is not a copy of the content');
     if (def.options.onMismatch !== undefined) throw refuse('options.onMismatch', 'an index entry is not a copy of the content');
+    if (def.options.names !== undefined) throw refuse('options.names', 'an index entry keeps the source name as it is');
     if (def.options.removeSource) throw refuse('options.removeSource', 'indexing never removes source documents');
     const collection = def.target.collection ?? target.search?.settings.collection;
     if (collection === undefined) throw refuse('target.collection', `required: connector '${target.id}' has no configured collection`);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FolderPage } from '@gateway/connector-api';
 import type { JobTaskRecord, RunPlanReader, TaskSpec } from '@gateway/persistence';
 import type { JobDefinition } from '../config/job-definition.dto';
+import { SOURCE_NAME_PROPERTY } from './target-names';
 
 /**
  * The task plan: how a run's work is cut into tasks and what a task carries. Shared by the
@@ -49,6 +50,8 @@ export interface DocItem {
   size?: number;
   /** Modification time (epoch ms) as listed, for the modifiedAfter/modifiedBefore filters. */
   modified?: number;
+  /** The name a copy job renamed it from (its `source_name` property, target-names.ts): a copy back restores it. */
+  sourceName?: string;
 }
 
 export interface DocsPayload {
@@ -83,7 +86,8 @@ export function folderPageTasks(taskKey: string, listed: EnumPayload, folderId: 
   for (const item of page.items) {
     const rel = listed.rel ? `${listed.rel}/${item.name}` : item.name;
     if (item.baseType === 'document') {
-      docs.push({ id: item.id, rel, path: item.path, mimeType: item.mimeType, size: item.size, modified: item.modified?.getTime() });
+      const sourceName = item.properties?.[SOURCE_NAME_PROPERTY] ?? undefined;
+      docs.push({ id: item.id, rel, path: item.path, mimeType: item.mimeType, size: item.size, modified: item.modified?.getTime(), ...(sourceName ? { sourceName } : {}) });
     } else if (recursive) {
       tasks.push(enumTask(hashKey(LISTING, item.id), { folderId: item.id, folderPath: item.path, rel }));
     }
