@@ -22,7 +22,7 @@ const long = (unit: string, bytes: number, tail = '') => unit.repeat(Math.floor(
  * Names a filesystem holds (its source) that some target refuses or compares as another's: every
  * forbidden character of every target, reserved names, refused first and last characters, 255-byte
  * UTF-8 names, names equal but for case or Unicode normalization, emoji, a name that another's
- * sanitized form is, and a path too long for SharePoint. Folder names are the target's own
+ * sanitized form is, and a path too long for SharePoint: 62 names. Folder names are the target's own
  * (target-names.ts: a folder keeps no source_name), so the folders here are names every target takes.
  */
 const HOSTILE_NAMES = [
@@ -139,7 +139,7 @@ describe.each(Object.values(CONNECTOR_FIXTURES))(`Copy jobs give every target a 
   }
 
   async function rows(jobId: number): Promise<ReportRow[]> {
-    const res = await gw.http().get(`${gw.api}/job/service/${jobId}/report`).query({ pageSize: '1000' }).set('Authorization', adminAuth()).expect(200);
+    const res = await gw.http().get(`${gw.api}/job/service/${jobId}/report`).query({ limit: '500' }).set('Authorization', adminAuth()).expect(200);
     return res.body.results.rows as ReportRow[];
   }
 
@@ -169,7 +169,9 @@ describe.each(Object.values(CONNECTOR_FIXTURES))(`Copy jobs give every target a 
     for (const items of written.values()) expect(new Set(items.map((i) => nameKey(i.name, target.namingRules))).size).toBe(items.length);
 
     const back = await defineJob(gw, { jobName: `${name}-back`, source: { connectorId: env.connectorId, folderPath: targetFolder }, target: { connectorId: 'dst', folderPath: `/${name}` } });
-    expect(await run(back)).toMatchObject({ status: 'COMPLETED', written: HOSTILE_NAMES.length, failed: 0 });
+    const backOutcome = await run(back);
+    expect((await rows(back)).filter((r) => r.outcome !== 'p')).toEqual([]);
+    expect(backOutcome).toMatchObject({ status: 'COMPLETED', written: HOSTILE_NAMES.length, failed: 0 });
     const restored = filesBelow(path.join(gw.dstRoot, name));
     const bytesOf = (m: Map<string, Buffer>) => [...m.keys()].map((k) => Buffer.from(k, 'utf8').toString('hex')).sort();
     expect(bytesOf(restored)).toEqual(bytesOf(sourceFiles));
@@ -239,5 +241,30 @@ describe(`Copy job definitions: names, ${MODE} mode`, () => {
     expect(JSON.stringify(res.body)).toContain('names');
     const ok = await gw.http().post(`${gw.api}/admin/jobs`).set('Authorization', adminAuth()).send(body('refuse')).expect(201);
     expect(ok.body.results.options).toMatchObject({ names: 'refuse' });
+  });
+});
+
+describe(`Filesystem entries the gateway cannot address are documents of the run, ${MODE} mode`, () => {
+  let gw: JobsGateway;
+  beforeAll(async () => {
+    gw = await startJobsGateway();
+  });
+  afterAll(async () => {
+    await gw?.close();
+    if (gw) fs.rmSync(gw.root, { recursive: true, force: true });
+  });
+
+  it('a name with a backslash, a control character or a percent-encoded separator is skipped with its reason, and counted', async () => {
+    writeTree(gw.srcRoot, { 'u/back\\slash.txt': 'b', 'u/bell\u0007.txt': 'c', 'u/a%2Fb.txt': 'p', 'u/ok.txt': 'o', 'u/bad\\dir/inside.txt': 'i' });
+    const jobId = await defineJob(gw, { jobName: 'unaddressable', source: { connectorId: 'src', folderPath: '/u' }, target: { connectorId: 'dst', folderPath: '/u' } });
+    await call(gw, jobId, 'start');
+    expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({ status: 'COMPLETED', written: 1, failed: 0, skipped: 4 });
+    const res = await gw.http().get(`${gw.api}/job/service/${jobId}/report`).set('Authorization', adminAuth()).expect(200);
+    const byRel = Object.fromEntries((res.body.results.rows as ReportRow[]).map((r) => [r.relPath, r]));
+    expect(byRel['back\\slash.txt']).toMatchObject({ outcome: 's', message: 'UNADDRESSABLE: the name contains a path separator inside a name' });
+    expect(byRel['bell\u0007.txt']).toMatchObject({ outcome: 's', message: 'UNADDRESSABLE: the name contains a control character' });
+    expect(byRel['a%2Fb.txt']).toMatchObject({ outcome: 's', message: 'UNADDRESSABLE: the name contains a path separator inside a name' });
+    expect(byRel['bad\\dir']).toMatchObject({ outcome: 's', message: 'UNADDRESSABLE: the name contains a path separator inside a name (a folder: nothing in it is listed)' });
+    expect(byRel['ok.txt']).toMatchObject({ outcome: 'p' });
   });
 });

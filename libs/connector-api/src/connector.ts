@@ -66,6 +66,18 @@ export interface FolderPage {
   items: ItemInfo[];
   /** Opaque; present when more items follow. Printable ASCII: it travels in a response header. */
   nextCursor?: string;
+  /**
+   * Entries of the folder the connector cannot give an id (a filesystem name with `\`, a control
+   * character, a percent-encoded separator), with why; on the first page only. A job records each
+   * as a skipped document rather than leaving it unseen.
+   */
+  unaddressable?: UnaddressableEntry[];
+}
+
+export interface UnaddressableEntry {
+  name: string;
+  baseType: BaseType;
+  reason: string;
 }
 
 export interface ListFolderOptions {

@@ -205,3 +205,9 @@ describe('sourceNameOf', () => {
     expect(sourceNameOf({ rel: 'a/b.txt' })).toBe('b.txt');
   });
 });
+
+describe('the README example', () => {
+  it('cuts 300 × é.txt to 242 × é~83de634e.txt for SharePoint', () => {
+    expect(sanitizeName(`${'é'.repeat(300)}.txt`, '/', MS)).toBe(`${'é'.repeat(242)}~83de634e.txt`);
+  });
+});

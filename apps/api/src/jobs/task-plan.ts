@@ -52,6 +52,8 @@ export interface DocItem {
   modified?: number;
   /** The name a copy job renamed it from (its `source_name` property, target-names.ts): a copy back restores it. */
   sourceName?: string;
+  /** An entry the source cannot address (FolderPage.unaddressable), why: recorded skipped, never read. */
+  unaddressable?: string;
 }
 
 export interface DocsPayload {
@@ -91,6 +93,11 @@ export function folderPageTasks(taskKey: string, listed: EnumPayload, folderId: 
     } else if (recursive) {
       tasks.push(enumTask(hashKey(LISTING, item.id), { folderId: item.id, folderPath: item.path, rel }));
     }
+  }
+  for (const entry of page.unaddressable ?? []) {
+    const rel = listed.rel ? `${listed.rel}/${entry.name}` : entry.name;
+    const what = entry.baseType === 'folder' ? `${entry.reason} (a folder: nothing in it is listed)` : entry.reason;
+    docs.push({ id: hashKey('unaddressable', folderId, entry.name), rel, unaddressable: what });
   }
   for (let i = 0, k = 0; i < docs.length; i += DOCS_PER_TASK, k++) {
     tasks.push(docsTask(hashKey('d', taskKey, String(k)), { items: docs.slice(i, i + DOCS_PER_TASK) }));
