@@ -1,3 +1,4 @@
+import { unescape } from 'node:querystring';
 /**
  * What names a connector's repository accepts, declared as data in one place per connector
  * (`ContentConnector.namingRules`), so that a copy job can tell before writing whether a source
@@ -34,6 +35,12 @@ export interface NamingRules {
   maxSegment?: LengthLimit;
   /** The longest path from the repository root (`/a/b/c.txt`, '/' separators included), as the gateway names it. */
   maxPath?: LengthLimit;
+  /**
+   * The repository checks a name's percent-decoded forms too (decoded again and again, leniently, as
+   * node:querystring's unescape does: a stray `%` makes it read each character by its low byte, so
+   * `｜` U+FF5C reads as `\`): each form must meet forbiddenCharacters and controlCharacters.
+   */
+  percentDecodedForms?: boolean;
   /** Two names that differ only in case are one name to this repository. */
   caseInsensitive?: boolean;
   /** Two names equal once both are in Unicode normalization form C (NFC vs NFD) are one name to this repository. */
@@ -63,6 +70,7 @@ export function nameKey(name: string, rules: NamingRules | undefined): string {
 export function nameViolations(name: string, rules: NamingRules): string[] {
   const problems: string[] = [];
   if (name === '' || name === '.' || name === '..') return [`'${name}' is not a name`];
+  if (rules.percentDecodedForms && decodedFormsBreak(name, rules)) problems.push('reads, percent-decoded, as a name with a forbidden character');
   const forbidden = [...new Set([...name].filter((c) => rules.forbiddenCharacters.includes(c)))];
   if (forbidden.length > 0) problems.push(`contains ${forbidden.map((c) => `'${c}'`).join(' ')}`);
   const control = rules.controlCharacters === 'c0' ? C0 : rules.controlCharacters === 'c0-c1' ? C0_C1 : undefined;
@@ -78,6 +86,21 @@ export function nameViolations(name: string, rules: NamingRules): string[] {
   if (substring !== undefined) problems.push(`contains '${substring}'`);
   if (rules.maxSegment && lengthIn(name, rules.maxSegment.unit) > rules.maxSegment.max) problems.push(`is longer than ${rules.maxSegment.max} ${rules.maxSegment.unit}`);
   return problems;
+}
+
+/** Decodings past this many are refused as they are by the filesystem connector (paths.ts). */
+const MAX_DECODE_ROUNDS = 3;
+
+/** Whether a percent-decoded form of `name` (not `name` itself) has a forbidden character, a control, or is `.`/`..`. */
+export function decodedFormsBreak(name: string, rules: NamingRules): boolean {
+  let current = name;
+  for (let round = 0; ; round++) {
+    const next = unescape(current);
+    if (next === current) return false;
+    if (round === MAX_DECODE_ROUNDS) return true;
+    if (next === '.' || next === '..' || [...next].some((c) => rules.forbiddenCharacters.includes(c)) || C0_C1.test(next)) return true;
+    current = next;
+  }
 }
 
 /** Why the path `folderPath/name` is too long for `rules`, or undefined. */

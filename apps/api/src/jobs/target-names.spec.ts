@@ -75,6 +75,14 @@ describe('sanitizeName', () => {
     expect(() => withHash('name', 'name', `/${'f'.repeat(1030)}`, rules)).toThrow(NameRefused);
   });
 
+  it('makes each % full-width where a percent-decoded form would break a filesystem name', () => {
+    const name = 'all \uff5c#% in one.txt'; // a stray % makes the lenient decoder read ｜ (U+FF5C) as \
+    expect(nameViolations(name, FILESYSTEM_NAMING_RULES)).toEqual(['reads, percent-decoded, as a name with a forbidden character']);
+    expect(sanitizeName(name, '/', FILESYSTEM_NAMING_RULES)).toBe('all \uff5c#\uff05 in one.txt');
+    expect(sanitizeName('a%2Fb', '/', FILESYSTEM_NAMING_RULES)).toBe('a\uff052Fb');
+    expect(nameViolations('100%.txt', FILESYSTEM_NAMING_RULES)).toEqual([]);
+  });
+
   it("turns '.' and '..' into full-width dots", () => {
     expect(sanitizeName('.', '/', FILESYSTEM_NAMING_RULES)).toBe('\uff0e');
     expect(sanitizeName('..', '/', FILESYSTEM_NAMING_RULES)).toBe('\uff0e\uff0e');

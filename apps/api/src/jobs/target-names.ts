@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { NamesMode } from '../config/job-definition.dto';
-import { GatewayError, lengthIn, nameKey, nameViolations, NotFoundError, pathViolation, type Actor, type ContentConnector, type NamingRules } from '@gateway/connector-api';
+import { decodedFormsBreak, GatewayError, lengthIn, nameKey, nameViolations, NotFoundError, pathViolation, type Actor, type ContentConnector, type NamingRules } from '@gateway/connector-api';
 
 /**
  * The names a copy job gives its documents at the target (job option `names`, README "Names the
@@ -108,7 +108,9 @@ export function withHash(name: string, hashed: string, folderPath: string, rules
  */
 export function sanitizeName(name: string, folderPath: string, rules: NamingRules): string {
   if (name === '.' || name === '..') name = name.replace(/\./g, lookAlike('.'));
-  let chars = [...name].map((c) => (rules.forbiddenCharacters.includes(c) ? lookAlike(c) : isControl(c, rules) ? controlPicture(c) : c));
+  // A repository that reads names percent-decoded too reads none once no '%' is left.
+  const decodes = rules.percentDecodedForms && decodedFormsBreak(name, rules);
+  let chars = [...name].map((c) => (decodes && c === '%' ? lookAlike(c) : c)).map((c) => (rules.forbiddenCharacters.includes(c) ? lookAlike(c) : isControl(c, rules) ? controlPicture(c) : c));
   const leadingRefused = (c: string) => !!rules.forbiddenLeading?.includes(c) || (!!rules.noEdgeWhitespace && /\s/u.test(c));
   const trailingRefused = (c: string) => !!rules.forbiddenTrailing?.includes(c) || (!!rules.noEdgeWhitespace && /\s/u.test(c));
   if (leadingRefused(chars[0])) chars = [edgeStandIn(chars[0]), ...chars.slice(1)];
