@@ -111,6 +111,12 @@ describe('TargetNames', () => {
     expect(names.name('/e', 'report.txt')).toBe('report.txt');
   });
 
+  it('on a target comparing names exactly, remembers only sanitized names, and a later literal name equal to one is hashed', () => {
+    const names = new TargetNames(FILESYSTEM_NAMING_RULES, 'sanitize');
+    expect(names.name('/', 'a\\b')).toBe('a\uff3cb');
+    expect(names.name('/', 'a\uff3cb')).toBe(`a\uff3cb~${shortHash('a\uff3cb')}`);
+  });
+
   it('keeps both on a case-sensitive target', () => {
     const names = new TargetNames(FILESYSTEM_NAMING_RULES, 'sanitize');
     expect(names.name('/', 'Report.txt')).toBe('Report.txt');
@@ -177,6 +183,11 @@ describe('TargetNames', () => {
       await expect(names.place(targetWith({ '/d/a.txt': {} }), '/d', 'A.txt', 'A.txt')).resolves.toEqual({ name: hashed });
       const later = targetWith({ '/d/a.txt': {}, [`/d/${hashed}`]: { properties: { source_name: 'A.txt' } } });
       await expect(names.place(later, '/d', 'A.txt', 'A.txt')).resolves.toEqual({ name: hashed, existing: `/d/${hashed}` });
+      // A target that kept no source_name: the hash in the name says whose it is.
+      const bare = targetWith({ '/d/a.txt': {}, [`/d/${hashed}`]: {} });
+      await expect(names.place(bare, '/d', 'A.txt', 'A.txt')).resolves.toEqual({ name: hashed, existing: `/d/${hashed}` });
+      const other = targetWith({ '/d/a.txt': {}, [`/d/${hashed}`]: { properties: { source_name: 'someone else' } } });
+      await expect(names.place(other, '/d', 'A.txt', 'A.txt')).rejects.toThrow(NameRefused);
     });
   });
 });

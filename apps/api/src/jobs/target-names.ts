@@ -157,11 +157,15 @@ export interface Placement {
  */
 export class TargetNames {
   private readonly claimed = new Map<string, string>();
+  /** Whether the target takes two different names for one (case, Unicode normalization). */
+  private readonly folds: boolean;
 
   constructor(
     private readonly rules: NamingRules | undefined,
     private readonly mode: NamesMode,
-  ) {}
+  ) {
+    this.folds = !!rules?.caseInsensitive || !!rules?.normalizationInsensitive;
+  }
 
   /** The target folder of a source folder `relDir` ('.' for the job's folder) below `targetFolder`, each segment made to fit. */
   folder(targetFolder: string, relDir: string): string {
@@ -177,7 +181,9 @@ export class TargetNames {
     const key = nameKey(joinPath(folderPath, fitted), this.rules);
     const holder = this.claimed.get(key);
     if (holder === undefined || holder === sourceName) {
-      this.claimed.set(key, sourceName);
+      // A name kept as it is on a target that compares names exactly meets another source only at a
+      // sanitized name, which is remembered: a filesystem-to-filesystem job remembers nothing.
+      if (fitted !== sourceName || this.folds) this.claimed.set(key, sourceName);
       return fitted;
     }
     return this.collided(folderPath, sourceName, fitted);
@@ -193,7 +199,8 @@ export class TargetNames {
     if (existing === undefined || existing.origin === sourceName) return { name, ...(existing ? { existing: existing.id } : {}) };
     const hashed = this.collided(folderPath, sourceName, name);
     const atHashed = await findItem(target, folderPath, hashed);
-    if (atHashed !== undefined && atHashed.origin !== sourceName) {
+    // An item at the hashed name without a source_name (a target that cannot keep it) carries this source's hash in its name: ours.
+    if (atHashed !== undefined && atHashed.keptSourceName && atHashed.origin !== sourceName) {
       throw new NameRefused(`'${hashed}' is taken at the target by another document ('${atHashed.origin}')`);
     }
     return { name: hashed, ...(atHashed ? { existing: atHashed.id } : {}) };
@@ -218,11 +225,12 @@ export class TargetNames {
 }
 
 /** The target item at `folderPath/name` and the source name it was copied from (its `source_name`, else its own name). */
-async function findItem(target: ContentConnector, folderPath: string, name: string): Promise<{ id: string; origin: string } | undefined> {
+async function findItem(target: ContentConnector, folderPath: string, name: string): Promise<{ id: string; origin: string; keptSourceName: boolean } | undefined> {
   try {
     const id = await target.idByPath(folderPath, name);
     const item = await target.getItem(id);
-    return { id, origin: item.properties?.[SOURCE_NAME_PROPERTY] ?? item.name };
+    const kept = item.properties?.[SOURCE_NAME_PROPERTY] ?? undefined;
+    return { id, origin: kept ?? item.name, keptSourceName: kept !== undefined };
   } catch (e) {
     if (e instanceof NotFoundError) return undefined;
     throw e;
