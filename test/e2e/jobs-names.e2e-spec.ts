@@ -24,10 +24,10 @@ const long = (unit: string, bytes: number, tail = '') => unit.repeat(Math.floor(
  * Names a filesystem holds (its source) that some target refuses or compares as another's: every
  * forbidden character of every target, reserved names, refused first and last characters, 255-byte
  * UTF-8 names, names equal but for case or Unicode normalization, emoji, a name that another's
- * sanitized form is, and a path too long for SharePoint: 62 names. Folder names are the target's own
+ * sanitized form is, and a path too long for SharePoint. Folder names are the target's own
  * (target-names.ts: a folder keeps no source_name), so the folders here are names every target takes.
  */
-const HOSTILE_NAMES = [
+const LISTED_NAMES = [
   ...[...'"*:<>?|#%~'].map((c) => `mid${c}dle.txt`),
   'all "*:<>?|#% in one.txt',
   '~lead.txt',
@@ -81,6 +81,21 @@ const HOSTILE_NAMES = [
   `${'d'.repeat(200)}/${long('n', 240, '.txt')}`,
   'sub/inner?.txt',
   'sub/Inner?.txt',
+];
+
+const RESERVED = ['CON', 'PRN', 'AUX', 'NUL', ...Array.from({ length: 10 }, (_, i) => `COM${i}`), ...Array.from({ length: 10 }, (_, i) => `LPT${i}`)];
+
+/** The listed names, and the same kinds generated: each refused character first, last and alone, each device name in three forms, case triples, NFC/NFD pairs. */
+const HOSTILE_NAMES = [
+  ...new Set([
+    ...LISTED_NAMES,
+    ...[...'"*:<>?|#~'].flatMap((c) => [`${c}first.txt`, `last${c}`, `${c}.txt`]),
+    ...RESERVED.flatMap((r) => [r.toLowerCase(), `${r}.txt`, `${r.toLowerCase()}.tar.gz`]),
+    ...['report', 'notes', 'plan', 'x'].flatMap((s) => [`${s}.`, `${s} `, `${s}. `, `${s} .`]),
+    ...['alpha', 'Beta', 'gamma'].flatMap((s) => [`${s}.md`, `${s.toUpperCase()}.md`, `${s[0].toUpperCase()}${s.slice(1).toLowerCase()}.MD`]),
+    ...['résumé', 'naïve', 'Ångström', 'über', 'crème brûlée'].flatMap((s) => [`${s.normalize('NFC')}.txt`, `${s.normalize('NFD')}.txt`]),
+    ...['🎉', '🇫🇷', '👍🏽', '🧑‍💻', '❤️'].map((e) => `${e} party.txt`),
+  ]),
 ];
 
 interface ReportRow {
