@@ -66,24 +66,64 @@ export function nameKey(name: string, rules: NamingRules | undefined): string {
   return key;
 }
 
+/** A rule set made ready for names checked one after another (a copy job checks every document's). */
+interface CompiledRules {
+  forbidden?: RegExp;
+  control?: RegExp;
+  reserved: Set<string>;
+  stems: Set<string>;
+  substrings: string[];
+}
+
+const compiledRules = new WeakMap<NamingRules, CompiledRules>();
+
+function compiled(rules: NamingRules): CompiledRules {
+  let c = compiledRules.get(rules);
+  if (!c) {
+    const chars = [...rules.forbiddenCharacters].map((ch) => ch.replace(/[\]\\^-]/g, '\\$&')).join('');
+    c = {
+      ...(chars ? { forbidden: new RegExp(`[${chars}]`, 'u') } : {}),
+      ...(rules.controlCharacters === 'c0' ? { control: C0 } : rules.controlCharacters === 'c0-c1' ? { control: C0_C1 } : {}),
+      reserved: new Set((rules.reservedNames ?? []).map((r) => r.toLowerCase())),
+      stems: new Set((rules.reservedStems ?? []).map((r) => r.toLowerCase())),
+      substrings: (rules.forbiddenSubstrings ?? []).map((r) => r.toLowerCase()),
+    };
+    compiledRules.set(rules, c);
+  }
+  return c;
+}
+
+/** The first and the last character of a non-empty name (a surrogate pair whole). */
+function edges(name: string): [string, string] {
+  const first = String.fromCodePoint(name.codePointAt(0)!);
+  const lastUnit = name.charCodeAt(name.length - 1);
+  const last = lastUnit >= 0xdc00 && lastUnit <= 0xdfff && name.length > 1 ? name.slice(-2) : name.slice(-1);
+  return [first, last];
+}
+
 /** Why `name` breaks `rules` (one reason per broken rule), or [] when it fits. `.` and `..` are never names. */
 export function nameViolations(name: string, rules: NamingRules): string[] {
-  const problems: string[] = [];
   if (name === '' || name === '.' || name === '..') return [`'${name}' is not a name`];
-  if (rules.percentDecodedForms && decodedFormsBreak(name, rules)) problems.push('reads, percent-decoded, as a name with a forbidden character');
-  const forbidden = [...new Set([...name].filter((c) => rules.forbiddenCharacters.includes(c)))];
-  if (forbidden.length > 0) problems.push(`contains ${forbidden.map((c) => `'${c}'`).join(' ')}`);
-  const control = rules.controlCharacters === 'c0' ? C0 : rules.controlCharacters === 'c0-c1' ? C0_C1 : undefined;
-  if (control?.test(name)) problems.push('contains a control character');
-  if (rules.forbiddenLeading && rules.forbiddenLeading.includes([...name][0])) problems.push(`starts with '${[...name][0]}'`);
-  if (rules.forbiddenTrailing && rules.forbiddenTrailing.includes([...name].at(-1)!)) problems.push(`ends with '${[...name].at(-1)}'`);
+  const c = compiled(rules);
+  const problems: string[] = [];
+  if (rules.percentDecodedForms && name.includes('%') && decodedFormsBreak(name, rules)) problems.push('reads, percent-decoded, as a name with a forbidden character');
+  if (c.forbidden?.test(name)) {
+    const forbidden = [...new Set([...name].filter((ch) => rules.forbiddenCharacters.includes(ch)))];
+    problems.push(`contains ${forbidden.map((ch) => `'${ch}'`).join(' ')}`);
+  }
+  if (c.control?.test(name)) problems.push('contains a control character');
+  const [first, last] = edges(name);
+  if (rules.forbiddenLeading?.includes(first)) problems.push(`starts with '${first}'`);
+  if (rules.forbiddenTrailing?.includes(last)) problems.push(`ends with '${last}'`);
   if (rules.noEdgeWhitespace && EDGE_WHITESPACE.test(name)) problems.push('starts or ends with whitespace');
-  const lower = name.toLowerCase();
-  if (rules.reservedNames?.some((r) => r.toLowerCase() === lower)) problems.push('is a reserved name');
-  const stem = lower.split('.')[0];
-  if (rules.reservedStems?.some((r) => r.toLowerCase() === stem)) problems.push(`'${name.split('.')[0]}' is a reserved name`);
-  const substring = rules.forbiddenSubstrings?.find((s) => lower.includes(s.toLowerCase()));
-  if (substring !== undefined) problems.push(`contains '${substring}'`);
+  if (c.reserved.size > 0 || c.stems.size > 0 || c.substrings.length > 0) {
+    const lower = name.toLowerCase();
+    if (c.reserved.has(lower)) problems.push('is a reserved name');
+    const dot = name.indexOf('.');
+    if (c.stems.has(dot < 0 ? lower : lower.slice(0, dot))) problems.push(`'${dot < 0 ? name : name.slice(0, dot)}' is a reserved name`);
+    const substring = c.substrings.find((sub) => lower.includes(sub));
+    if (substring !== undefined) problems.push(`contains '${rules.forbiddenSubstrings!.find((sub) => sub.toLowerCase() === substring)}'`);
+  }
   if (rules.maxSegment && lengthIn(name, rules.maxSegment.unit) > rules.maxSegment.max) problems.push(`is longer than ${rules.maxSegment.max} ${rules.maxSegment.unit}`);
   return problems;
 }

@@ -157,6 +157,8 @@ export interface Placement {
  */
 export class TargetNames {
   private readonly claimed = new Map<string, string>();
+  /** Target folders by source folder: one sanitizing per folder, not per document. */
+  private readonly folders = new Map<string, string>();
   /** Whether the target takes two different names for one (case, Unicode normalization). */
   private readonly folds: boolean;
 
@@ -170,8 +172,13 @@ export class TargetNames {
   /** The target folder of a source folder `relDir` ('.' for the job's folder) below `targetFolder`, each segment made to fit. */
   folder(targetFolder: string, relDir: string): string {
     if (relDir === '.' || relDir === '') return targetFolder;
-    let folder = targetFolder;
-    for (const segment of relDir.split('/')) folder = joinPath(folder, this.fitted(folder, segment));
+    const key = `${targetFolder}\n${relDir}`;
+    let folder = this.folders.get(key);
+    if (folder === undefined) {
+      folder = targetFolder;
+      for (const segment of relDir.split('/')) folder = joinPath(folder, this.fitted(folder, segment));
+      this.folders.set(key, folder);
+    }
     return folder;
   }
 
