@@ -5,7 +5,9 @@ import * as path from 'node:path';
 import { parse as parseDisposition } from 'content-disposition';
 import type { Response } from 'supertest';
 import { CAPABILITY_NAMES, EXTENSION_CAPABILITY_NAMES } from '@gateway/connector-api';
+import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
 import { GATEWAY_CONNECTOR_MODULES } from '../../apps/api/src/connectors/connectors.module';
+import { nameProblems } from '../../apps/api/src/jobs/target-names';
 import { adminAuth, basic, startGateway, type TestGateway } from '../support/gateway';
 import { SEARCH_FIXTURES } from './search-fixtures';
 import { CONNECTOR_FIXTURES, type ContractEnvironment } from './fixtures';
@@ -25,6 +27,8 @@ const bob = () => basic(BOB.username, BOB.password);
 
 // Non-ASCII in every way a name can be: accents, a symbol outside Latin-1, CJK, a space.
 const UNICODE_NAME = 'rapport été ✓ 日本.txt';
+/** Parts of names some repository refuses or treats apart; a connector must take those its naming rules allow. */
+const HOSTILE_STEMS = [...'"*:<>?|#%~;&{}[]\'', '100%', '%41', 'a_vti_b', 'CON', 'café', 'cafe\u0301', '😀', '👩‍👩‍👧', '\u202eevil', 'zero\u200bwidth', '\u3000wide', '.hidden'];
 
 type Entry = Record<string, string | null>;
 
@@ -670,6 +674,20 @@ describe.each(Object.values(CONNECTOR_FIXTURES))('Content service contract: $typ
       expect({ route, status: res.status }).toEqual({ route, status: 404 });
     }
     expect((await api('get', 'folderitems', { id })).status).toBe(404);
+  });
+
+  it('declares the naming rules its fixture pins', () => {
+    expect(gw.app.get(ConnectorRegistry).get(env.connectorId).namingRules).toEqual(fixture.namingRules);
+  });
+
+  it('takes as it is every hostile name its naming rules allow', async () => {
+    const stem = unique('nr', '');
+    const allowed = HOSTILE_STEMS.map((s) => `${stem} ${s}.txt`).filter((n) => nameProblems(n, env.testFolderPath, fixture.namingRules).length === 0);
+    // Every rule set allows most of them: a fixture whose rules refuse nearly everything tests nothing here.
+    expect(allowed.length).toBeGreaterThan(HOSTILE_STEMS.length / 2);
+    for (const name of allowed) await upload(Buffer.from(name), name);
+    const listed = new Set(Object.values(await listing()).map((e) => e.Name));
+    expect(allowed.filter((n) => !listed.has(n))).toEqual([]);
   });
 
   it('needs credentials on every content route', async () => {

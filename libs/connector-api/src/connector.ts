@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { ChangeFeedCapability } from './changes';
 import type { ContentHashCapability } from './content-hash';
+import type { NamingRules } from './naming-rules';
 import type { IndexCapability, SearchCapability } from './search';
 
 /** Who is acting; drivers record it as creator/modifier and check-out holder. */
@@ -66,6 +67,18 @@ export interface FolderPage {
   items: ItemInfo[];
   /** Opaque; present when more items follow. Printable ASCII: it travels in a response header. */
   nextCursor?: string;
+  /**
+   * Entries of the folder the connector cannot give an id (a filesystem name with `\`, a control
+   * character, a percent-encoded separator), with why; on the first page only. A job records each
+   * as a skipped document rather than leaving it unseen.
+   */
+  unaddressable?: UnaddressableEntry[];
+}
+
+export interface UnaddressableEntry {
+  name: string;
+  baseType: BaseType;
+  reason: string;
 }
 
 export interface ListFolderOptions {
@@ -281,6 +294,8 @@ export interface ContentConnector extends Connector {
   readonly contentHash?: ContentHashCapability;
   /** What changed since a token, instead of re-listing (sync jobs; changes.ts). */
   readonly changeFeed?: ChangeFeedCapability;
+  /** The names this repository accepts (naming-rules.ts), for copy jobs' `names`; absent: every name createFile takes. */
+  readonly namingRules?: NamingRules;
 }
 
 /** A connector that implements the search group. */

@@ -10,5 +10,6 @@ export * from './params';
 export * from './byte-slice';
 export * from './content-hash';
 export * from './changes';
+export * from './naming-rules';
 export { declaredMimeType, mimeTypeFor } from './mime';
 export * from './query-dsl';

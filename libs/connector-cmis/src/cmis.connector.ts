@@ -31,6 +31,7 @@ import { CmisClient, type CmisProperties, type CmisRepositoryInfo, type CmisType
 import { CmisContentUpdate } from './cmis-content-update';
 import { CmisFolders } from './cmis-folders';
 import { CmisPropertyUpdate } from './cmis-properties';
+import { CMIS_NAMING_RULES } from './naming-rules';
 import { CmisVersioning } from './cmis-versioning';
 import { checkId, checkLimit, checkName, checkRange, declaredMimeType, decodeCursor, encodeCursor, notAFolder, parseAbsolutePath, toPath, uploading } from './input';
 import { LISTING_FILTER, gatewayId, isCheckedOut, isDocument, isFolder, joinPath, objectId, splitVersion, str, toItemInfo, versionLabelOf } from './item-info';
@@ -88,6 +89,7 @@ export class CmisConnector implements ContentConnector {
   readonly versioning: VersioningCapability = new CmisVersioning(this);
   readonly folders: FolderCapability = new CmisFolders(this);
   readonly propertyUpdate: PropertyUpdateCapability = new CmisPropertyUpdate(this);
+  readonly namingRules = CMIS_NAMING_RULES;
 
   private readonly contentUpdateGroup: ContentUpdateCapability = new CmisContentUpdate(this);
   private readonly checkInOutGroup: CheckInOutCapability = new CmisCheckInOut(this);

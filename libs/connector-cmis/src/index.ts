@@ -3,3 +3,4 @@ export * from './cmis.connector-type';
 export * from './cmis-connector.module';
 export { CmisClient } from './cmis-client';
 export type { CmisParams, UserMapping } from './params';
+export * from './naming-rules';

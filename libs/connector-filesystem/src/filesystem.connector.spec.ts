@@ -444,6 +444,23 @@ describe('FilesystemConnector', () => {
       for (const item of items) expect(item.path).not.toContain('.gateway');
     });
 
+    it('reports the entries it cannot address, with why, on the first page only (never its own metadata folder)', async () => {
+      await create('a.txt', 'x');
+      await create('b.txt', 'x');
+      await fsp.writeFile(path.join(sb.root, 'back\\slash.txt'), 'b');
+      await fsp.mkdir(path.join(sb.root, 'tab\tdir'));
+      const first = await fs.listFolder(rootId, { limit: 1 });
+      expect(names(first.items)).toEqual(['a.txt']);
+      // In directory order, which the disk decides.
+      expect([...(first.unaddressable ?? [])].sort((x, y) => x.name.localeCompare(y.name))).toEqual([
+        { name: 'back\\slash.txt', baseType: 'document', reason: 'the name contains a path separator inside a name' },
+        { name: 'tab\tdir', baseType: 'folder', reason: 'the name contains a control character' },
+      ]);
+      const second = await fs.listFolder(rootId, { limit: 1, cursor: first.nextCursor });
+      expect(names(second.items)).toEqual(['b.txt']);
+      expect(second.unaddressable).toBeUndefined();
+    });
+
     it('sorts by name, mixes folders and documents, and pages with an opaque cursor', async () => {
       for (const name of ['b.txt', 'a.txt', 'C.txt', 'é.txt', '10.txt', '2.txt']) await create(name, name);
       await fs.folders.createFolder('/m-folder', alice);

@@ -18,6 +18,8 @@ import {
   type FolderPage,
   type ItemInfo,
   type ListFolderOptions,
+  nameViolations,
+  type NamingRules,
   type LocalFilesCapability,
   type NewFile,
   type PropertyUpdateCapability,
@@ -31,6 +33,7 @@ import { DirectCopies } from './direct-copies';
 import { DocumentChanges } from './document-changes';
 import { FolderChanges } from './folder-changes';
 import { FolderListing } from './folder-listing';
+import { FILESYSTEM_NAMING_RULES, WINDOWS_FILESYSTEM_NAMING_RULES } from './naming-rules';
 import { errnoCode, mapFsError } from './fs-errors';
 import { DOCUMENT_TYPE, documentItem, folderItem } from './item-info';
 import { MetadataStore, identityOf, latestVersion, unlinkIfPresent } from './metadata-store';
@@ -79,15 +82,18 @@ export class FilesystemConnector implements ContentConnector {
   readonly directCopy: DirectCopyCapability;
   readonly contentHash: ContentHashCapability;
   readonly localFiles: LocalFilesCapability;
+  readonly namingRules: NamingRules;
 
-  /** `root` must already be a real path (no links); call init() before use. */
+  /** `root` must already be a real path (no links); call init() before use. `windowsNames`: refuse names Windows cannot hold too. */
   constructor(
     definition: ConnectorDefinition,
     readonly root: string,
+    windowsNames = false,
   ) {
     this.id = definition.id;
     this.description = definition.description;
-    this.publicParams = { root };
+    this.publicParams = { root, ...(windowsNames ? { windowsNames } : {}) };
+    this.namingRules = windowsNames ? WINDOWS_FILESYSTEM_NAMING_RULES : FILESYSTEM_NAMING_RULES;
     this.store = new MetadataStore(root);
     this.files = new RepositoryFiles(root, this.store);
     this.listing = new FolderListing(this.files);
@@ -194,6 +200,9 @@ export class FilesystemConnector implements ContentConnector {
     checkType(input.type);
     const folderRel = decodeId(input.folderId, 'folderId').rel;
     const rel = joinRel(folderRel, parseName(input.fileName, 'fileName', folderRel));
+    // With windowsNames, what Windows refuses besides what paths.ts refuses everywhere.
+    const problems = nameViolations(input.fileName, this.namingRules);
+    if (problems.length > 0) throw invalid('fileName', problems.join('; '));
     await this.files.locateFolder(input.folderId, 'folderId');
     const abs = this.files.abs(rel);
     // Refuse before reading a possibly large upload; checked again under the lock.

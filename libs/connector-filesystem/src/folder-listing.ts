@@ -1,11 +1,11 @@
 import { lstatSync, type BigIntStats, type Dir, type Dirent } from 'node:fs';
 import * as fsp from 'node:fs/promises';
-import type { FolderPage, ItemInfo, ListFolderOptions } from '@gateway/connector-api';
+import type { FolderPage, ItemInfo, ListFolderOptions, UnaddressableEntry } from '@gateway/connector-api';
 import { eventLoopBudget } from '@gateway/concurrency';
 import { errnoCode, mapFsError } from './fs-errors';
 import { documentItem, folderItem, unrecordedDocumentItem } from './item-info';
 import { latestVersion, reconcile } from './metadata-store';
-import { encodeId, invalid, isAddressableName, joinRel, repoPath } from './paths';
+import { encodeId, invalid, isAddressableName, joinRel, METADATA_FOLDER, nameProblem, repoPath } from './paths';
 import type { RepositoryFiles } from './repository-files';
 import { SortedNameRuns } from './sorted-names';
 
@@ -29,7 +29,9 @@ export class FolderListing {
     // removed between pages neither repeat nor skip the others.
     const page: string[] = [];
     let more = false;
-    for (const name of (await this.sortedNames(folder, folderId)).namesAfter(after)) {
+    const unaddressable: UnaddressableEntry[] = [];
+    const leftOut = after === undefined ? (entry: UnaddressableEntry) => unaddressable.push(entry) : undefined;
+    for (const name of (await this.sortedNames(folder, folderId, leftOut)).namesAfter(after)) {
       if (limit !== undefined && page.length === limit) {
         more = true;
         break;
@@ -39,6 +41,7 @@ export class FolderListing {
     return {
       items: await this.describeNames(folder.rel, folderId, page),
       ...(more && page.length > 0 ? { nextCursor: encodeCursor(page[page.length - 1]) } : {}),
+      ...(unaddressable.length > 0 ? { unaddressable } : {}),
     };
   }
 
@@ -65,9 +68,9 @@ export class FolderListing {
   }
 
   /** The names a listing shows, sorted by UTF-16 code unit (total, locale-independent, and what the cursor comparison uses), packed. */
-  private async sortedNames(folder: { rel: string; abs: string }, folderId: string): Promise<SortedNameRuns> {
+  private async sortedNames(folder: { rel: string; abs: string }, folderId: string, leftOut?: (entry: UnaddressableEntry) => void): Promise<SortedNameRuns> {
     const sorted = new SortedNameRuns();
-    await readListableNames(folder, folderId, (name) => sorted.add(name));
+    await readListableNames(folder, folderId, (name) => sorted.add(name), leftOut);
     return sorted;
   }
 
@@ -116,7 +119,12 @@ export class FolderListing {
  * between them, for the reason lstatMany gives (a promise per entry was most of the time on a big
  * folder).
  */
-async function readListableNames(folder: { rel: string; abs: string }, folderId: string, take: (name: string) => void): Promise<void> {
+async function readListableNames(
+  folder: { rel: string; abs: string },
+  folderId: string,
+  take: (name: string) => void,
+  leftOut?: (entry: UnaddressableEntry) => void,
+): Promise<void> {
   const atRoot = folder.rel === '';
   let dir: Dir | undefined;
   try {
@@ -126,7 +134,12 @@ async function readListableNames(folder: { rel: string; abs: string }, folderId:
       for (let n = 0; n < DIR_READ_BATCH && (d = dir.readSync()) !== null; n++) {
         // Links, sockets and devices are dropped by their directory entry type,
         // without a stat; entries of unknown type are settled by the lstat later.
-        if ((d.isFile() || d.isDirectory() || isUnknownType(d)) && isAddressableName(d.name, atRoot)) take(d.name);
+        if (!(d.isFile() || d.isDirectory() || isUnknownType(d))) continue;
+        if (isAddressableName(d.name, atRoot)) take(d.name);
+        // The connector's own metadata folder is no entry of the repository.
+        else if (leftOut && !(atRoot && d.name === METADATA_FOLDER)) {
+          leftOut({ name: d.name, baseType: d.isDirectory() ? 'folder' : 'document', reason: `the name ${nameProblem(d.name, atRoot) ?? 'cannot be addressed'}` });
+        }
       }
       if (d === null) break;
       await eventLoopBudget.turn();

@@ -1,3 +1,4 @@
 export * from './filesystem.connector';
 export * from './filesystem.connector-type';
 export * from './filesystem-connector.module';
+export * from './naming-rules';

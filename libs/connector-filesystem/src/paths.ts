@@ -89,9 +89,14 @@ export function parseFolderPath(value: unknown, parameter: string): string {
   return p;
 }
 
-/** True when a name read from disk can be addressed; others are left out of listings. */
+/** True when a name read from disk can be addressed; others are left out of listings' items (and reported as `unaddressable`). */
 export function isAddressableName(name: string, atRoot: boolean): boolean {
   return segmentProblem(name, atRoot) === undefined;
+}
+
+/** Why a name read from disk cannot be addressed, or undefined when it can. */
+export function nameProblem(name: string, atRoot: boolean): string | undefined {
+  return segmentProblem(name, atRoot);
 }
 
 export function joinRel(parentRel: string, name: string): string {

@@ -52,6 +52,7 @@ import { GraphCheckInOut } from './graph-check-in-out';
 import { GraphContentUpdate } from './graph-content-update';
 import { GraphFolders } from './graph-folders';
 import { GraphPropertyUpdate } from './graph-properties';
+import { GRAPH_NAMING_RULES } from './naming-rules';
 import { GraphContentHash } from './graph-content-hash';
 import { GraphSites } from './graph-sites';
 import { GraphVersioning } from './graph-versioning';
@@ -86,6 +87,7 @@ export class GraphConnector implements ContentConnector {
   readonly checkInOut: CheckInOutCapability = new GraphCheckInOut(this);
   readonly folders: FolderCapability = new GraphFolders(this);
   readonly propertyUpdate: PropertyUpdateCapability = new GraphPropertyUpdate(this);
+  readonly namingRules = GRAPH_NAMING_RULES;
   readonly acls: AclCapability = new GraphAcls(this);
   readonly sites: SiteCapability = new GraphSites(this);
   readonly contentHash: ContentHashCapability = new GraphContentHash(this);

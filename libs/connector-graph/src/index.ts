@@ -3,3 +3,4 @@ export * from './graph.connector-type';
 export * from './graph-connector.module';
 export type { GraphParams } from './params';
 export { parseParams as parseGraphParams } from './params';
+export * from './naming-rules';

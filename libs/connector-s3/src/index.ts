@@ -6,3 +6,4 @@ export * from './s3-connector.module';
 export { encodeId as encodeS3Id } from './keys';
 export { SignedGetObject } from './signed-get-object';
 export { ObjectReader } from './object-reader';
+export * from './naming-rules';

@@ -31,6 +31,7 @@ import {
   type FolderPage,
   type ItemInfo,
   type ListFolderOptions,
+  type NamingRules,
   type NewFile,
   type PropertyUpdateCapability,
   type RepositoryDescription,
@@ -58,6 +59,7 @@ import { S3ContentUpdate } from './s3-content-update';
 import { mapS3Error } from './s3-errors';
 import { S3Folders } from './s3-folders';
 import { S3PropertyUpdate } from './s3-properties';
+import { s3NamingRules } from './naming-rules';
 import { S3Versioning } from './s3-versioning';
 
 export { mapS3Error } from './s3-errors';
@@ -88,6 +90,7 @@ export class S3Connector implements ContentConnector {
   readonly versioning?: VersioningCapability;
   readonly folders: Required<FolderCapability> = new S3Folders(this);
   readonly propertyUpdate: PropertyUpdateCapability = new S3PropertyUpdate(this);
+  readonly namingRules: NamingRules;
   /** The ETag as an MD5 of what S3 stored (s3-content-hash.ts). */
   readonly contentHash: ContentHashCapability = new S3ContentHash(this);
   /** Content GETs without the SDK, on plain-HTTP endpoints (raw-get-object.ts says why). */
@@ -108,6 +111,7 @@ export class S3Connector implements ContentConnector {
       prefix: params.prefix,
       versioning: versioned,
     };
+    this.namingRules = s3NamingRules(params.prefix);
     this.reads = new ObjectReader(client, params);
     if (versioned) {
       this.contentUpdate = new S3ContentUpdate(this);

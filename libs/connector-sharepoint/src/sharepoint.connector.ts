@@ -36,6 +36,7 @@ import { SharePointCheckInOut } from './sharepoint-check-in-out';
 import { SharePointContentUpdate } from './sharepoint-content-update';
 import { SharePointFolders } from './sharepoint-folders';
 import { ATTRIBUTION, SharePointPropertyUpdate } from './sharepoint-properties';
+import { SHAREPOINT_NAMING_RULES } from './naming-rules';
 import { SharePointSites } from './sharepoint-sites';
 import { SharePointUpload } from './sharepoint-upload';
 import { SharePointVersioning } from './sharepoint-versioning';
@@ -79,6 +80,7 @@ export class SharePointConnector implements ContentConnector {
   readonly checkInOut: CheckInOutCapability = new SharePointCheckInOut(this);
   readonly folders: FolderCapability = new SharePointFolders(this);
   readonly propertyUpdate: PropertyUpdateCapability = new SharePointPropertyUpdate(this);
+  readonly namingRules = SHAREPOINT_NAMING_RULES;
   readonly acls: AclCapability = new SharePointAcls(this);
   readonly sites: SiteCapability = new SharePointSites(this);
   readonly changeFeed: ChangeFeedCapability = new SharePointChangeFeed(this);

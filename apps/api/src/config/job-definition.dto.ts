@@ -29,6 +29,10 @@ export const INDEX_JOB_DEFAULTS = { extract: true, maxContentChars: 1_000_000, d
 export const ON_EXISTING = ['version', 'overwrite', 'skip'] as const;
 export type OnExisting = (typeof ON_EXISTING)[number];
 
+/** What a copy job does with a source name its target refuses (apps/api/src/jobs/target-names.ts). */
+export const NAMES_MODES = ['sanitize', 'refuse'] as const;
+export type NamesMode = (typeof NAMES_MODES)[number];
+
 /** How a copy job checks each document it wrote (apps/api/src/jobs/copy-verification.ts). */
 export const VERIFY_MODES = ['hash', 'size', 'none'] as const;
 export type VerifyMode = (typeof VERIFY_MODES)[number];
@@ -117,6 +121,17 @@ export class JobOptionsDto {
   @IsOptional()
   @IsIn(ON_MISMATCH, { message: `onMismatch must be one of ${ON_MISMATCH.join(', ')}` })
   onMismatch?: OnMismatch;
+
+  @ApiPropertyOptional({
+    enum: NAMES_MODES,
+    default: 'sanitize',
+    description:
+      "Copy jobs: a source name the target's naming rules refuse is `sanitize`d (a fixed table: forbidden characters become full-width look-alikes, " +
+      'reserved names get a `_`, too long names are cut with a hash; the original kept as property `source_name`) or `refuse`d as an error of the document',
+  })
+  @IsOptional()
+  @IsIn(NAMES_MODES, { message: `names must be one of ${NAMES_MODES.join(', ')}` })
+  names?: NamesMode;
 
   @ApiPropertyOptional({ default: 0, minimum: 0, description: 'The run fails once this many documents failed; 0 = unlimited' })
   @IsOptional()
@@ -268,6 +283,8 @@ export interface JobDefinition {
     /** Copy jobs; stored only when given (the copier's defaults: hash, remove). */
     verify?: VerifyMode;
     onMismatch?: OnMismatch;
+    /** Copy jobs; stored only when given (the copier's default: sanitize). */
+    names?: NamesMode;
     maxErrors: number;
     removeSource: boolean;
     exclude: string[];
@@ -309,6 +326,7 @@ class JobOptionsView {
   @ApiProperty() copyVersions!: boolean;
   @ApiPropertyOptional({ enum: VERIFY_MODES, description: 'Copy jobs; absent: hash' }) verify?: VerifyMode;
   @ApiPropertyOptional({ enum: ON_MISMATCH, description: 'Copy jobs; absent: remove' }) onMismatch?: OnMismatch;
+  @ApiPropertyOptional({ enum: NAMES_MODES, description: 'Copy jobs; absent: sanitize' }) names?: NamesMode;
   @ApiProperty() maxErrors!: number;
   @ApiProperty() removeSource!: boolean;
   @ApiProperty({ type: [String] }) exclude!: string[];
@@ -357,7 +375,7 @@ export function withDefaults(input: JobDefinitionDto): JobDefinition {
       maxErrors: input.options?.maxErrors ?? 0,
       removeSource: input.options?.removeSource ?? false,
       exclude: input.options?.exclude ?? [],
-      ...pick(input.options, ['include', 'modifiedAfter', 'modifiedBefore', 'minSize', 'maxSize', 'verify', 'onMismatch']),
+      ...pick(input.options, ['include', 'modifiedAfter', 'modifiedBefore', 'minSize', 'maxSize', 'verify', 'onMismatch', 'names']),
       ...(input.options?.copyAcls !== undefined ? { copyAcls: input.options.copyAcls } : {}),
       ...(input.options?.aclMapping !== undefined ? { aclMapping: { ...input.options.aclMapping, unmapped: input.options.aclMapping.unmapped ?? 'drop' } } : {}),
       ...(input.options?.extract !== undefined ? { extract: input.options.extract } : {}),

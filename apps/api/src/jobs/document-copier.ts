@@ -7,6 +7,7 @@ import { AclCarrier, type PlannedAcl } from './mapping/acl-carrier';
 import type { JobDefinition } from '../config/job-definition.dto';
 import { CopyVerifier, type HashingPassThrough, type SentContent, type Verification } from './copy-verification';
 import { Cancelled } from './run-watcher';
+import { NameRefused, TargetNames, renameNote, sourceNameOf, type TargetNaming } from './target-names';
 import type { DocItem } from './task-plan';
 
 /** Timestamps of coarse filesystems: a target modified this close before the claim still counts as ours. */
@@ -45,6 +46,7 @@ export class DocumentCopier {
   private readonly folders = new Map<string, Promise<string>>();
   private readonly filter: DocumentFilter;
   private readonly verifier: CopyVerifier;
+  private readonly names: TargetNames;
   /** options.copyAcls: the permissions carried to each copy (jobs/mapping/). */
   private readonly acls?: AclCarrier;
 
@@ -58,6 +60,7 @@ export class DocumentCopier {
     this.filter = new DocumentFilter(def.options);
     if (def.options.copyAcls) this.acls = new AclCarrier(def.options.aclMapping, source, target, dataDir);
     this.verifier = new CopyVerifier(target, def.options.verify, def.options.onMismatch);
+    this.names = new TargetNames(target.namingRules, def.options.names ?? 'sanitize');
   }
 
   /** Where the document is read from, for the audit trail. */
@@ -72,7 +75,7 @@ export class DocumentCopier {
    */
   async copy(item: DocItem, claim: Pick<ClaimedDoc, 'fresh' | 'claimedAt'>, fetch: boolean, guard: CopyGuard): Promise<DocOutcome | undefined> {
     const sourcePath = this.sourcePath(item);
-    const name = path.basename(item.rel);
+    const sourceName = sourceNameOf(item);
     const skip = this.filter.skipReason(item);
     if (skip) return { docId: item.id, outcome: 's', sourcePath, message: skip };
     // Outside the try: a mapping file that cannot be read fails the run, not one document.
@@ -87,19 +90,22 @@ export class DocumentCopier {
       }
       const relDir = path.dirname(item.rel);
       const targetFolder = this.def.target.folderPath ?? '/'; // always set on a copy job (definitions service)
-      const targetDir = relDir === '.' ? targetFolder : joinPath(targetFolder, relDir);
+      const targetDir = this.names.folder(targetFolder, relDir);
+      let name = this.names.name(targetDir, sourceName);
+      const written = (targetId: string, message?: string, write?: CheckedWrite) =>
+        this.written(item, sourcePath, targetId, acl, message, write, { sourceName, targetPath: joinPath(targetDir, name), renamed: name !== path.basename(item.rel) });
       const folderId = await this.ensureFolder(targetDir);
       const { onExisting } = this.def.options;
 
       let existing: string | undefined;
       if (!claim.fresh) {
         // Redone after a crash, stall, kill or resume: did the earlier attempt's write land?
-        existing = await findId(this.target, targetDir, name);
+        ({ name, existing } = await this.names.place(this.target, targetDir, name, sourceName));
         if (existing !== undefined) {
           const t = await this.target.getItem(existing);
           const modified = t.modified?.getTime() ?? 0;
           if (modified >= claim.claimedAt - CLOCK_TOLERANCE_MS && (info.size === undefined || t.size === undefined || t.size === info.size)) {
-            return await this.written(item, sourcePath, existing, acl, 'recovered: written by an earlier attempt of this run');
+            return await written(existing, 'recovered: written by an earlier attempt of this run');
           }
         }
       }
@@ -109,11 +115,17 @@ export class DocumentCopier {
       if (existing === undefined) {
         try {
           const write = await this.writeNew(guard, folderId, name, info.mimeType, contents);
-          return await this.written(item, sourcePath, write.id, acl, noted(), write);
+          return await written(write.id, noted(), write);
         } catch (e) {
           if (!(e instanceof ConflictError)) throw e;
-          existing = await findId(this.target, targetDir, name);
-          if (existing === undefined) throw e;
+          const taken = name;
+          ({ name, existing } = await this.names.place(this.target, targetDir, name, sourceName));
+          if (existing === undefined && name === taken) throw e;
+          if (existing === undefined) {
+            // Another source's document holds the name: this one goes to its hashed name.
+            const write = await this.writeNew(guard, folderId, name, info.mimeType, contents);
+            return await written(write.id, noted(), write);
+          }
         }
       }
       if (onExisting === 'skip') {
@@ -122,21 +134,32 @@ export class DocumentCopier {
       if (onExisting === 'overwrite') {
         await this.target.deleteItem(existing, true, this.actor);
         const write = await this.writeNew(guard, folderId, name, info.mimeType, contents);
-        return await this.written(item, sourcePath, write.id, acl, noted('overwritten'), write);
+        return await written(write.id, noted('overwritten'), write);
       }
       let write: CheckedWrite | undefined;
       for (const versionId of contents) write = await this.addVersion(guard, write?.id ?? existing, versionId, name, info.mimeType, true);
-      return await this.written(item, sourcePath, write!.id, acl, noted('new version'), write);
+      return await written(write!.id, noted('new version'), write);
     } catch (e) {
       if (e instanceof CopyMismatch) return await this.mismatched(item, sourcePath, e);
       if (guard.cancelled || e instanceof Cancelled) return undefined;
+      if (e instanceof NameRefused) return { docId: item.id, outcome: 'e', sourcePath, message: `NAME_REFUSED: ${e.message}` };
       const message = e instanceof GatewayError ? `${e.code}: ${e.message}` : `INTERNAL: ${(e as Error)?.message ?? String(e)}`;
       return { docId: item.id, outcome: 'e', sourcePath, message };
     }
   }
 
-  private async written(item: DocItem, sourcePath: string, targetId: string, acl: PlannedAcl | undefined, message?: string, write?: CheckedWrite): Promise<DocOutcome> {
+  private async written(
+    item: DocItem,
+    sourcePath: string,
+    targetId: string,
+    acl: PlannedAcl | undefined,
+    message?: string,
+    write?: CheckedWrite,
+    naming?: TargetNaming,
+  ): Promise<DocOutcome> {
+    const renamed = naming && (await renameNote(this.target, targetId, naming, sourcePath, this.actor));
     const aclWarning = acl && (await this.acls!.apply(targetId, acl, this.actor));
+    message = [message, renamed, aclWarning].filter(Boolean).join('; ') || undefined;
     let removed = false;
     if (this.def.options.removeSource) {
       try {
@@ -151,7 +174,7 @@ export class DocumentCopier {
       outcome: 'p',
       sourcePath,
       targetId,
-      ...(message || aclWarning ? { message: [message, aclWarning].filter(Boolean).join('; ') } : {}),
+      ...(message ? { message } : {}),
       removed,
       ...(item.size !== undefined ? { bytes: item.size } : {}),
       ...(write ? { checksum: write.sent.sha256, verified: write.verification.method } : {}),
@@ -254,15 +277,6 @@ export class DocumentCopier {
 export async function resolveFolderId(connector: ContentConnector, folderPath: string): Promise<string> {
   if (folderPath === '/' || folderPath === '') return (await connector.rootFolder()).folderId;
   return connector.idByPath(path.dirname(folderPath), path.basename(folderPath));
-}
-
-async function findId(connector: ContentConnector, folderPath: string, name: string): Promise<string | undefined> {
-  try {
-    return await connector.idByPath(folderPath, name);
-  } catch (e) {
-    if (e instanceof NotFoundError) return undefined;
-    throw e;
-  }
 }
 
 /** The source stream through the hashing pass-through: an error or a cut (kill) of either side ends both, as the bare source did. */

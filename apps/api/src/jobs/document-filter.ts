@@ -28,7 +28,8 @@ export class DocumentFilter {
   }
 
   /** Why the document is skipped, or undefined when the job takes it. */
-  skipReason(item: Pick<DocItem, 'rel' | 'size' | 'modified'>): string | undefined {
+  skipReason(item: Pick<DocItem, 'rel' | 'size' | 'modified' | 'unaddressable'>): string | undefined {
+    if (item.unaddressable !== undefined) return `UNADDRESSABLE: ${item.unaddressable}`;
     const name = path.basename(item.rel);
     const excluded = this.exclude.find((r) => r.test(name));
     if (excluded) return `Excluded by pattern ${excluded.source}`;

@@ -3,6 +3,7 @@ import { GatewayError, NotFoundError, type ContentConnector, type ItemInfo } fro
 import type { ClaimedDoc, DocOutcome } from '@gateway/persistence';
 import type { JobDefinition } from '../config/job-definition.dto';
 import { joinPath, type CopyGuard } from './document-copier';
+import { NameRefused, sourceNameOf } from './target-names';
 import { DocumentFilter } from './document-filter';
 import type { DocItem } from './task-plan';
 
@@ -51,8 +52,10 @@ export function unmappedSummary(counts: ReadonlyArray<{ kind: string; name: stri
  * `targetName`, the mappings (issue 34 §1–2) give `map`, and the copier and the planner then ask the same steps.
  */
 export interface PlanSteps {
-  /** The name the document gets at the target: `{ name }` (a rename when it differs), or `{ refused }` (names: refuse). */
-  targetName(sourceName: string, item: ItemInfo | DocItem): { name: string } | { refused: string };
+  /** The target folder of source folder `relDir` ('.' for the job's folder) below `targetFolder`; absent: the same path. */
+  targetDir?(targetFolder: string, relDir: string): string;
+  /** The name the document gets in `targetDir`: `{ name }` (a rename when it differs), or `{ refused }` (names: refuse). */
+  targetName(sourceName: string, item: ItemInfo | DocItem, targetDir: string): { name: string } | { refused: string };
   /**
    * Maps the document's properties, type and permissions, noting what it cannot; a reason when the document
    * fails (unmapped: fail), or a GatewayError thrown (recorded as the copier records it: `CODE: message`).
@@ -101,7 +104,8 @@ export class DocumentPlanner {
     await this.steps.ready?.();
     const notes = new PlanNotes();
     const outcome = await this.decide(item, sourcePath, fetch, notes).catch((e: unknown): DocOutcome => {
-      const message = e instanceof GatewayError ? `${e.code}: ${e.message}` : `INTERNAL: ${(e as Error)?.message ?? String(e)}`;
+      const message =
+        e instanceof NameRefused ? `NAME_REFUSED: ${e.message}` : e instanceof GatewayError ? `${e.code}: ${e.message}` : `INTERNAL: ${(e as Error)?.message ?? String(e)}`;
       return { docId: item.id, outcome: 'e', sourcePath, message, plan: 'fail' };
     });
     if (guard.cancelled) return undefined;
@@ -117,22 +121,21 @@ export class DocumentPlanner {
   private async decide(item: DocItem, sourcePath: string, fetch: boolean, notes: PlanNotes): Promise<DocOutcome> {
     const info: ItemInfo | DocItem = fetch ? await this.source.getItem(item.id) : item;
     const fail = (message: string): DocOutcome => ({ docId: item.id, outcome: 'e', sourcePath, message, plan: 'fail' });
-    const sourceName = path.basename(item.rel);
-    const named = this.steps.targetName(sourceName, info);
+    const sourceName = sourceNameOf(item);
+    const relDir = path.dirname(item.rel);
+    const targetFolder = this.def.target.folderPath ?? '/';
+    const targetDir = this.steps.targetDir ? this.steps.targetDir(targetFolder, relDir) : relDir === '.' ? targetFolder : joinPath(targetFolder, relDir);
+    const named = this.steps.targetName(sourceName, info, targetDir);
     if ('refused' in named) return fail(named.refused);
     const refused = await this.steps.map(info, notes);
     if (refused !== undefined) return fail(refused);
-
-    const relDir = path.dirname(item.rel);
-    const targetFolder = this.def.target.folderPath ?? '/';
-    const targetDir = relDir === '.' ? targetFolder : joinPath(targetFolder, relDir);
     const targetPath = joinPath(targetDir, named.name);
     const folderId = await this.folderId(targetDir);
     // A real run makes a missing folder through the target's folders group; without one it fails to find it.
     if (folderId === undefined && !this.target.folders) return fail(`NOT_FOUND: target folder ${targetDir} does not exist and connector ${this.target.id} cannot create folders`);
     const existing = folderId === undefined ? undefined : await this.find(targetDir, named.name);
     if (existing === undefined) {
-      if (named.name !== sourceName) return { docId: item.id, outcome: 'p', sourcePath, message: `as ${targetPath} (renamed from '${sourceName}')`, plan: 'rename' };
+      if (named.name !== path.basename(item.rel)) return { docId: item.id, outcome: 'p', sourcePath, message: `as ${targetPath} (renamed from '${sourceName}')`, plan: 'rename' };
       return { docId: item.id, outcome: 'p', sourcePath, message: `as ${targetPath}`, plan: 'create' };
     }
     const exists = { docId: item.id, sourcePath, targetId: existing };

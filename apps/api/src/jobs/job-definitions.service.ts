@@ -157,6 +157,7 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     if (def.options.copyVersions) throw refuse('options.copyVersions', 'an index holds one document per source document, not its versions');
     if (def.options.verify !== undefined) throw refuse('options.verify', 'an index entry is not a copy of the content');
     if (def.options.onMismatch !== undefined) throw refuse('options.onMismatch', 'an index entry is not a copy of the content');
+    if (def.options.names !== undefined) throw refuse('options.names', 'an index entry keeps the source name as it is');
     if (def.options.removeSource) throw refuse('options.removeSource', 'indexing never removes source documents');
     if (def.options.copyAcls !== undefined) throw refuse('options.copyAcls', 'an index entry carries the source ACL as acl_read');
     if (def.options.aclMapping !== undefined) throw refuse('options.aclMapping', 'an index entry carries the source ACL as acl_read');

@@ -1,21 +1,32 @@
 import type { ContentConnector } from '@gateway/connector-api';
 import type { JobDefinition } from '../config/job-definition.dto';
-import { DEFAULT_PLAN_STEPS, type PlanSteps } from './document-planner';
+import type { PlanSteps } from './document-planner';
 import { AclCarrier } from './mapping/acl-carrier';
+import { NameRefused, TargetNames } from './target-names';
 
 /**
  * The steps a dry run asks of each document, built from the job's options as the copier builds its own:
- * with `copyAcls`, the source's ACL mapped (the same AclCarrier decisions: unmapped principals and
- * permissions noted, ACL_UNMAPPED under `unmapped: fail`). Names keep DEFAULT_PLAN_STEPS.
+ * the target names (TargetNames: the folders and names fitted to the target's rules, NAME_REFUSED under
+ * `names: refuse`), and with `copyAcls` the source's ACL mapped (the same AclCarrier decisions: unmapped
+ * principals and permissions noted, ACL_UNMAPPED under `unmapped: fail`).
  */
 export function planSteps(def: JobDefinition, source: ContentConnector, target: ContentConnector, dataDir?: string): PlanSteps {
+  const names = new TargetNames(target.namingRules, def.options.names ?? 'sanitize');
   const acls = def.options.copyAcls ? new AclCarrier(def.options.aclMapping, source, target, dataDir) : undefined;
-  if (!acls) return DEFAULT_PLAN_STEPS;
+  const refusedName = <T>(fit: () => T): T | { refused: string } => {
+    try {
+      return fit();
+    } catch (e) {
+      if (e instanceof NameRefused) return { refused: `NAME_REFUSED: ${e.message}` };
+      throw e;
+    }
+  };
   return {
-    targetName: (sourceName, item) => DEFAULT_PLAN_STEPS.targetName(sourceName, item),
-    ready: () => acls.ready(),
+    targetDir: (targetFolder, relDir) => names.folder(targetFolder, relDir),
+    targetName: (sourceName, _item, targetDir) => refusedName(() => ({ name: names.name(targetDir, sourceName) })),
+    ...(acls ? { ready: () => acls.ready() } : {}),
     map: async (item, notes) => {
-      await acls.note(item.id, notes);
+      await acls?.note(item.id, notes);
       return undefined;
     },
   };

@@ -50,6 +50,18 @@ describe('task plan', () => {
     expect(elsewhere.map((t) => t.key).filter((k) => once.some((o) => o.key === k))).toEqual([once[0].key]); // the subfolder's task is the same
   });
 
+  it("carries a listed document's source_name, and makes each unaddressable entry a document to skip, with its reason", () => {
+    const listed: EnumPayload = { folderPath: '/in/a', rel: 'a' };
+    const renamed: ItemInfo = { ...doc('d1', 'x\uff1ay.txt', '/in/a'), properties: { source_name: 'x:y.txt' } };
+    const page = { items: [renamed], unaddressable: [{ name: 'b\\c', baseType: 'document' as const, reason: 'the name contains a path separator inside a name' }, { name: 'd\u0007', baseType: 'folder' as const, reason: 'the name contains a control character' }] };
+    const items = (parseTask(folderPageTasks('e.x', listed, 'folder-a', page, true)[0]).payload as DocsPayload).items;
+    expect(items[0]).toMatchObject({ id: 'd1', rel: 'a/x\uff1ay.txt', sourceName: 'x:y.txt' });
+    expect(items.slice(1)).toEqual([
+      { id: expect.stringMatching(/^unaddressable\.[0-9a-f]{40}$/), rel: 'a/b\\c', unaddressable: 'the name contains a path separator inside a name' },
+      { id: expect.stringMatching(/^unaddressable\.[0-9a-f]{40}$/), rel: 'a/d\u0007', unaddressable: 'the name contains a control character (a folder: nothing in it is listed)' },
+    ]);
+  });
+
   it('plans a subfolder only for a recursive job, relative to the listed folder', () => {
     const listed: EnumPayload = { folderPath: '/in/a', rel: 'a' };
     const items = [folder('f1', 'b', '/in/a'), doc('d1', 'x.txt', '/in/a')];

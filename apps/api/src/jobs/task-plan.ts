@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FolderPage } from '@gateway/connector-api';
 import type { JobTaskRecord, RunPlanReader, TaskSpec } from '@gateway/persistence';
 import type { JobDefinition } from '../config/job-definition.dto';
+import { SOURCE_NAME_PROPERTY } from './target-names';
 
 /**
  * The task plan: how a run's work is cut into tasks and what a task carries. Shared by the
@@ -49,6 +50,10 @@ export interface DocItem {
   size?: number;
   /** Modification time (epoch ms) as listed, for the modifiedAfter/modifiedBefore filters. */
   modified?: number;
+  /** The name a copy job renamed it from (its `source_name` property, target-names.ts): a copy back restores it. */
+  sourceName?: string;
+  /** An entry the source cannot address (FolderPage.unaddressable), why: recorded skipped, never read. */
+  unaddressable?: string;
 }
 
 export interface DocsPayload {
@@ -83,10 +88,16 @@ export function folderPageTasks(taskKey: string, listed: EnumPayload, folderId: 
   for (const item of page.items) {
     const rel = listed.rel ? `${listed.rel}/${item.name}` : item.name;
     if (item.baseType === 'document') {
-      docs.push({ id: item.id, rel, path: item.path, mimeType: item.mimeType, size: item.size, modified: item.modified?.getTime() });
+      const sourceName = item.properties?.[SOURCE_NAME_PROPERTY] ?? undefined;
+      docs.push({ id: item.id, rel, path: item.path, mimeType: item.mimeType, size: item.size, modified: item.modified?.getTime(), ...(sourceName ? { sourceName } : {}) });
     } else if (recursive) {
       tasks.push(enumTask(hashKey(LISTING, item.id), { folderId: item.id, folderPath: item.path, rel }));
     }
+  }
+  for (const entry of page.unaddressable ?? []) {
+    const rel = listed.rel ? `${listed.rel}/${entry.name}` : entry.name;
+    const what = entry.baseType === 'folder' ? `${entry.reason} (a folder: nothing in it is listed)` : entry.reason;
+    docs.push({ id: hashKey('unaddressable', folderId, entry.name), rel, unaddressable: what });
   }
   for (let i = 0, k = 0; i < docs.length; i += DOCS_PER_TASK, k++) {
     tasks.push(docsTask(hashKey('d', taskKey, String(k)), { items: docs.slice(i, i + DOCS_PER_TASK) }));
