@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ContentHashCapability } from './content-hash';
+import type { PropertyDefinition } from './property-schema';
 import type { IndexCapability, SearchCapability } from './search';
 
 /** Who is acting; drivers record it as creator/modifier and check-out holder. */
@@ -123,6 +124,8 @@ export interface FolderCapability {
 
 export interface PropertyUpdateCapability {
   updateProperties(id: string, properties: Record<string, string>, actor: Actor): Promise<string>;
+  /** Optional: the properties a document of `type` (a key of types(); default: the type createFile uses) has, writable or not (property-schema.ts). */
+  describeProperties?(type?: string): Promise<PropertyDefinition[]>;
 }
 
 export interface AclCapability {

@@ -9,5 +9,6 @@ export * from './search';
 export * from './params';
 export * from './byte-slice';
 export * from './content-hash';
+export * from './property-schema';
 export { declaredMimeType, mimeTypeFor } from './mime';
 export * from './query-dsl';

@@ -21,6 +21,7 @@ import {
 import { COLLECTION_NAME } from '@gateway/connector-api';
 import { CONNECTOR_ID_PATTERN } from './connector-id';
 import { JobScheduleDto, JobScheduleStateView, JobScheduleView, scheduleWithDefaults, type JobSchedule } from './job-schedule.dto';
+import { PropertyMappingDto, type PropertyMapping } from './property-mapping.dto';
 
 /** Defaults of an indexing job's options (a job whose target connector has the `index` group). */
 export const INDEX_JOB_DEFAULTS = { extract: true, maxContentChars: 1_000_000, defaultAcl: '__everyone__' } as const;
@@ -192,6 +193,13 @@ export class JobOptionsDto {
   @MinLength(1)
   @MaxLength(255)
   defaultAcl?: string;
+
+  @ApiPropertyOptional({ type: PropertyMappingDto, description: 'Property and type mapping, copy and indexing jobs (jobs README, "Property and type mapping")' })
+  @IsOptional()
+  @IsObject({ message: 'mapping must be an object' })
+  @ValidateNested()
+  @Type(() => PropertyMappingDto)
+  mapping?: PropertyMappingDto;
 }
 
 export class JobDefinitionDto {
@@ -266,6 +274,8 @@ export interface JobDefinition {
     extract?: boolean;
     maxContentChars?: number;
     defaultAcl?: string;
+    /** Stored only when given (config/property-mapping.dto.ts). */
+    mapping?: PropertyMapping;
   };
   /** Stored only when given. */
   schedule?: JobSchedule;
@@ -302,6 +312,7 @@ class JobOptionsView {
   @ApiPropertyOptional({ description: 'Indexing jobs' }) extract?: boolean;
   @ApiPropertyOptional({ description: 'Indexing jobs' }) maxContentChars?: number;
   @ApiPropertyOptional({ description: 'Indexing jobs' }) defaultAcl?: string;
+  @ApiPropertyOptional({ type: PropertyMappingDto }) mapping?: PropertyMappingDto;
 }
 
 export class JobDto {
@@ -337,7 +348,7 @@ export function withDefaults(input: JobDefinitionDto): JobDefinition {
       maxErrors: input.options?.maxErrors ?? 0,
       removeSource: input.options?.removeSource ?? false,
       exclude: input.options?.exclude ?? [],
-      ...pick(input.options, ['include', 'modifiedAfter', 'modifiedBefore', 'minSize', 'maxSize', 'verify', 'onMismatch']),
+      ...pick(input.options, ['include', 'modifiedAfter', 'modifiedBefore', 'minSize', 'maxSize', 'verify', 'onMismatch', 'mapping']),
       ...(input.options?.extract !== undefined ? { extract: input.options.extract } : {}),
       ...(input.options?.maxContentChars !== undefined ? { maxContentChars: input.options.maxContentChars } : {}),
       ...(input.options?.defaultAcl !== undefined ? { defaultAcl: input.options.defaultAcl } : {}),

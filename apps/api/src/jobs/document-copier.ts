@@ -6,6 +6,7 @@ import { DocumentFilter } from './document-filter';
 import type { JobDefinition } from '../config/job-definition.dto';
 import { CopyVerifier, type HashingPassThrough, type SentContent, type Verification } from './copy-verification';
 import { Cancelled } from './run-watcher';
+import { MappedProperties, PropertiesRefused, type PreparedProperties } from './mapping/mapped-properties';
 import type { DocItem } from './task-plan';
 
 /** Timestamps of coarse filesystems: a target modified this close before the claim still counts as ours. */
@@ -44,6 +45,7 @@ export class DocumentCopier {
   private readonly folders = new Map<string, Promise<string>>();
   private readonly filter: DocumentFilter;
   private readonly verifier: CopyVerifier;
+  private readonly mapping?: MappedProperties;
 
   constructor(
     readonly def: JobDefinition,
@@ -53,6 +55,7 @@ export class DocumentCopier {
   ) {
     this.filter = new DocumentFilter(def.options);
     this.verifier = new CopyVerifier(target, def.options.verify, def.options.onMismatch);
+    if (def.options.mapping) this.mapping = new MappedProperties(def.options.mapping, source, target, actor);
   }
 
   /** Where the document is read from, for the audit trail. */
@@ -76,6 +79,9 @@ export class DocumentCopier {
         const fresh = await this.source.getItem(item.id);
         info = { ...item, path: fresh.path, mimeType: fresh.mimeType, size: fresh.size };
       }
+      // Mapped and checked against the target before a byte is written (mapping/mapped-properties.ts).
+      const mapped = this.mapping ? await this.mapping.prepare(item.id) : undefined;
+      if (mapped?.failure) return { docId: item.id, outcome: 'e', sourcePath, message: mapped.failure };
       const relDir = path.dirname(item.rel);
       const targetFolder = this.def.target.folderPath ?? '/'; // always set on a copy job (definitions service)
       const targetDir = relDir === '.' ? targetFolder : joinPath(targetFolder, relDir);
@@ -90,7 +96,7 @@ export class DocumentCopier {
           const t = await this.target.getItem(existing);
           const modified = t.modified?.getTime() ?? 0;
           if (modified >= claim.claimedAt - CLOCK_TOLERANCE_MS && (info.size === undefined || t.size === undefined || t.size === info.size)) {
-            return await this.written(item, sourcePath, existing, 'recovered: written by an earlier attempt of this run');
+            return await this.written(item, sourcePath, existing, 'recovered: written by an earlier attempt of this run', undefined, mapped);
           }
         }
       }
@@ -98,8 +104,8 @@ export class DocumentCopier {
       const contents = await this.contentsToCopy(item.id);
       if (existing === undefined) {
         try {
-          const write = await this.writeNew(guard, folderId, name, info.mimeType, contents);
-          return await this.written(item, sourcePath, write.id, undefined, write);
+          const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type);
+          return await this.written(item, sourcePath, write.id, undefined, write, mapped);
         } catch (e) {
           if (!(e instanceof ConflictError)) throw e;
           existing = await findId(this.target, targetDir, name);
@@ -111,21 +117,23 @@ export class DocumentCopier {
       }
       if (onExisting === 'overwrite') {
         await this.target.deleteItem(existing, true, this.actor);
-        const write = await this.writeNew(guard, folderId, name, info.mimeType, contents);
-        return await this.written(item, sourcePath, write.id, 'overwritten', write);
+        const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type);
+        return await this.written(item, sourcePath, write.id, 'overwritten', write, mapped);
       }
       let write: CheckedWrite | undefined;
       for (const versionId of contents) write = await this.addVersion(guard, write?.id ?? existing, versionId, name, info.mimeType, true);
-      return await this.written(item, sourcePath, write!.id, 'new version', write);
+      return await this.written(item, sourcePath, write!.id, 'new version', write, mapped, true);
     } catch (e) {
       if (e instanceof CopyMismatch) return await this.mismatched(item, sourcePath, e);
+      if (e instanceof PropertiesRefused) return e.outcome(item.id, sourcePath);
       if (guard.cancelled || e instanceof Cancelled) return undefined;
       const message = e instanceof GatewayError ? `${e.code}: ${e.message}` : `INTERNAL: ${(e as Error)?.message ?? String(e)}`;
       return { docId: item.id, outcome: 'e', sourcePath, message };
     }
   }
 
-  private async written(item: DocItem, sourcePath: string, targetId: string, message?: string, write?: CheckedWrite): Promise<DocOutcome> {
+  private async written(item: DocItem, sourcePath: string, targetId: string, message?: string, write?: CheckedWrite, mapped?: PreparedProperties, addedVersion = false): Promise<DocOutcome> {
+    if (mapped) await this.mapping!.apply(targetId, mapped, addedVersion);
     let removed = false;
     if (this.def.options.removeSource) {
       try {
@@ -167,28 +175,28 @@ export class DocumentCopier {
     return [...versions].sort((a, b) => a.modified.getTime() - b.modified.getTime()).map((v) => v.id);
   }
 
-  private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[]): Promise<CheckedWrite> {
+  private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[], type?: string): Promise<CheckedWrite> {
     if (guard.cancelled) throw new Cancelled();
     // A target that copies the files of a localFiles source itself (between two filesystem
     // connectors: on its copy thread, off the event loop, hashing what it reads); undefined when it cannot, and the content streams.
     const local = this.source.localFiles;
-    const direct = local && (await this.target.directCopy?.copyFrom(local, contents[0], { folderId, fileName: name, mimeType }, this.actor));
+    const direct = local && (await this.target.directCopy?.copyFrom(local, contents[0], { folderId, fileName: name, mimeType, type }, this.actor));
     let write: CheckedWrite;
     if (direct) {
       const sent = { sha256: direct.sha256, bytes: direct.size, ...(this.verifier.targetHashesSha256 ? { targetHash: direct.sha256 } : {}) };
       write = await this.checked(direct.id, sent, false, direct.sha256);
     } else {
-      write = await this.streamNew(guard, folderId, name, mimeType, contents[0]);
+      write = await this.streamNew(guard, folderId, name, mimeType, contents[0], type);
     }
     for (const versionId of contents.slice(1)) write = await this.addVersion(guard, write.id, versionId, name, mimeType, false);
     return write;
   }
 
-  private async streamNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, sourceId: string): Promise<CheckedWrite> {
+  private async streamNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, sourceId: string, type?: string): Promise<CheckedWrite> {
     const first = await this.open(guard, sourceId);
     const hashing = this.verifier.passThrough();
     try {
-      const id = await this.target.createFile({ folderId, fileName: name, mimeType, content: through(first, hashing) }, this.actor);
+      const id = await this.target.createFile({ folderId, fileName: name, mimeType, content: through(first, hashing), ...(type !== undefined ? { type } : {}) }, this.actor);
       return await this.checked(id, hashing.sent(), false);
     } finally {
       // A target that refused before reading (it exists, bad name) leaves the stream open.
