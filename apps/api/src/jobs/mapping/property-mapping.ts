@@ -217,3 +217,15 @@ function kindProblem(definition: PropertyDefinition, v: string): string | undefi
 function clip(v: string): string {
   return v.length > 40 ? `${v.slice(0, 40)}…` : v;
 }
+
+/**
+ * An indexing job's custom properties (index fields `prop_<name>`): the mapped values and constants by
+ * target name, then the kept ones; an index takes any name, so nothing is checked. Multi-values
+ * comma-joined, as the unmapped properties are indexed.
+ */
+export function indexedProperties(doc: MappedDocument): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of doc.kept) out[name] = value;
+  for (const [name, value] of doc.properties) out[name] = Array.isArray(value) ? value.join(',') : value;
+  return out;
+}
