@@ -70,6 +70,8 @@ describe('property mapping engine', () => {
   it('gives the dry run the mapped and unmapped names without writing anything', () => {
     expect(unmappedProperties(compileMapping({ properties: { a: 'A' } }), { properties: { a: '1', b: '2', c: null } })).toEqual({ mapped: ['a'], unmapped: ['b'] });
     expect(unmappedProperties(compileMapping({}), {})).toEqual({ mapped: [], unmapped: [] });
+    // The job's stored option as it is.
+    expect(unmappedProperties({ properties: { b: 'B' }, unmapped: 'fail' }, { properties: { a: '1', b: '2' } })).toEqual({ mapped: ['b'], unmapped: ['a'] });
   });
 });
 

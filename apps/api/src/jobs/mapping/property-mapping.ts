@@ -113,12 +113,29 @@ function valuedProperties(doc: SourceDocument): Array<[string, string]> {
   return Object.entries(doc.properties ?? {}).filter((e): e is [string, string] => e[1] !== null && e[1] !== '');
 }
 
-/** The mapped and unmapped property names of a document, without writing anything (what a dry run reports). */
-export function unmappedProperties(mapping: CompiledMapping, doc: SourceDocument): { mapped: string[]; unmapped: string[] } {
+const compiledByMapping = new WeakMap<PropertyMapping, CompiledMapping>();
+
+/**
+ * The mapped and unmapped property names of a document (a source getItem's answer), without writing
+ * anything: what a dry run reports. Takes the job's `options.mapping` as stored (compiled once per
+ * mapping object) or a compiled one.
+ */
+export function unmappedProperties(mapping: PropertyMapping | CompiledMapping, doc: SourceDocument): { mapped: string[]; unmapped: string[] } {
+  const rules = isCompiled(mapping) ? mapping.rules : compiledOnce(mapping).rules;
   const mapped: string[] = [];
   const unmapped: string[] = [];
-  for (const [name] of valuedProperties(doc)) (mapping.rules.has(name) ? mapped : unmapped).push(name);
+  for (const [name] of valuedProperties(doc)) (rules.has(name) ? mapped : unmapped).push(name);
   return { mapped, unmapped };
+}
+
+function isCompiled(mapping: PropertyMapping | CompiledMapping): mapping is CompiledMapping {
+  return (mapping as Partial<CompiledMapping>).rules instanceof Map;
+}
+
+function compiledOnce(mapping: PropertyMapping): CompiledMapping {
+  let compiled = compiledByMapping.get(mapping);
+  if (!compiled) compiledByMapping.set(mapping, (compiled = compileMapping(mapping)));
+  return compiled;
 }
 
 export function mapDocument(mapping: CompiledMapping, doc: SourceDocument): MappedDocument {
