@@ -1,4 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { IsIn, IsOptional, registerDecorator, type ValidationOptions } from 'class-validator';
 
 /**
@@ -130,6 +131,29 @@ function checkedBy(name: string, problem: (value: unknown) => string | undefined
     });
 }
 
+const SEPARATOR_SCHEMA: SchemaObject = { type: 'string', minLength: 1, maxLength: 100 };
+/** One transform step as OpenAPI says it: a plain name, or a one-key object with its argument. */
+const TRANSFORM_STEP_SCHEMA: SchemaObject = {
+  oneOf: [
+    { type: 'string', enum: [...PLAIN_TRANSFORMS] },
+    { type: 'object', required: ['split'], additionalProperties: false, properties: { split: SEPARATOR_SCHEMA } },
+    { type: 'object', required: ['join'], additionalProperties: false, properties: { join: SEPARATOR_SCHEMA } },
+    {
+      type: 'object',
+      required: ['replace'],
+      additionalProperties: false,
+      properties: {
+        replace: {
+          type: 'object',
+          required: ['from', 'to'],
+          additionalProperties: false,
+          properties: { from: { type: 'string', minLength: 1, maxLength: MAPPING_LIMITS.valueLength }, to: { type: 'string', maxLength: MAPPING_LIMITS.valueLength } },
+        },
+      },
+    },
+  ],
+};
+
 export class PropertyMappingDto implements PropertyMapping {
   @ApiPropertyOptional({
     type: 'object',
@@ -143,6 +167,7 @@ export class PropertyMappingDto implements PropertyMapping {
             to: { type: 'string', minLength: 1, maxLength: MAPPING_LIMITS.nameLength, description: 'Target property; default: the same name' },
             default: { type: 'string', maxLength: MAPPING_LIMITS.valueLength, description: 'Value written when the source has none (absent, null or empty)' },
             transform: {
+              oneOf: [TRANSFORM_STEP_SCHEMA, { type: 'array', minItems: 1, maxItems: MAPPING_LIMITS.transforms, items: TRANSFORM_STEP_SCHEMA }],
               description:
                 `One transform or a list of at most ${MAPPING_LIMITS.transforms}, applied in order: ${PLAIN_TRANSFORMS.join(', ')} (ISO 8601 or epoch milliseconds in, ISO 8601 UTC out), ` +
                 '{ "split": sep } (to a multi-value), { "join": sep }, { "replace": { "from", "to" } } (literal, every occurrence)',
