@@ -11,13 +11,14 @@ import { MODE, call, defineJob, startJobsGateway, waitStatus, type JobsGateway }
  * REST (the simulator): mapped and transformed values and constants arrive in typed columns,
  * unmapped properties follow keep / drop / fail, and a value a column refuses (not a number,
  * longer than a single line of text takes) is an `e` record naming the property, with nothing
- * written for it. Invalid mappings are a 400 naming the key.
+ * written for it. Filesystem → CMIS: the type mapped to a CMIS document type, a read-only CMIS property
+ * refused by its type definition. Invalid mappings are a 400 naming the key.
  */
 const DOC_TYPE = 'gw:mappingDocument';
 const SOURCE_PROPERTIES = ['mpTitle', 'mpCount', 'mpKeywords', 'Extra', 'mpOther'];
 const actor = { username: 'admin' };
 
-describe(`Jobs with a property mapping, CMIS → SharePoint REST, ${MODE} mode`, () => {
+describe(`Jobs with a property mapping, CMIS → SharePoint REST and filesystem → CMIS, ${MODE} mode`, () => {
   let cmisEngine: CmisEngine;
   let spEngine: SharePointEngine;
   let sp: SharePointSetup;
@@ -131,6 +132,35 @@ describe(`Jobs with a property mapping, CMIS → SharePoint REST, ${MODE} mode`,
     expect(status).toMatchObject({ status: 'COMPLETED_WITH_ERRORS', written: 0, failed: 3 });
     expect(byName['good.txt']).toMatchObject({ outcome: 'e', message: expect.stringMatching(/^UNMAPPED_PROPERTY: property '(Extra|mpOther)' is not mapped \(mapping\.unmapped is fail\)$/) });
     expect(await targetNames(targetFolders[2])).toEqual([]);
+  });
+
+  it('filesystem → CMIS: the type mapped to a CMIS document type with its properties; a read-only CMIS property refused naming it', async () => {
+    const src = gw.app.get(ConnectorRegistry).get('src');
+    const folderId = await src.folders!.createFolder('/to-cmis', actor);
+    const id = await src.createFile({ folderId, fileName: 'x.txt', mimeType: 'text/plain', content: Readable.from([Buffer.from('x')]) }, actor);
+    await src.propertyUpdate!.updateProperties(id, { title: '  Hello ', other: 'dropped' }, actor);
+    const targetFolder = `${sourceFolder}-from-fs`;
+    const run = async (name: string, properties: Record<string, unknown>) => {
+      const jobId = await defineJob(gw, {
+        jobName: name,
+        source: { connectorId: 'src', folderPath: '/to-cmis' },
+        target: { connectorId: 'cmis', folderPath: `${targetFolder}/${name}` },
+        options: { mapping: { properties, types: { file: DOC_TYPE }, unmapped: 'drop' }, verify: 'size' },
+      });
+      await call(gw, jobId, 'start');
+      const status = await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED');
+      const rows = (await gw.http().get(`${gw.api}/job/service/${jobId}/report`).set('Authorization', adminAuth()).expect(200)).body.results.rows as Array<Record<string, string>>;
+      return { status, row: rows[0] };
+    };
+    const mapped = await run('fs-typed', { title: { to: 'mpTitle', transform: 'trim' } });
+    expect(mapped.row).toMatchObject({ outcome: 'p' });
+    const written = await cmis.getItem(mapped.row.targetId);
+    expect(written.typeId).toBe(DOC_TYPE);
+    expect(written.properties).toMatchObject({ mpTitle: 'Hello' });
+    expect(Object.values(written.properties ?? {})).not.toContain('dropped');
+    const refused = await run('fs-readonly', { title: 'cmis:createdBy' });
+    expect(refused.status).toMatchObject({ written: 0, failed: 1 });
+    expect(refused.row).toMatchObject({ outcome: 'e', message: "PROPERTY_REFUSED: property 'cmis:createdBy': read-only at the target" });
   });
 
   it('refuses an invalid mapping at definition time naming the key', async () => {
