@@ -96,7 +96,8 @@ export class DocumentCopier {
           const t = await this.target.getItem(existing);
           const modified = t.modified?.getTime() ?? 0;
           if (modified >= claim.claimedAt - CLOCK_TOLERANCE_MS && (info.size === undefined || t.size === undefined || t.size === info.size)) {
-            return await this.written(item, sourcePath, existing, 'recovered: written by an earlier attempt of this run', undefined, mapped);
+            // Whether that write made the document or added a version is not known: under `version`, a refusal removes only the latest version.
+            return await this.written(item, sourcePath, existing, 'recovered: written by an earlier attempt of this run', undefined, mapped, onExisting === 'version');
           }
         }
       }
