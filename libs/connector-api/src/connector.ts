@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { ChangeFeedCapability } from './changes';
 import type { ContentHashCapability } from './content-hash';
 import type { NamingRules } from './naming-rules';
+import type { PropertyDefinition } from './property-schema';
 import type { IndexCapability, SearchCapability } from './search';
 
 /** Who is acting; drivers record it as creator/modifier and check-out holder. */
@@ -142,6 +143,8 @@ export interface FolderCapability {
 
 export interface PropertyUpdateCapability {
   updateProperties(id: string, properties: Record<string, string>, actor: Actor): Promise<string>;
+  /** Optional: the properties a document of `type` (a key of types(); default: the type createFile uses) has, writable or not (property-schema.ts). */
+  describeProperties?(type?: string): Promise<PropertyDefinition[]>;
 }
 
 export interface AclCapability {

@@ -11,5 +11,6 @@ export * from './byte-slice';
 export * from './content-hash';
 export * from './changes';
 export * from './naming-rules';
+export * from './property-schema';
 export { declaredMimeType, mimeTypeFor } from './mime';
 export * from './query-dsl';

@@ -70,6 +70,8 @@ export interface CmisPropertyDefinition {
   propertyType: string;
   cardinality: string;
   updatability: string;
+  /** String properties that declare a limit. */
+  maxLength?: number;
 }
 
 export interface CmisTypeTreeNode {

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type Actor, type PropertyUpdateCapability } from '@gateway/connector-api';
+import { InvalidArgumentError, type Actor, type PropertyDefinition, type PropertyKind, type PropertyUpdateCapability } from '@gateway/connector-api';
 import type { CmisConnector } from './cmis.connector';
 import { gatewayId, isCheckedOut, objectId } from './item-info';
 
@@ -30,7 +30,22 @@ export class CmisPropertyUpdate implements PropertyUpdateCapability {
     await this.connector.client.updateProperties(target, changes, { as: user, id, parameter: 'properties' });
     return gatewayId(props);
   }
+
+  /** The type definition's properties; writable means `readwrite` (a job does not check documents out, so `whencheckedout` is not). */
+  async describeProperties(type?: string): Promise<PropertyDefinition[]> {
+    const definition = await this.connector.typeOf({ 'cmis:objectTypeId': type ?? this.connector.params.documentType }, true);
+    return Object.values(definition.propertyDefinitions ?? {}).map((p) => ({
+      name: p.id,
+      kind: KINDS[p.propertyType] ?? 'string',
+      multiValue: p.cardinality === 'multi',
+      writable: p.updatability === 'readwrite',
+      ...(typeof p.maxLength === 'number' && p.maxLength > 0 ? { maxLength: p.maxLength } : {}),
+    }));
+  }
 }
+
+/** CMIS property types as kinds (id, uri, html are strings). */
+const KINDS: Record<string, PropertyKind> = { integer: 'number', decimal: 'number', boolean: 'boolean', datetime: 'date' };
 
 /** A property value as the browser binding wants it; '' unsets the property. */
 function convertValue(name: string, value: string, propertyType: string, multi: boolean): string | string[] | null {

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type Actor, type PropertyUpdateCapability } from '@gateway/connector-api';
+import { InvalidArgumentError, type Actor, type PropertyDefinition, type PropertyKind, type PropertyUpdateCapability } from '@gateway/connector-api';
 import { ATTRIBUTION_FIELDS } from '@gateway/microsoft-client';
 import { fileId } from './ids';
 import { expanded, str, type Json } from './odata';
@@ -38,4 +38,31 @@ export class SharePointPropertyUpdate implements PropertyUpdateCapability {
     await this.connector.merge(spId.uid, { ...changes, [ATTRIBUTION_FIELDS.modifiedBy]: actor.username }, id, etag);
     return fileId(spId.uid);
   }
+
+  /**
+   * The library's custom columns by Title (the names properties carry), read-only ones included as not
+   * writable; the built-in ones (FromBaseType) are not properties here. One document type (SP.File), so
+   * `type` changes nothing. Kinds from TypeAsString; MaxLength where the column declares it (Text: 255).
+   */
+  async describeProperties(_type?: string): Promise<PropertyDefinition[]> {
+    const fields = await this.connector.listFields('InternalName,Title,FromBaseType,ReadOnlyField,TypeAsString,MaxLength');
+    const out: PropertyDefinition[] = [];
+    for (const f of fields) {
+      const internal = str(f, 'InternalName');
+      if (!internal || f.FromBaseType === true || ATTRIBUTION.has(internal)) continue;
+      const typeName = str(f, 'TypeAsString') ?? 'Text';
+      const maxLength = Number(f.MaxLength);
+      out.push({
+        name: str(f, 'Title') ?? internal,
+        kind: FIELD_KINDS[typeName] ?? 'string',
+        multiValue: typeName.endsWith('Multi'),
+        writable: f.ReadOnlyField !== true,
+        ...(Number.isInteger(maxLength) && maxLength > 0 ? { maxLength } : {}),
+      });
+    }
+    return out;
+  }
 }
+
+/** SharePoint field types (TypeAsString) as kinds; Text, Note, Choice, MultiChoice and the rest are strings. */
+const FIELD_KINDS: Record<string, PropertyKind> = { Number: 'number', Currency: 'number', Integer: 'number', Counter: 'number', DateTime: 'date', Boolean: 'boolean' };

@@ -184,7 +184,7 @@ export class SharePointConnector implements ContentConnector {
   }
 
   async loadFields(state: ListState): Promise<void> {
-    const { items } = readCollection(await this.getJson(`${this.listPath()}/fields${this.listQuery({ $select: 'InternalName,Title,FromBaseType,Hidden,ReadOnlyField' })}`));
+    const items = await this.listFields('InternalName,Title,FromBaseType,Hidden,ReadOnlyField');
     state.fields.clear();
     state.titles.clear();
     for (const f of items) {
@@ -196,6 +196,11 @@ export class SharePointConnector implements ContentConnector {
       state.fields.set(title.toLowerCase(), internal);
       state.titles.set(internal, title);
     }
+  }
+
+  /** The library's fields, with the `select`ed members. */
+  async listFields(select: string): Promise<Json[]> {
+    return readCollection(await this.getJson(`${this.listPath()}/fields${this.listQuery({ $select: select })}`)).items;
   }
 
   /** The gateway path of a server-relative URL; anything outside the library is refused. */

@@ -22,6 +22,7 @@ import { COLLECTION_NAME } from '@gateway/connector-api';
 import { AclMappingDto, type AclMapping } from './acl-mapping.dto';
 import { CONNECTOR_ID_PATTERN } from './connector-id';
 import { JobScheduleDto, JobScheduleStateView, JobScheduleView, scheduleWithDefaults, type JobSchedule } from './job-schedule.dto';
+import { PropertyMappingDto, type PropertyMapping } from './property-mapping.dto';
 
 /** Defaults of an indexing job's options (a job whose target connector has the `index` group). */
 export const INDEX_JOB_DEFAULTS = { extract: true, maxContentChars: 1_000_000, defaultAcl: '__everyone__' } as const;
@@ -222,6 +223,13 @@ export class JobOptionsDto {
   @MinLength(1)
   @MaxLength(255)
   defaultAcl?: string;
+
+  @ApiPropertyOptional({ type: PropertyMappingDto, description: 'Property and type mapping, copy and indexing jobs (jobs README, "Property and type mapping")' })
+  @IsOptional()
+  @IsObject({ message: 'mapping must be an object' })
+  @ValidateNested()
+  @Type(() => PropertyMappingDto)
+  mapping?: PropertyMappingDto;
 }
 
 export class JobDefinitionDto {
@@ -301,6 +309,8 @@ export interface JobDefinition {
     extract?: boolean;
     maxContentChars?: number;
     defaultAcl?: string;
+    /** Stored only when given (config/property-mapping.dto.ts). */
+    mapping?: PropertyMapping;
   };
   /** Stored only when given. */
   schedule?: JobSchedule;
@@ -340,6 +350,7 @@ class JobOptionsView {
   @ApiPropertyOptional({ description: 'Indexing jobs' }) extract?: boolean;
   @ApiPropertyOptional({ description: 'Indexing jobs' }) maxContentChars?: number;
   @ApiPropertyOptional({ description: 'Indexing jobs' }) defaultAcl?: string;
+  @ApiPropertyOptional({ type: PropertyMappingDto }) mapping?: PropertyMappingDto;
 }
 
 export class JobDto {
@@ -375,7 +386,7 @@ export function withDefaults(input: JobDefinitionDto): JobDefinition {
       maxErrors: input.options?.maxErrors ?? 0,
       removeSource: input.options?.removeSource ?? false,
       exclude: input.options?.exclude ?? [],
-      ...pick(input.options, ['include', 'modifiedAfter', 'modifiedBefore', 'minSize', 'maxSize', 'verify', 'onMismatch', 'names']),
+      ...pick(input.options, ['include', 'modifiedAfter', 'modifiedBefore', 'minSize', 'maxSize', 'verify', 'onMismatch', 'names', 'mapping']),
       ...(input.options?.copyAcls !== undefined ? { copyAcls: input.options.copyAcls } : {}),
       ...(input.options?.aclMapping !== undefined ? { aclMapping: { ...input.options.aclMapping, unmapped: input.options.aclMapping.unmapped ?? 'drop' } } : {}),
       ...(input.options?.extract !== undefined ? { extract: input.options.extract } : {}),

@@ -8,6 +8,7 @@ import type { JobDefinition } from '../config/job-definition.dto';
 import { CopyVerifier, type HashingPassThrough, type SentContent, type Verification } from './copy-verification';
 import { Cancelled } from './run-watcher';
 import { NameRefused, TargetNames, renameNote, sourceNameOf, type TargetNaming } from './target-names';
+import { MappedProperties, PropertiesRefused, type PreparedProperties } from './mapping/mapped-properties';
 import type { DocItem } from './task-plan';
 
 /** Timestamps of coarse filesystems: a target modified this close before the claim still counts as ours. */
@@ -49,6 +50,7 @@ export class DocumentCopier {
   private readonly names: TargetNames;
   /** options.copyAcls: the permissions carried to each copy (jobs/mapping/). */
   private readonly acls?: AclCarrier;
+  private readonly mapping?: MappedProperties;
 
   constructor(
     readonly def: JobDefinition,
@@ -61,6 +63,7 @@ export class DocumentCopier {
     if (def.options.copyAcls) this.acls = new AclCarrier(def.options.aclMapping, source, target, dataDir);
     this.verifier = new CopyVerifier(target, def.options.verify, def.options.onMismatch);
     this.names = new TargetNames(target.namingRules, def.options.names ?? 'sanitize');
+    if (def.options.mapping) this.mapping = new MappedProperties(def.options.mapping, source, target, actor);
   }
 
   /** Where the document is read from, for the audit trail. */
@@ -88,12 +91,15 @@ export class DocumentCopier {
         const fresh = await this.source.getItem(item.id);
         info = { ...item, path: fresh.path, mimeType: fresh.mimeType, size: fresh.size };
       }
+      // Mapped and checked against the target before a byte is written (mapping/mapped-properties.ts).
+      const mapped = this.mapping ? await this.mapping.prepare(item.id) : undefined;
+      if (mapped?.failure) return { docId: item.id, outcome: 'e', sourcePath, message: mapped.failure };
       const relDir = path.dirname(item.rel);
       const targetFolder = this.def.target.folderPath ?? '/'; // always set on a copy job (definitions service)
       const targetDir = this.names.folder(targetFolder, relDir);
       let name = this.names.name(targetDir, sourceName);
-      const written = (targetId: string, message?: string, write?: CheckedWrite) =>
-        this.written(item, sourcePath, targetId, acl, message, write, { sourceName, targetPath: joinPath(targetDir, name), renamed: name !== path.basename(item.rel) });
+      const written = (targetId: string, message?: string, write?: CheckedWrite, addedVersion = false) =>
+        this.written(item, sourcePath, targetId, acl, message, write, { sourceName, targetPath: joinPath(targetDir, name), renamed: name !== path.basename(item.rel) }, mapped, addedVersion);
       const folderId = await this.ensureFolder(targetDir);
       const { onExisting } = this.def.options;
 
@@ -105,7 +111,8 @@ export class DocumentCopier {
           const t = await this.target.getItem(existing);
           const modified = t.modified?.getTime() ?? 0;
           if (modified >= claim.claimedAt - CLOCK_TOLERANCE_MS && (info.size === undefined || t.size === undefined || t.size === info.size)) {
-            return await written(existing, 'recovered: written by an earlier attempt of this run');
+            // Whether that write made the document or added a version is not known: under `version`, a refusal removes only the latest version.
+            return await written(existing, 'recovered: written by an earlier attempt of this run', undefined, onExisting === 'version');
           }
         }
       }
@@ -114,7 +121,7 @@ export class DocumentCopier {
       const noted = (message?: string) => [message, note].filter((m) => m !== undefined).join('; ') || undefined;
       if (existing === undefined) {
         try {
-          const write = await this.writeNew(guard, folderId, name, info.mimeType, contents);
+          const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type);
           return await written(write.id, noted(), write);
         } catch (e) {
           if (!(e instanceof ConflictError)) throw e;
@@ -123,7 +130,7 @@ export class DocumentCopier {
           if (existing === undefined && name === taken) throw e;
           if (existing === undefined) {
             // Another source's document holds the name: this one goes to its hashed name.
-            const write = await this.writeNew(guard, folderId, name, info.mimeType, contents);
+            const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type);
             return await written(write.id, noted(), write);
           }
         }
@@ -133,14 +140,15 @@ export class DocumentCopier {
       }
       if (onExisting === 'overwrite') {
         await this.target.deleteItem(existing, true, this.actor);
-        const write = await this.writeNew(guard, folderId, name, info.mimeType, contents);
+        const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type);
         return await written(write.id, noted('overwritten'), write);
       }
       let write: CheckedWrite | undefined;
       for (const versionId of contents) write = await this.addVersion(guard, write?.id ?? existing, versionId, name, info.mimeType, true);
-      return await written(write!.id, noted('new version'), write);
+      return await written(write!.id, noted('new version'), write, true);
     } catch (e) {
       if (e instanceof CopyMismatch) return await this.mismatched(item, sourcePath, e);
+      if (e instanceof PropertiesRefused) return e.outcome(item.id, sourcePath);
       if (guard.cancelled || e instanceof Cancelled) return undefined;
       if (e instanceof NameRefused) return { docId: item.id, outcome: 'e', sourcePath, message: `NAME_REFUSED: ${e.message}` };
       const message = e instanceof GatewayError ? `${e.code}: ${e.message}` : `INTERNAL: ${(e as Error)?.message ?? String(e)}`;
@@ -156,7 +164,11 @@ export class DocumentCopier {
     message?: string,
     write?: CheckedWrite,
     naming?: TargetNaming,
+    mapped?: PreparedProperties,
+    addedVersion = false,
   ): Promise<DocOutcome> {
+    // The mapped properties first: a refusal removes the copy (PropertiesRefused) before anything else is done to it.
+    if (mapped) await this.mapping!.apply(targetId, mapped, addedVersion);
     const renamed = naming && (await renameNote(this.target, targetId, naming, sourcePath, this.actor));
     const aclWarning = acl && (await this.acls!.apply(targetId, acl, this.actor));
     message = [message, renamed, aclWarning].filter(Boolean).join('; ') || undefined;
@@ -208,28 +220,28 @@ export class DocumentCopier {
     return { ids: versions.map((v) => v.id).reverse() };
   }
 
-  private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[]): Promise<CheckedWrite> {
+  private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[], type?: string): Promise<CheckedWrite> {
     if (guard.cancelled) throw new Cancelled();
     // A target that copies the files of a localFiles source itself (between two filesystem
     // connectors: on its copy thread, off the event loop, hashing what it reads); undefined when it cannot, and the content streams.
     const local = this.source.localFiles;
-    const direct = local && (await this.target.directCopy?.copyFrom(local, contents[0], { folderId, fileName: name, mimeType }, this.actor));
+    const direct = local && (await this.target.directCopy?.copyFrom(local, contents[0], { folderId, fileName: name, mimeType, type }, this.actor));
     let write: CheckedWrite;
     if (direct) {
       const sent = { sha256: direct.sha256, bytes: direct.size, ...(this.verifier.targetHashesSha256 ? { targetHash: direct.sha256 } : {}) };
       write = await this.checked(direct.id, sent, false, direct.sha256);
     } else {
-      write = await this.streamNew(guard, folderId, name, mimeType, contents[0]);
+      write = await this.streamNew(guard, folderId, name, mimeType, contents[0], type);
     }
     for (const versionId of contents.slice(1)) write = await this.addVersion(guard, write.id, versionId, name, mimeType, false);
     return write;
   }
 
-  private async streamNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, sourceId: string): Promise<CheckedWrite> {
+  private async streamNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, sourceId: string, type?: string): Promise<CheckedWrite> {
     const first = await this.open(guard, sourceId);
     const hashing = this.verifier.passThrough();
     try {
-      const id = await this.target.createFile({ folderId, fileName: name, mimeType, content: through(first, hashing) }, this.actor);
+      const id = await this.target.createFile({ folderId, fileName: name, mimeType, content: through(first, hashing), ...(type !== undefined ? { type } : {}) }, this.actor);
       return await this.checked(id, hashing.sent(), false);
     } finally {
       // A target that refused before reading (it exists, bad name) leaves the stream open.

@@ -136,6 +136,25 @@ describe('DocumentIndexer', () => {
     expect(store.runs.get(run.id)).toMatchObject({ read: 2, written: 2, failed: 0 });
   });
 
+  it('names the prop_ fields by the job mapping: mapped and transformed, constants, unmapped kept or dropped, fail an e naming the property', async () => {
+    const a = await put('a.txt', 'alpha');
+    await source.propertyUpdate!.updateProperties(a.id, { 'my:keywords': 'x; y', other: 'o' }, actor);
+    const mapping = { properties: { 'my:keywords': { to: 'tags', transform: [{ split: ';' }, 'trim'] as never } }, constants: { wave: '1' } };
+    const kept = runOf({ mapping });
+    await indexAll(kept.indexer, kept.run.id, [a]);
+    const doc = index.docs().get(`src:${a.id}`)!;
+    expect(doc).toMatchObject({ prop_tags: 'x,y', prop_wave: '1', prop_other: 'o' });
+    expect(doc).not.toHaveProperty('prop_my_keywords');
+    store.jobs.clear();
+    const dropped = runOf({ mapping: { ...mapping, unmapped: 'drop' } });
+    await indexAll(dropped.indexer, dropped.run.id, [a]);
+    expect(index.docs().get(`src:${a.id}`)).not.toHaveProperty('prop_other');
+    store.jobs.clear();
+    const failing = runOf({ mapping: { properties: {}, unmapped: 'fail' } });
+    const outcomes = await indexAll(failing.indexer, failing.run.id, [a]);
+    expect(outcomes['a.txt']).toMatchObject({ outcome: 'e', message: "UNMAPPED_PROPERTY: property 'my:keywords' is not mapped (mapping.unmapped is fail)" });
+  });
+
   it('skips unchanged documents on the next run, re-indexes changed ones and removes the gone ones in the sweep', async () => {
     const a = await put('a.txt', 'alpha');
     const b = await put('b.txt', 'bravo');

@@ -5,6 +5,7 @@ import { joinPath, type CopyGuard } from './document-copier';
 import { DocumentFilter } from './document-filter';
 import { INDEX_JOB_DEFAULTS, type JobDefinition } from '../config/job-definition.dto';
 import type { JobStore } from './job-store';
+import { compileMapping, indexedProperties, mapDocument, type CompiledMapping } from './mapping/property-mapping';
 import { Cancelled } from './run-watcher';
 import type { DocItem } from './task-plan';
 
@@ -49,6 +50,7 @@ export class DocumentIndexer {
   private readonly extract: boolean;
   private readonly maxContentChars: number;
   private readonly defaultAcl: string;
+  private readonly mapping?: CompiledMapping;
 
   constructor(
     readonly def: JobDefinition,
@@ -66,6 +68,7 @@ export class DocumentIndexer {
     this.extract = def.options.extract ?? INDEX_JOB_DEFAULTS.extract;
     this.maxContentChars = def.options.maxContentChars ?? INDEX_JOB_DEFAULTS.maxContentChars;
     this.defaultAcl = def.options.defaultAcl ?? INDEX_JOB_DEFAULTS.defaultAcl;
+    if (def.options.mapping) this.mapping = compileMapping(def.options.mapping);
   }
 
   sourcePath(item: DocItem): string {
@@ -108,6 +111,10 @@ export class DocumentIndexer {
     try {
       if (guard.cancelled) throw new Cancelled();
       const info = await this.source.getItem(item.id);
+      // The job's mapping names the prop_ fields (mapping/property-mapping.ts); unmapped: fail fails the document here.
+      const mapped = this.mapping ? mapDocument(this.mapping, info) : undefined;
+      if (mapped?.failure) return { docId: item.id, outcome: 'e', sourcePath, targetId, message: mapped.failure };
+      if (mapped) info.properties = indexedProperties(mapped);
       const aclRead = await this.aclRead(item.id);
       const stamp = this.stamp(info, aclRead);
       const known = await this.knownState(item.id);
@@ -240,6 +247,7 @@ export class DocumentIndexer {
       info.versionLabel ?? null,
       info.path,
       aclRead,
+      ...(this.def.options.mapping ? [this.def.options.mapping] : []),
     ]);
   }
 

@@ -316,6 +316,7 @@ export function createSharePointApi(ctx: ApiContext) {
         StaticName: f.internalName,
         Title: f.title,
         TypeAsString: f.typeAsString,
+        ...(f.typeAsString === 'Text' ? { MaxLength: TEXT_MAX_LENGTH } : {}),
       },
     };
   }
@@ -851,7 +852,9 @@ export function createSharePointApi(ctx: ApiContext) {
       const title = str(body.Title, 'Title');
       const list = target.list;
       if (list.fields.some((f) => f.title.toLowerCase() === title.toLowerCase())) throw new SpError(400, '-2130575340, Microsoft.SharePoint.SPException', `A duplicate field name "${title}" was found.`);
-      const field = { id: randomUUID(), title, internalName: encodeInternalName(title), typeAsString: 'Text', fieldTypeKind: 2, fromBaseType: false, hidden: body.Hidden === true, readOnly: false };
+      // FieldTypeKind as SharePoint's SP.FieldType: 2 Text (default), 3 Note, 4 DateTime, 8 Boolean, 9 Number.
+      const kind = typeof body.FieldTypeKind === 'number' && FIELD_TYPES[body.FieldTypeKind] ? body.FieldTypeKind : 2;
+      const field = { id: randomUUID(), title, internalName: encodeInternalName(title), typeAsString: FIELD_TYPES[kind], fieldTypeKind: kind, fromBaseType: false, hidden: body.Hidden === true, readOnly: body.ReadOnlyField === true };
       list.fields.push(field);
       state.save();
       return sendEntity(call, fieldEntity(call, list, field), 201);
@@ -872,6 +875,7 @@ export function createSharePointApi(ctx: ApiContext) {
         if (!field) throw BAD_REQUEST(`The property '${key}' does not exist on type 'SP.Data.${list.entityTypeName}Item'. Make sure to only use property names that are defined by the type.`);
         if (field.readOnly) throw BAD_REQUEST(`The field '${key}' is read-only.`);
         if (value !== null && typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') throw BAD_REQUEST(`Invalid value for '${key}'.`);
+        if (value !== null && !fieldTakes(field, value)) throw BAD_REQUEST(`The value of field '${key}' (${field.typeAsString}) is not valid.`);
         updates[key] = value;
       }
       if (verb === 'PUT') item.fields = {};
@@ -1282,4 +1286,26 @@ export function createSharePointApi(ctx: ApiContext) {
       fail(e.status, e.code, e.message);
     }
   };
+}
+
+/** The field types a created column may have (SP.FieldType values). */
+const FIELD_TYPES: Record<number, string> = { 2: 'Text', 3: 'Note', 4: 'DateTime', 8: 'Boolean', 9: 'Number' };
+/** A single line of text holds at most 255 characters in SharePoint. */
+const TEXT_MAX_LENGTH = 255;
+
+/** Whether a list item field takes the value, as SharePoint checks it on write. */
+function fieldTakes(field: { typeAsString: string }, value: string | number | boolean): boolean {
+  const text = String(value);
+  switch (field.typeAsString) {
+    case 'Text':
+      return text.length <= TEXT_MAX_LENGTH;
+    case 'Number':
+      return text.trim() !== '' && Number.isFinite(Number(text));
+    case 'Boolean':
+      return ['true', 'false', '1', '0'].includes(text.toLowerCase());
+    case 'DateTime':
+      return Number.isFinite(Date.parse(text));
+    default:
+      return true;
+  }
 }
