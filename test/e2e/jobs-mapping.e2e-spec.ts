@@ -163,6 +163,53 @@ describe(`Jobs with a property mapping, CMIS → SharePoint REST and filesystem 
     expect(refused.row).toMatchObject({ outcome: 'e', message: "PROPERTY_REFUSED: property 'cmis:createdBy': read-only at the target" });
   });
 
+  it('acceptance (issue 34): property, type and principal maps together, planned by a dry run first, which the real run then follows document for document', async () => {
+    const folderId = (await cmis.folders!.createFolder(`${sourceFolder}-acceptance`, actor)) as string;
+    const put = async (name: string, properties: Record<string, string>, acl: Record<string, string[]>) => {
+      const id = await cmis.createFile({ folderId, fileName: name, mimeType: 'text/plain', content: Readable.from([Buffer.from(`${name}\n`)]) }, actor);
+      await cmis.propertyUpdate!.updateProperties(id, properties, actor);
+      // OpenCMIS InMemory takes new principals when "anyone" is rewritten with them; "anyone" is removed after.
+      await cmis.acls!.applyAcl(id, { anyone: ['cmis:read'], ...acl, admin: ['cmis:all'] }, actor);
+      await cmis.acls!.removeAcl(id, ['anyone'], actor);
+    };
+    await put('memo.txt', { mpTitle: ' Memo ', mpCount: '3', mpKeywords: 'a;b', Extra: 'unmapped' }, { alice: ['cmis:read'], stranger: ['cmis:write'] });
+    await put('plain.txt', { mpTitle: 'Plain', mpCount: '1' }, { alice: ['cmis:write'] });
+    const targetFolder = (await sp.createTestFolder('mapping-acceptance')).path;
+    const jobId = await defineJob(gw, {
+      jobName: 'mapping-acceptance',
+      source: { connectorId: 'cmis', folderPath: `${sourceFolder}-acceptance` },
+      target: { connectorId: 'sp', folderPath: `${targetFolder}/out` },
+      options: {
+        mapping: mapping('drop'),
+        copyAcls: true,
+        aclMapping: { principals: { alice: 'alice@contoso.com' }, groups: { admin: 'Gateway Owners' }, unmapped: 'drop' },
+      },
+    });
+    const report = async () => (await gw.http().get(`${gw.api}/job/service/${jobId}/report`).set('Authorization', adminAuth()).expect(200)).body.results as Record<string, any>;
+    const outcomes = (rows: Array<Record<string, string>>) => Object.fromEntries(rows.map((r) => [r.relPath, r.outcome]));
+
+    await gw.http().get(`${gw.api}/job/service/${jobId}/start`).query({ dryRun: 'true' }).set('Authorization', adminAuth()).expect(200);
+    expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({ dryRun: true, written: 2, failed: 0, bytesRead: 0 });
+    const plan = await report();
+    expect(plan.unmapped).toMatchObject({ property: { Extra: 1 }, principal: { stranger: 1 } });
+    expect(plan.rows.map((r: Record<string, string>) => [r.relPath, r.plan]).sort()).toEqual([['memo.txt', 'create'], ['plain.txt', 'create']]);
+    // The target untouched until the real run: not even its folder.
+    expect(await targetNames(targetFolder)).toEqual([]);
+
+    await call(gw, jobId, 'start');
+    expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({ dryRun: false, written: 2, failed: 0 });
+    const real = await report();
+    expect(outcomes(real.rows)).toEqual(outcomes(plan.rows));
+    expect(real.rows.find((r: Record<string, string>) => r.relPath === 'memo.txt')).toMatchObject({ message: expect.stringContaining("permissions: dropped unmapped principal 'stranger'") });
+    const out = `${targetFolder}/out`;
+    expect(await targetProperties(out, 'memo.txt')).toMatchObject({ MapTitle: 'Memo', MapCount: '3', MapTags: 'a, b', MapWave: 'wave-1' });
+    expect(await targetProperties(out, 'plain.txt')).toMatchObject({ MapTitle: 'Plain', MapCount: '1', MapWave: 'wave-1' });
+    const aclOf = async (name: string) => target.acls!.getAcl(await target.idByPath(out, name));
+    expect(await aclOf('memo.txt')).toEqual(expect.arrayContaining(['alice@contoso.com:read']));
+    expect((await aclOf('memo.txt')).some((e) => e.toLowerCase().startsWith('stranger'))).toBe(false);
+    expect(await aclOf('plain.txt')).toEqual(expect.arrayContaining(['alice@contoso.com:write']));
+  });
+
   it('refuses an invalid mapping at definition time naming the key', async () => {
     const bad = async (m: unknown) =>
       (
