@@ -164,7 +164,7 @@ describe(`Jobs with a property mapping, CMIS → SharePoint REST and filesystem 
   });
 
   it('acceptance (issue 34): property, type and principal maps together, planned by a dry run first, which the real run then follows document for document', async () => {
-    const folderId = (await cmis.folders!.createFolder(`${sourceFolder}-acceptance`, actor)) as string;
+    const folderId = (await cmis.folders!.createFolder(`${sourceFolder}-acceptance`, actor));
     const put = async (name: string, properties: Record<string, string>, acl: Record<string, string[]>) => {
       const id = await cmis.createFile({ folderId, fileName: name, mimeType: 'text/plain', content: Readable.from([Buffer.from(`${name}\n`)]) }, actor);
       await cmis.propertyUpdate!.updateProperties(id, properties, actor);
