@@ -23,8 +23,8 @@ export const UNMAPPED_KINDS: readonly UnmappedKind[] = ['property', 'type', 'pri
  * What the mapping steps noted while one document was planned: the distinct names they could not map. The
  * planner hands one to each step (`PlanSteps.map`); the document's outcome carries them (DocOutcome.unmapped:
  * counted per run in job_run_unmapped, the report's `unmapped` summary) and its message ends with them
- * (`unmapped property cm:title`). Nothing calls `unmapped` yet: the property, type and permission mappings add
- * their calls.
+ * (`unmapped property cm:title`). The property and type mapping (MappedProperties.note) and the permission
+ * mapping (AclCarrier.note) call it, through plan-steps.ts.
  */
 export class PlanNotes {
   private readonly noted = new Map<string, { kind: UnmappedKind; name: string }>();
@@ -47,9 +47,10 @@ export function unmappedSummary(counts: ReadonlyArray<{ kind: string; name: stri
 }
 
 /**
- * The steps of a copy that may change or refuse a document before it is written, as the plan asks them. Today a
- * copy keeps the name and maps nothing (DEFAULT_PLAN_STEPS); the target-safe names (issue 33 §3) give
- * `targetName`, the mappings (issue 34 §1–2) give `map`, and the copier and the planner then ask the same steps.
+ * The steps of a copy that may change or refuse a document before it is written, as the plan asks them
+ * (plan-steps.ts builds them from the job's options with the copier's own classes): the target-safe names
+ * (TargetNames) give `targetDir` and `targetName`, the property and permission mappings give `map`.
+ * DEFAULT_PLAN_STEPS keeps every name and maps nothing.
  */
 export interface PlanSteps {
   /** The target folder of source folder `relDir` ('.' for the job's folder) below `targetFolder`; absent: the same path. */
