@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { ContentHashCapability } from './content-hash';
 import type { IndexCapability, SearchCapability } from './search';
+import type { MoveCapability } from './move';
 
 /** Who is acting; drivers record it as creator/modifier and check-out holder. */
 export interface Actor {
@@ -265,6 +266,8 @@ export interface ContentConnector extends Connector {
   readonly directCopy?: DirectCopyCapability;
   /** The hash the repository reports of a document's content (copy jobs' `verify: hash`; content-hash.ts). */
   readonly contentHash?: ContentHashCapability;
+  /** Moves and renames a document in place (sync jobs; move.ts). */
+  readonly move?: MoveCapability;
 }
 
 /** A connector that implements the search group. */

@@ -11,3 +11,4 @@ export * from './byte-slice';
 export * from './content-hash';
 export { declaredMimeType, mimeTypeFor } from './mime';
 export * from './query-dsl';
+export * from './move';

@@ -20,6 +20,7 @@ import {
   type ItemInfo,
   type ListFolderOptions,
   type NewFile,
+  type MoveCapability,
   type PropertyUpdateCapability,
   type RepositoryDescription,
   type VersioningCapability,
@@ -30,6 +31,7 @@ import { CmisCheckInOut } from './cmis-check-in-out';
 import { CmisClient, type CmisProperties, type CmisRepositoryInfo, type CmisTypeDefinition, type CmisTypeTreeNode } from './cmis-client';
 import { CmisContentUpdate } from './cmis-content-update';
 import { CmisFolders } from './cmis-folders';
+import { CmisMoves } from './cmis-moves';
 import { CmisPropertyUpdate } from './cmis-properties';
 import { CmisVersioning } from './cmis-versioning';
 import { checkId, checkLimit, checkName, checkRange, declaredMimeType, decodeCursor, encodeCursor, notAFolder, parseAbsolutePath, toPath, uploading } from './input';
@@ -88,6 +90,7 @@ export class CmisConnector implements ContentConnector {
   readonly versioning: VersioningCapability = new CmisVersioning(this);
   readonly folders: FolderCapability = new CmisFolders(this);
   readonly propertyUpdate: PropertyUpdateCapability = new CmisPropertyUpdate(this);
+  readonly move: MoveCapability = new CmisMoves(this);
 
   private readonly contentUpdateGroup: ContentUpdateCapability = new CmisContentUpdate(this);
   private readonly checkInOutGroup: CheckInOutCapability = new CmisCheckInOut(this);

@@ -19,6 +19,7 @@ import {
   type ItemInfo,
   type ListFolderOptions,
   type LocalFilesCapability,
+  type MoveCapability,
   type NewFile,
   type PropertyUpdateCapability,
   type RepositoryDescription,
@@ -29,6 +30,7 @@ import { ContentHashes } from './content-hashes';
 import { openContent } from './content-reads';
 import { DirectCopies } from './direct-copies';
 import { DocumentChanges } from './document-changes';
+import { DocumentMoves } from './document-moves';
 import { FolderChanges } from './folder-changes';
 import { FolderListing } from './folder-listing';
 import { errnoCode, mapFsError } from './fs-errors';
@@ -79,6 +81,7 @@ export class FilesystemConnector implements ContentConnector {
   readonly directCopy: DirectCopyCapability;
   readonly contentHash: ContentHashCapability;
   readonly localFiles: LocalFilesCapability;
+  readonly move: MoveCapability;
 
   /** `root` must already be a real path (no links); call init() before use. */
   constructor(
@@ -99,6 +102,7 @@ export class FilesystemConnector implements ContentConnector {
     this.propertyUpdate = group(this.changes, 'updateProperties');
     this.folders = group(new FolderChanges(this.files), 'createFolder', 'deleteFolder');
     this.directCopy = group(this.copies, 'copyFrom');
+    this.move = group(new DocumentMoves(this.files), 'moveItem');
     this.contentHash = new ContentHashes(this.files.written, (id) => this.localPath(id));
     this.localFiles = { root, localPath: (id) => this.localPath(id), unverifiedFile: (id) => this.unverifiedFile(id) };
   }

@@ -3,7 +3,7 @@ import { pipeline, type Readable } from 'node:stream';
 import { ConflictError, GatewayError, NotFoundError, type Actor, type ContentConnector } from '@gateway/connector-api';
 import type { ClaimedDoc, DocOutcome } from '@gateway/persistence';
 import { DocumentFilter } from './document-filter';
-import type { JobDefinition } from '../config/job-definition.dto';
+import type { JobDefinition, OnExisting } from '../config/job-definition.dto';
 import { CopyVerifier, type HashingPassThrough, type SentContent, type Verification } from './copy-verification';
 import { Cancelled } from './run-watcher';
 import type { DocItem } from './task-plan';
@@ -65,7 +65,14 @@ export class DocumentCopier {
    * stays claimed and is redone later. A document claimed before (not fresh) may have been
    * written by the attempt that claimed it: a target written since the claim counts as done.
    */
-  async copy(item: DocItem, claim: Pick<ClaimedDoc, 'fresh' | 'claimedAt'>, fetch: boolean, guard: CopyGuard): Promise<DocOutcome | undefined> {
+  async copy(
+    item: DocItem,
+    claim: Pick<ClaimedDoc, 'fresh' | 'claimedAt'>,
+    fetch: boolean,
+    guard: CopyGuard,
+    /** A sync job's choice for this document (sync/sync-copier.ts); else the job's option. */
+    onExisting: OnExisting = this.def.options.onExisting,
+  ): Promise<DocOutcome | undefined> {
     const sourcePath = this.sourcePath(item);
     const name = path.basename(item.rel);
     const skip = this.filter.skipReason(item);
@@ -80,7 +87,6 @@ export class DocumentCopier {
       const targetFolder = this.def.target.folderPath ?? '/'; // always set on a copy job (definitions service)
       const targetDir = relDir === '.' ? targetFolder : joinPath(targetFolder, relDir);
       const folderId = await this.ensureFolder(targetDir);
-      const { onExisting } = this.def.options;
 
       let existing: string | undefined;
       if (!claim.fresh) {

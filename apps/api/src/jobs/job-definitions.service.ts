@@ -9,6 +9,7 @@ import { INDEX_JOB_DEFAULTS, withDefaults, type JobDefinition, type JobDefinitio
 import { jobView } from './job-format';
 import { isActive } from './job-states';
 import { CronSchedule } from './schedule/cron-schedule';
+import { checkSyncOptions } from '../config/sync-options';
 import type { JobStore } from './job-store';
 
 /** Job definitions: the admin API and the configuration file. */
@@ -144,6 +145,7 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     if (def.options.removeSource && def.source.connectorId === def.target.connectorId && overlaps(def.source.folderPath, def.target.folderPath)) {
       throw new InvalidArgumentError('options.removeSource', "Invalid parameter 'options.removeSource': source and target folders overlap");
     }
+    checkSyncOptions(def.options, target, def.target.folderPath);
     return def;
   }
 
@@ -156,6 +158,9 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     if (def.options.verify !== undefined) throw refuse('options.verify', 'an index entry is not a copy of the content');
     if (def.options.onMismatch !== undefined) throw refuse('options.onMismatch', 'an index entry is not a copy of the content');
     if (def.options.removeSource) throw refuse('options.removeSource', 'indexing never removes source documents');
+    for (const name of ['mode', 'targetChanged', 'deletions', 'archiveFolder'] as const) {
+      if (def.options[name] !== undefined) throw refuse(`options.${name}`, 'indexing runs are incremental already (sync options are for copy jobs)');
+    }
     const collection = def.target.collection ?? target.search?.settings.collection;
     if (collection === undefined) throw refuse('target.collection', `required: connector '${target.id}' has no configured collection`);
     return {

@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit, Op
 import { Limiter } from '@gateway/concurrency';
 import { GatewayError } from '@gateway/connector-api';
 import { TEXT_EXTRACTOR, type TextExtractor } from '@gateway/text-extraction';
-import { JobsRepository, type ClaimedDoc, type DocOutcome, type DocToClaim, type TaskState } from '@gateway/persistence';
+import { JobSyncStateRepository, JobsRepository, type ClaimedDoc, type DocOutcome, type DocToClaim, type TaskState } from '@gateway/persistence';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { GatewayConfig } from '../config/gateway-config';
@@ -10,6 +10,7 @@ import { ConnectorRegistry } from '../connectors/connector-registry.service';
 import { CountedReads } from './counted-reads';
 import { DocumentCopier, resolveFolderId } from './document-copier';
 import { DocumentIndexer, SWEEP_TASK_KEY, type IndexTarget } from './document-indexer';
+import { syncContext, type SyncCopier } from './sync/sync-context';
 import { isIndexingJob } from '../config/job-definition.dto';
 import type { JobStore } from './job-store';
 import { failingReason, settle } from './run-lifecycle';
@@ -33,9 +34,13 @@ interface RunContext {
   jobId: number;
   /** Where its documents wait for a slot: the process's local slots when both connectors hold local files, else the common ones. */
   slots: Limiter;
-  /** The indexer too on an indexing job: both take a document the same way. */
-  copier: DocumentCopier | DocumentIndexer;
+  /** The indexer too on an indexing job, the sync copier on a sync job: all take a document the same way. */
+  copier: DocumentCopier | DocumentIndexer | SyncCopier;
   indexer?: DocumentIndexer;
+  /** Loads what earlier runs wrote of a task's documents (indexing and sync jobs). */
+  prefetch?: (docIds: readonly string[]) => Promise<void>;
+  /** The task that ends a complete run: the indexer's sweep, or a sync job's deletions (sync/sync-sweep.ts). */
+  sweeper?: { sweep(halted: () => boolean): Promise<boolean> };
 }
 
 /**
@@ -65,6 +70,8 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     @Optional() private readonly metrics?: GatewayMetrics,
     // Indexing jobs without it index metadata only, saying why in each document's audit record.
     @Optional() @Inject(TEXT_EXTRACTOR) private readonly extractor?: TextExtractor,
+    // Sync jobs' state (sync/); a test module without it cannot run sync jobs (their runs fail saying so).
+    @Optional() private readonly syncStates?: JobSyncStateRepository,
   ) {
     this.docSlots = new Limiter(config.jobs.concurrency);
     this.localSlots = new Limiter(config.jobs.localConcurrency);
@@ -121,7 +128,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         await this.enumerate(ref, ctx, planned.payload);
         finished = true;
       } else if (planned.kind === 'sweep') {
-        finished = await ctx.indexer!.sweep(() => !watch.takes(ref.attempt));
+        finished = await ctx.sweeper!.sweep(() => !watch.takes(ref.attempt));
       } else {
         const claims = start.claims ?? (await this.repo.claimDocs(ctx.jobId, ref.runId, toClaim!.docs, Date.now()));
         ({ finished, rest } = await this.copyDocs(ref, ctx, watch, planned.payload, claims, slot));
@@ -181,7 +188,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
 
   /** The transition that ends a task: its last outcomes, its row, and the run moved on (settle). */
   private end(ref: TaskRef, jobId: number, rest: DocOutcome[], finished: boolean, failure: string | undefined, maxErrors: number) {
-    const indexing = this.contexts.get(ref.runId)?.indexer !== undefined;
+    const sweeps = this.contexts.get(ref.runId)?.sweeper !== undefined;
     return this.repo.transition(ref.runId, async (locked): Promise<{ failing: boolean; sweep?: boolean; status?: string }> => {
       // Outcomes count whatever happened to the run meanwhile: their documents were claimed by it.
       if (rest.length > 0) await locked.finishDocs(jobId, rest, Date.now());
@@ -193,9 +200,9 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         // The run is failing now: it takes no new work and turns FAILED once no task is active (settle).
         await locked.change({ message: failure });
       }
-      // An indexing run's last task: what the run did not list is gone from the source (the sweep task).
+      // An indexing (or deleting sync) run's last task: what the run did not list is gone from the source (the sweep task).
       const sweep =
-        indexing && finished && ref.key !== SWEEP_TASK_KEY && locked.run.kind === 'start' && failingReason(locked.run, maxErrors) === undefined &&
+        sweeps && finished && ref.key !== SWEEP_TASK_KEY && locked.run.kind === 'start' && failingReason(locked.run, maxErrors) === undefined &&
         locked.run.status === 'RUNNING' && (await locked.countTasks(['pending', 'active'])) === 0;
       if (sweep) await locked.insertTasks([{ key: SWEEP_TASK_KEY, kind: 'sweep', payload: '{}' }]);
       const status = await settle(locked, Date.now(), maxErrors);
@@ -222,7 +229,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         throw new FolderError(`Source folder '${p.folderPath}' cannot be listed: ${(e as Error).message}`);
       }));
     const page = await source.listFolder(folderId, { limit: LIST_PAGE, cursor: p.cursor });
-    const tasks = folderPageTasks(ref.key, p, folderId, page, ctx.copier.def.source.recursive);
+    const tasks = folderPageTasks(ref.key, p, folderId, page, ctx.copier.def.source.recursive, ctx.copier.def.options.mode === 'sync');
     await this.repo.transition(ref.runId, (locked) => locked.insertTasks(tasks));
     const refs = (listing: boolean) => tasks.filter((t) => isListingKey(t.key) === listing).map((t) => ({ runId: ref.runId, key: t.key, attempt: ref.attempt }));
     // The page's documents first: the copies start with the first page listed, while listing goes on in its own lane.
@@ -258,7 +265,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     let unfinished = 0;
     const todo = p.items.filter((item) => claims.get(item.id)!.state !== 'done');
     let toCopy = todo.length;
-    await ctx.indexer?.prefetch(todo.map((item) => item.id));
+    await ctx.prefetch?.(todo.map((item) => item.id));
     const copyOne = async (claim: ClaimedDoc, item: DocsPayload['items'][number]) => {
       if (!watch.takes(ref.attempt) || outcomes.limitReached) {
         unfinished++;
@@ -343,12 +350,14 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
       const target = this.registry.any(def.target.connectorId);
       if (!target.index) throw new Error(`Connector ${target.id} has no index group`);
       const indexer = new DocumentIndexer(def, this.registry.get(def.source.connectorId), target as IndexTarget, this.repo, this.extractor, job.id, runId);
-      ctx = { jobId: job.id, slots: this.docSlots, copier: indexer, indexer };
+      ctx = { jobId: job.id, slots: this.docSlots, copier: indexer, indexer, prefetch: (ids) => indexer.prefetch(ids), sweeper: indexer };
     } else {
       const source = this.registry.get(def.source.connectorId);
       const target = this.registry.get(def.target.connectorId);
       const local = source.localFiles !== undefined && target.localFiles !== undefined;
-      ctx = { jobId: job.id, slots: local ? this.localSlots : this.docSlots, copier: new DocumentCopier(def, source, target, { username: run.startedBy }) };
+      const actor = { username: run.startedBy };
+      ctx = { jobId: job.id, slots: local ? this.localSlots : this.docSlots, copier: new DocumentCopier(def, source, target, actor) };
+      if (def.options.mode === 'sync') ctx = { ...ctx, ...syncContext(ctx.copier as DocumentCopier, target, this.syncStates, this.repo, job.id, runId, actor) };
     }
     if (this.contexts.size >= CONTEXTS_KEPT) this.contexts.clear();
     this.contexts.set(runId, ctx);

@@ -12,6 +12,7 @@ import * as m0070 from './0070-job-schedule-starts';
 import * as m0080 from './0080-webhooks';
 import * as m0090 from './0090-access-audit';
 import * as m0110 from './0110-job-audit-checksums';
+import * as m0160 from './0160-job-sync-state';
 
 /**
  * Every migration, in order. Written with Kysely's schema builder only, so the
@@ -31,4 +32,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0080-webhooks': m0080,
   '0090-access-audit': m0090,
   '0110-job-audit-checksums': m0110,
+  '0160-job-sync-state': m0160,
 };
