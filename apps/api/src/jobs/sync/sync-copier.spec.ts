@@ -141,6 +141,8 @@ describe('SyncCopier', () => {
   }
 
   const src = (rel: string) => path.join(dir, 'src', 'in', rel);
+  /** A file's modification time as listings give it (ms, cut down; stat's Date rounds), for utimes. */
+  const listedTime = async (file: string) => new Date(Number((await fsp.stat(file, { bigint: true })).mtimeNs / 1_000_000n));
 
   it('skips an unchanged document without opening it, and says since which run', async () => {
     await put(source, '/in/sub', 'a.txt', 'alpha');
@@ -174,8 +176,8 @@ describe('SyncCopier', () => {
     expect(second.outcomes.get('renamed.txt')).toMatchObject({ outcome: 'p', message: expect.stringContaining('moved from a.txt') });
     expect(second.outcomes.get('elsewhere/b.txt')).toMatchObject({ outcome: 'p', message: expect.stringContaining('moved from b.txt') });
     expect(second.outcomes.get('c.txt')).toMatchObject({ outcome: 's' });
-    // Two documents hashed to confirm the renames; nothing copied, nothing deleted.
-    expect(second.opened).toBe(2);
+    // The same files (inode, size and mtime): nothing read, nothing copied, nothing deleted.
+    expect(second.opened).toBe(0);
     expect(removed).toEqual([]);
     expect(await tree(target, '/out')).toEqual({ 'renamed.txt': 'alpha', 'elsewhere/b.txt': 'bravo', 'c.txt': 'charlie' });
     // The same inode, moved: not a new copy.
@@ -183,10 +185,25 @@ describe('SyncCopier', () => {
     expect((await syncRun({ deletions: 'delete' })).opened).toBe(0);
   });
 
+  it('confirms by SHA-256 a rename that made a new file (copied under the new name, same time), reading only it', async () => {
+    await put(source, '/in', 'a.txt', 'alpha');
+    await put(source, '/in', 'b.txt', 'bravo');
+    await syncRun({ deletions: 'delete' });
+    const mtime = await listedTime(src('a.txt'));
+    await fsp.copyFile(src('a.txt'), src('copied.txt'));
+    await fsp.utimes(src('copied.txt'), mtime, mtime);
+    await fsp.rm(src('a.txt'));
+    const second = await syncRun({ deletions: 'delete' });
+    expect(second.outcomes.get('copied.txt')).toMatchObject({ outcome: 'p', message: 'moved from a.txt (renamed at the source: same size, modification time and SHA-256)' });
+    expect(second.opened).toBe(1);
+    expect(removed).toEqual([]);
+    expect(await tree(target, '/out')).toEqual({ 'copied.txt': 'alpha', 'b.txt': 'bravo' });
+  });
+
   it('copies a new document of the same size and time as a deleted one when their content differs', async () => {
     await put(source, '/in', 'a.txt', 'alpha');
     await syncRun({ deletions: 'delete' });
-    const { mtime } = await fsp.stat(src('a.txt'));
+    const mtime = await listedTime(src('a.txt'));
     await fsp.rm(src('a.txt'));
     await fsp.writeFile(src('z.txt'), 'omega');
     await fsp.utimes(src('z.txt'), mtime, mtime);

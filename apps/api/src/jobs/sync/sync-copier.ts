@@ -29,8 +29,8 @@ interface TargetPlace {
  * - changed stamp: written again (the job's DocumentCopier with onExisting overwrite), unless the target
  *   changed since our write (its stamp differs from the one recorded): `targetChanged` decides;
  * - no state: a new document; on sources whose ids are paths, one whose size and modification time
- *   equal those of a document gone from the source and whose SHA-256 equals that one's checksum is a
- *   rename (rclone's --track-renames): its target document is moved. Otherwise it is copied.
+ *   equal those of a document gone from the source, and whose stamp (the same file) or SHA-256 equals
+ *   that one's, is a rename (rclone's --track-renames): its target document is moved. Else it is copied.
  *
  * The state is written after the target changed and before the outcome is recorded: a crash between
  * the two leaves the document claimed, and the redo finds its own state (recovered, `p`).
@@ -157,7 +157,7 @@ export class SyncCopier {
 
   /** A document the job has no state of: a rename at a source whose ids are paths, or new. */
   private async fresh(info: DocItem, sourcePath: string, stamp: string, claim: Pick<ClaimedDoc, 'fresh' | 'claimedAt'>, guard: CopyGuard): Promise<DocOutcome | undefined> {
-    const renamed = await this.renameOf(info, guard);
+    const renamed = await this.renameOf(info, stamp, guard);
     if (renamed) {
       const moved = await this.moveTarget(renamed, info);
       await this.states.renameSyncState(this.jobId, renamed.docId, this.record(info, stamp, moved.targetId, moved.targetStamp, renamed.checksum), Date.now());
@@ -166,7 +166,7 @@ export class SyncCopier {
         outcome: 'p',
         sourcePath,
         targetId: moved.targetId,
-        message: `moved from ${renamed.relPath} (renamed at the source: same size, modification time and SHA-256)`,
+        message: `moved from ${renamed.relPath} (renamed at the source: ${renamed.sourceStamp === stamp ? 'the same file' : 'same size, modification time and SHA-256'})`,
       };
     }
     const outcome = await this.copier.copy(info, claim, false, guard);
@@ -180,15 +180,19 @@ export class SyncCopier {
 
   /**
    * The state of a document gone from the source that this one is a rename of: same size and
-   * modification time (a rename keeps both), the old id no longer at the source, and the same
-   * SHA-256 as recorded (hashed from the source, counted in bytesRead). Undefined otherwise.
+   * modification time (a rename keeps both), the old id no longer at the source, and either the
+   * same stamp (the filesystem's etag is inode, size and mtime in ns: the same file, renamed; nothing
+   * read) or the same SHA-256 as recorded (hashed from the source, counted in bytesRead: a file
+   * copied under its new name, or a source whose etag changes with the path). Undefined otherwise.
    */
-  private async renameOf(info: DocItem, guard: CopyGuard): Promise<SyncStateRecord | undefined> {
+  private async renameOf(info: DocItem, stamp: string, guard: CopyGuard): Promise<SyncStateRecord | undefined> {
     if (info.size === undefined || info.modified === undefined) return undefined;
     const candidates = await this.states.sameShape(this.jobId, info.id, info.size, info.modified, RENAME_CANDIDATES);
     let sha256: string | undefined;
-    for (const candidate of candidates) {
-      if (candidate.checksum === null || (await this.stillAtSource(candidate.docId))) continue;
+    for (const candidate of [...candidates].sort((a, b) => Number(b.sourceStamp === stamp) - Number(a.sourceStamp === stamp))) {
+      if (await this.stillAtSource(candidate.docId)) continue;
+      if (candidate.sourceStamp === stamp) return candidate;
+      if (candidate.checksum === null) continue;
       sha256 ??= await this.hashSource(info.id, guard);
       if (sha256 === candidate.checksum) return candidate;
     }
