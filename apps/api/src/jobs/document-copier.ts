@@ -70,9 +70,10 @@ export class DocumentCopier {
     claim: Pick<ClaimedDoc, 'fresh' | 'claimedAt'>,
     fetch: boolean,
     guard: CopyGuard,
-    /** A sync job's choice for this document (sync/sync-copier.ts); else the job's option. */
-    onExisting: OnExisting = this.def.options.onExisting,
+    /** A sync job's choice for this document (sync/sync-copier.ts): onExisting, and whether it knows the target has it (looked up first, not written blind). */
+    sync?: { onExisting: OnExisting; existsAtTarget: boolean },
   ): Promise<DocOutcome | undefined> {
+    const onExisting = sync?.onExisting ?? this.def.options.onExisting;
     const sourcePath = this.sourcePath(item);
     const name = path.basename(item.rel);
     const skip = this.filter.skipReason(item);
@@ -89,10 +90,10 @@ export class DocumentCopier {
       const folderId = await this.ensureFolder(targetDir);
 
       let existing: string | undefined;
-      if (!claim.fresh) {
+      if (!claim.fresh || sync?.existsAtTarget) {
         // Redone after a crash, stall, kill or resume: did the earlier attempt's write land?
         existing = await findId(this.target, targetDir, name);
-        if (existing !== undefined) {
+        if (existing !== undefined && !claim.fresh) {
           const t = await this.target.getItem(existing);
           const modified = t.modified?.getTime() ?? 0;
           if (modified >= claim.claimedAt - CLOCK_TOLERANCE_MS && (info.size === undefined || t.size === undefined || t.size === info.size)) {

@@ -141,8 +141,11 @@ describe('SyncCopier', () => {
   }
 
   const src = (rel: string) => path.join(dir, 'src', 'in', rel);
-  /** A file's modification time as listings give it (ms, cut down; stat's Date rounds), for utimes. */
-  const listedTime = async (file: string) => new Date(Number((await fsp.stat(file, { bigint: true })).mtimeNs / 1_000_000n));
+  /**
+   * A file's modification time as listings give it (ms, cut down), in seconds for utimes: half a
+   * millisecond more, so the float's rounding cannot land in the millisecond before.
+   */
+  const listedTime = async (file: string) => (Number((await fsp.stat(file, { bigint: true })).mtimeNs / 1_000_000n) + 0.5) / 1000;
 
   it('skips an unchanged document without opening it, and says since which run', async () => {
     await put(source, '/in/sub', 'a.txt', 'alpha');

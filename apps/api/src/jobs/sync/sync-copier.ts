@@ -127,7 +127,9 @@ export class SyncCopier {
   ): Promise<DocOutcome | undefined> {
     const current = await this.targetNow(state.targetId);
     let onExisting: OnExisting = 'overwrite';
-    if (current?.stamp !== state.targetStamp) {
+    // Gone at the target on a redo: the earlier attempt's overwrite deleted it and was cut before writing.
+    const redoneOverwrite = current === undefined && !claim.fresh;
+    if (current?.stamp !== state.targetStamp && !redoneOverwrite) {
       // Written by an earlier attempt of this run (a crash before its state was saved)?
       if (!claim.fresh && current && current.modified >= claim.claimedAt - CLOCK_TOLERANCE_MS) {
         await this.save(info, stamp, state.targetId, current.stamp, null);
@@ -146,7 +148,9 @@ export class SyncCopier {
       }
       onExisting = policy === 'version' && current ? 'version' : 'overwrite';
     }
-    const outcome = await this.copier.copy(info, claim, false, guard, onExisting);
+    // Known to be there (or deleted by an earlier attempt's overwrite): the copier looks it up instead of
+    // writing blind, which would stream the content to a target that refuses it and read it again.
+    const outcome = await this.copier.copy(info, claim, false, guard, { onExisting, existsAtTarget: current !== undefined });
     if (outcome?.outcome === 'p' && outcome.targetId !== undefined) {
       const after = await this.targetNow(outcome.targetId);
       await this.save(info, stamp, outcome.targetId, after?.stamp ?? null, outcome.checksum ?? null);
