@@ -6,8 +6,11 @@ import type { ContentConnector } from '@gateway/connector-api';
 import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
 import { CmisSetup, useCmisEngine, type CmisEngine } from '../contract/fixtures/cmis-engine';
 import { sha256 } from '../contract/support';
-import { adminAuth } from '../support/gateway';
-import { MODE, call, defineJob, jobBody, startJobsGateway, treeBytes, waitStatus, writeTree, type JobsGateway } from './jobs-helpers';
+import * as os from 'node:os';
+import { createTestDatabaseUrl, dropTestDatabase } from '../support/database';
+import { ADMIN, adminAuth } from '../support/gateway';
+import { ensureBuilt, spawnGateway, type GatewayProcess } from '../support/process';
+import { MODE, REDIS_URL, call, defineJob, jobBody, listTree, sleep, startJobsGateway, treeBytes, waitStatus, writeTree, type JobsGateway } from './jobs-helpers';
 
 /** Documents of the first run; the change set is scaled from the issue's acceptance (10,000 there). */
 const N = 500;
@@ -156,4 +159,119 @@ describe(`Sync jobs, filesystem → CMIS (OpenCMIS InMemory), ${MODE} mode`, () 
     ]);
     expect((await connectorTree(cmis, target))[conflicted]).toEqual(edit);
   });
+});
+
+async function api(gw: GatewayProcess, p: string) {
+  const res = await fetch(`${gw.baseUrl}/api${p}`, { headers: { Authorization: adminAuth() } });
+  const body = (await res.json()) as { success: boolean; message?: string | null; results: Record<string, any> };
+  if (!res.ok) throw new Error(`${p}: ${res.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+async function waitFor(gw: GatewayProcess, jobId: number, done: (s: Record<string, any>) => boolean) {
+  for (;;) {
+    const s = (await api(gw, `/job/service/${jobId}/status`)).results;
+    if (done(s)) return s;
+    await sleep(20);
+  }
+}
+
+/**
+ * kill -9 in the middle of a sync run (as jobs-process.e2e-spec.ts does for copies): the resumed run
+ * (embedded) or the other process (BullMQ) completes it; every deletion is done and counted once,
+ * every rename moved once, and the target equals the source with nothing left over.
+ */
+describe(`A sync run whose gateway process is killed (${MODE} mode)`, () => {
+  const KILL_N = 3000;
+  let root: string;
+  let databaseUrl: string | undefined;
+  const processes: GatewayProcess[] = [];
+
+  beforeAll(async () => {
+    ensureBuilt();
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-sync-kill-'));
+    databaseUrl = await createTestDatabaseUrl();
+  });
+  afterAll(async () => {
+    for (const p of processes) await p.stop('SIGKILL');
+    if (databaseUrl) await dropTestDatabase(databaseUrl);
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('completes after the kill with nothing deleted twice and nothing orphaned', async () => {
+    const src = path.join(root, 'src', 'in');
+    const files: Record<string, string> = {};
+    for (let i = 0; i < KILL_N; i++) files[`f${i % 3}/doc-${i}.txt`] = `document ${i}\n`;
+    writeTree(src, files);
+    fs.writeFileSync(
+      path.join(root, 'gateway.yaml'),
+      `connectors:
+  - {id: src, typeId: filesystem, params: {root: ${root}/src}}
+  - {id: dst, typeId: filesystem, params: {root: ${root}/dst}}
+jobs:
+  - jobName: mirror
+    source: {connectorId: src, folderPath: /in}
+    target: {connectorId: dst, folderPath: /out}
+    options: {mode: sync, deletions: delete}
+`,
+    );
+    const env: Record<string, string> = {
+      GATEWAY_DATA_DIR: path.join(root, 'data'),
+      GATEWAY_CONFIG: path.join(root, 'gateway.yaml'),
+      GATEWAY_ADMIN_USER: ADMIN.username,
+      GATEWAY_ADMIN_PASSWORD: ADMIN.password,
+      GATEWAY_JOB_CONCURRENCY: '2',
+      GATEWAY_JOB_LOCAL_CONCURRENCY: '2',
+      LOG_LEVEL: 'warn',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...(REDIS_URL ? { REDIS_URL } : {}),
+    };
+    const a = await spawnGateway(env);
+    processes.push(a);
+    const jobId = (await api(a, '/admin/jobs')).results.find((j: { jobName: string }) => j.jobName === 'mirror').jobId as number;
+    await api(a, `/job/service/${jobId}/start`);
+    expect(await waitFor(a, jobId, (s) => s.status !== 'RUNNING')).toMatchObject({ status: 'COMPLETED', written: KILL_N });
+
+    // A fifth of the documents deleted, a fifth renamed, a fifth changed, a tenth added.
+    const rels = Object.keys(files);
+    const fifth = KILL_N / 5;
+    for (const rel of rels.slice(0, fifth)) fs.rmSync(path.join(src, rel));
+    for (const rel of rels.slice(fifth, 2 * fifth)) fs.renameSync(path.join(src, rel), path.join(src, rel.replace('doc-', 'renamed-')));
+    for (const rel of rels.slice(2 * fifth, 3 * fifth)) fs.writeFileSync(path.join(src, rel), `changed ${rel}\n`);
+    const added: Record<string, string> = {};
+    for (let i = 0; i < KILL_N / 10; i++) added[`f${i % 3}/new-${i}.txt`] = `new ${i}\n`;
+    writeTree(src, added);
+
+    let survivor: GatewayProcess;
+    await api(a, `/job/service/${jobId}/start`);
+    if (REDIS_URL) {
+      const b = await spawnGateway(env);
+      processes.push(b);
+      const before = await waitFor(a, jobId, (s) => s.written >= 300 || s.status !== 'RUNNING');
+      expect(before.status).toBe('RUNNING');
+      b.child.kill('SIGKILL');
+      await b.exited;
+      survivor = a;
+    } else {
+      const before = await waitFor(a, jobId, (s) => s.written >= 300 || s.status !== 'RUNNING');
+      expect(before.status).toBe('RUNNING');
+      a.child.kill('SIGKILL');
+      await a.exited;
+      survivor = await spawnGateway(env);
+      processes.push(survivor);
+      expect((await api(survivor, `/job/service/${jobId}/status`)).results).toMatchObject({ status: 'FAILED', canResumeJob: true });
+      await api(survivor, `/job/service/${jobId}/resume`);
+    }
+    const done = await waitFor(survivor, jobId, (s) => !['RUNNING', 'PAUSING', 'ABORTING'].includes(s.status));
+    const listed = KILL_N - fifth + KILL_N / 10;
+    expect((await api(survivor, `/job/service/${jobId}/report?outcome=e`)).results.rows).toEqual([]);
+    expect(done).toMatchObject({ status: 'COMPLETED', jobRunId: `${jobId}_2`, read: listed, written: 2 * fifth + KILL_N / 10, skipped: listed - 2 * fifth - KILL_N / 10, failed: 0, removed: fifth });
+    const counts = (await api(survivor, `/job/service/${jobId}/report?limit=1`)).results.counts as Record<string, number>;
+    expect(counts).toEqual({ p: 2 * fifth + KILL_N / 10 + fifth, e: 0, d: 0, s: listed - 2 * fifth - KILL_N / 10, r: 0 });
+    expect(listTree(path.join(root, 'dst', 'out'))).toEqual(listTree(src));
+
+    // And the next run finds nothing to do.
+    await api(survivor, `/job/service/${jobId}/start`);
+    expect(await waitFor(survivor, jobId, (s) => s.status !== 'RUNNING')).toMatchObject({ status: 'COMPLETED', written: 0, removed: 0, skipped: listed });
+  }, 300_000);
 });

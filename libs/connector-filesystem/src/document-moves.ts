@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, renameSync } from 'node:fs';
 import * as path from 'node:path';
-import type { Actor, MoveCapability, MoveDestination } from '@gateway/connector-api';
+import { ConflictError, type Actor, type MoveCapability, type MoveDestination } from '@gateway/connector-api';
 import { errnoCode } from './fs-errors';
 import { unlinkIfPresent } from './metadata-store';
 import { encodeId, joinRel, parseName } from './paths';
@@ -24,7 +24,12 @@ export class DocumentMoves implements MoveCapability {
       this.files.mutate(doc.rel, id, 'id', async ({ abs, meta }) => {
         assertNotHeldByOther(meta, actor, doc.rel);
         // A second link first: a name taken meanwhile is refused (EEXIST), never replaced; the old name goes last.
-        placeNew(abs, newAbs, newRel);
+        try {
+          placeNew(abs, newAbs, newRel);
+        } catch (e) {
+          // Both names already link this file: a move cut by a crash before it unlinked the old one. It is finished now.
+          if (!(e instanceof ConflictError) || !sameFile(abs, newAbs)) throw e;
+        }
         const oldVersions = store.documentDir(doc.rel);
         if (exists(oldVersions)) {
           const newVersions = store.documentDir(newRel);
@@ -38,6 +43,12 @@ export class DocumentMoves implements MoveCapability {
       }),
     );
   }
+}
+
+function sameFile(a: string, b: string): boolean {
+  const sa = lstatSync(a, { bigint: true });
+  const sb = lstatSync(b, { bigint: true });
+  return sa.ino === sb.ino && sa.dev === sb.dev;
 }
 
 function exists(file: string): boolean {
