@@ -53,10 +53,15 @@ describe('JobSyncStateRepository', () => {
     expect((await repo.syncStates(2, ['a'])).get('a')?.targetId).toBe('other job');
   });
 
-  it('finds rename candidates by size and modification time, leaving the document itself out', async () => {
-    await repo.saveSyncStates(1, [state('a'), state('b'), state('c', { size: 99 }), state('d', { modified: 5 })], 10);
-    expect((await repo.sameShape(1, 'a', 1024, 1_700_000_000_123, 10)).map((s) => s.docId)).toEqual(['b']);
-    expect(await repo.sameShape(2, 'x', 1024, 1_700_000_000_123, 10)).toEqual([]);
+  it('finds rename candidates: the same stamp first, then the same size and time; never the document itself or one the run listed', async () => {
+    const jobId = (await jobs.insertJob({ name: 'sync', group: 'g', origin: 'api', definition: {}, now: 1 }))!;
+    const run = await jobs.createRun(jobId, { kind: 'start', startedBy: 'alice', now: 1 }, async () => [{ key: 'd', kind: 'docs', payload: '{}' }]);
+    await repo.saveSyncStates(jobId, [state('a'), state('b'), state('c', { size: 99 }), state('d', { modified: 5 }), state('e'), state('z', { size: 7, sourceStamp: 'etag:new' })], 10);
+    await jobs.claimDocs(jobId, run.id, [{ docId: 'e', relPath: 'e', sourcePath: '/in/e' }], 20);
+    const doc = { docId: 'a', stamp: 'etag:new', size: 1024, modified: 1_700_000_000_123 };
+    expect((await repo.renameCandidates(jobId, run.id, doc, 10)).map((s) => s.docId)).toEqual(['z', 'b']);
+    expect((await repo.renameCandidates(jobId, run.id, doc, 1)).map((s) => s.docId)).toEqual(['z']);
+    expect(await repo.renameCandidates(jobId + 1, run.id, doc, 10)).toEqual([]);
   });
 
   it('moves a state to a new id in one step', async () => {

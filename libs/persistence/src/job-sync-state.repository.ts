@@ -54,8 +54,11 @@ export interface SyncStateStore {
   saveSyncStates(jobId: number, rows: readonly SyncStateRecord[], now: number): Promise<void>;
   /** A rename at a source whose ids are paths: the old id's state becomes the new id's, in one transaction. */
   renameSyncState(jobId: number, oldDocId: string, row: SyncStateRecord, now: number): Promise<void>;
-  /** Documents written before, other than `docId`, of this size and modification time: rename candidates. */
-  sameShape(jobId: number, docId: string, size: number, modified: number, limit: number): Promise<SyncStateRecord[]>;
+  /**
+   * Rename candidates of a new document: documents written before, other than `docId` and not listed
+   * by this run so far, with the same source stamp (first) or the same size and modification time.
+   */
+  renameCandidates(jobId: number, runId: string, doc: { docId: string; stamp: string; size: number; modified: number }, limit: number): Promise<SyncStateRecord[]>;
   /** Documents written before that this run did not list (gone from the source), `limit` at a time, in id order. */
   goneFromSource(jobId: number, runId: string, limit: number): Promise<SyncStateRecord[]>;
 }
@@ -103,14 +106,15 @@ export class JobSyncStateRepository implements SyncStateStore {
     });
   }
 
-  async sameShape(jobId: number, docId: string, size: number, modified: number, limit: number): Promise<SyncStateRecord[]> {
+  async renameCandidates(jobId: number, runId: string, doc: { docId: string; stamp: string; size: number; modified: number }, limit: number): Promise<SyncStateRecord[]> {
     const rows = await this.db
       .selectFrom('job_sync_state as s')
       .select(COLUMNS.map((c) => `s.${c}` as const))
       .where('s.job_id', '=', jobId)
-      .where('s.size', '=', size)
-      .where('s.modified', '=', modified)
-      .where('s.doc_id', '!=', docId)
+      .where('s.doc_id', '!=', doc.docId)
+      .where((eb) => eb.or([eb('s.source_stamp', '=', doc.stamp), eb.and([eb('s.size', '=', doc.size), eb('s.modified', '=', doc.modified)])]))
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('job_run_docs as d').select('d.doc_id').where('d.run_id', '=', runId).whereRef('d.doc_id', '=', 's.doc_id'))))
+      .orderBy(sql`case when s.source_stamp = ${doc.stamp} then 0 else 1 end`)
       .orderBy('s.doc_id')
       .limit(limit)
       .execute();

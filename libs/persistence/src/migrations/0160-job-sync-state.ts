@@ -5,7 +5,7 @@ import { Kysely } from 'kysely';
  * source stamp is unchanged, moves one whose path changed, refuses to overwrite one changed at the
  * target (its stamp differs from `target_stamp`), and deletes or archives at the target the
  * documents no longer listed. `size` + `modified` + `checksum` find renames on sources whose ids are
- * paths (the index below).
+ * paths (the indexes below).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -25,6 +25,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('job_sync_state_pk', ['job_id', 'doc_id'])
     .execute();
   await db.schema.createIndex('job_sync_state_shape').on('job_sync_state').columns(['job_id', 'size', 'modified']).execute();
+  await db.schema.createIndex('job_sync_state_stamp').on('job_sync_state').columns(['job_id', 'source_stamp']).execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

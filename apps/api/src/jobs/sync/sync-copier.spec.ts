@@ -29,8 +29,12 @@ class MemorySyncStates implements SyncStateStore {
     this.rows.delete(oldDocId);
     this.rows.set(row.docId, { ...row });
   }
-  async sameShape(_jobId: number, docId: string, size: number, modified: number, limit: number) {
-    return [...this.rows.values()].filter((r) => r.docId !== docId && r.size === size && r.modified === modified).slice(0, limit);
+  async renameCandidates(_jobId: number, runId: string, doc: { docId: string; stamp: string; size: number; modified: number }, limit: number) {
+    const listed = this.listed.get(runId) ?? new Set();
+    return [...this.rows.values()]
+      .filter((r) => r.docId !== doc.docId && !listed.has(r.docId) && (r.sourceStamp === doc.stamp || (r.size === doc.size && r.modified === doc.modified)))
+      .sort((a, b) => Number(b.sourceStamp === doc.stamp) - Number(a.sourceStamp === doc.stamp) || a.docId.localeCompare(b.docId))
+      .slice(0, limit);
   }
   async goneFromSource(_jobId: number, runId: string, limit: number) {
     const listed = this.listed.get(runId) ?? new Set();

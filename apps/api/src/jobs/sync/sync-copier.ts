@@ -11,8 +11,8 @@ import { Cancelled } from '../run-watcher';
 import type { DocItem } from '../task-plan';
 import { sourceStamp, targetStamp } from './sync-stamps';
 
-/** Rename candidates (same size and modification time, source gone) hashed per new document at most. */
-const RENAME_CANDIDATES = 4;
+/** Rename candidates looked at per new document at most (same stamp first, then same size and modification time). */
+const RENAME_CANDIDATES = 16;
 
 /** Where a document lies at the target: its folder's path and its name. */
 interface TargetPlace {
@@ -191,9 +191,9 @@ export class SyncCopier {
    */
   private async renameOf(info: DocItem, stamp: string, guard: CopyGuard): Promise<SyncStateRecord | undefined> {
     if (info.size === undefined || info.modified === undefined) return undefined;
-    const candidates = await this.states.sameShape(this.jobId, info.id, info.size, info.modified, RENAME_CANDIDATES);
+    const candidates = await this.states.renameCandidates(this.jobId, this.runId, { docId: info.id, stamp, size: info.size, modified: info.modified }, RENAME_CANDIDATES);
     let sha256: string | undefined;
-    for (const candidate of [...candidates].sort((a, b) => Number(b.sourceStamp === stamp) - Number(a.sourceStamp === stamp))) {
+    for (const candidate of candidates) {
       if (await this.stillAtSource(candidate.docId)) continue;
       if (candidate.sourceStamp === stamp) return candidate;
       if (candidate.checksum === null) continue;
