@@ -66,7 +66,7 @@ describe('JobSyncStateRepository', () => {
 
   it('moves a state to a new id in one step', async () => {
     await repo.saveSyncStates(1, [state('old')], 10);
-    await repo.renameSyncState(1, 'old', state('new', { relPath: 'in/renamed' }), 20);
+    await repo.saveSyncStates(1, [state('new', { relPath: 'in/renamed' })], 20, ['old']);
     const got = await repo.syncStates(1, ['old', 'new']);
     expect([...got.keys()]).toEqual(['new']);
     expect(got.get('new')?.relPath).toBe('in/renamed');

@@ -50,10 +50,11 @@ export interface SyncStateRecord {
 export interface SyncStateStore {
   /** The states of these source documents. */
   syncStates(jobId: number, docIds: readonly string[]): Promise<Map<string, SyncStateRecord>>;
-  /** Records (or replaces) what was written. */
-  saveSyncStates(jobId: number, rows: readonly SyncStateRecord[], now: number): Promise<void>;
-  /** A rename at a source whose ids are paths: the old id's state becomes the new id's, in one transaction. */
-  renameSyncState(jobId: number, oldDocId: string, row: SyncStateRecord, now: number): Promise<void>;
+  /**
+   * Records (or replaces) what was written, and forgets `forget` in the same transaction: the old ids of
+   * renames at a source whose ids are paths (their state becomes the new id's).
+   */
+  saveSyncStates(jobId: number, rows: readonly SyncStateRecord[], now: number, forget?: readonly string[]): Promise<void>;
   /**
    * Rename candidates of a new document: documents written before, other than `docId` and not listed
    * by this run so far, with the same source stamp (first) or the same size and modification time.
@@ -89,20 +90,18 @@ export class JobSyncStateRepository implements SyncStateStore {
     return out;
   }
 
-  async saveSyncStates(jobId: number, rows: readonly SyncStateRecord[], now: number): Promise<void> {
-    if (rows.length === 0) return;
+  async saveSyncStates(jobId: number, rows: readonly SyncStateRecord[], now: number, forget: readonly string[] = []): Promise<void> {
+    if (rows.length === 0 && forget.length === 0) return;
     const unique = [...new Map(rows.map((r) => [r.docId, r])).values()];
-    await this.db
-      .insertInto('job_sync_state')
-      .values(unique.map((r) => toRow(jobId, r, now)))
-      .onConflict((oc) => oc.columns(['job_id', 'doc_id']).doUpdateSet(UPDATE_ALL))
-      .execute();
-  }
-
-  async renameSyncState(jobId: number, oldDocId: string, row: SyncStateRecord, now: number): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('job_sync_state').where('job_id', '=', jobId).where('doc_id', '=', oldDocId).execute();
-      await trx.insertInto('job_sync_state').values(toRow(jobId, row, now)).onConflict((oc) => oc.columns(['job_id', 'doc_id']).doUpdateSet(UPDATE_ALL)).execute();
+      if (forget.length > 0) await trx.deleteFrom('job_sync_state').where('job_id', '=', jobId).where('doc_id', 'in', forget).execute();
+      if (unique.length > 0) {
+        await trx
+          .insertInto('job_sync_state')
+          .values(unique.map((r) => toRow(jobId, r, now)))
+          .onConflict((oc) => oc.columns(['job_id', 'doc_id']).doUpdateSet(UPDATE_ALL))
+          .execute();
+      }
     });
   }
 

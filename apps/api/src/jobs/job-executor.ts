@@ -37,6 +37,8 @@ interface RunContext {
   /** The indexer too on an indexing job, the sync copier on a sync job: all take a document the same way. */
   copier: DocumentCopier | DocumentIndexer | SyncCopier;
   indexer?: DocumentIndexer;
+  /** Writes what a batch of outcomes says before they are recorded (the index documents, a sync job's states). */
+  beforeOutcomes?: (batch: DocOutcome[]) => Promise<DocOutcome[]>;
   /** Loads what earlier runs wrote of a task's documents (indexing and sync jobs). */
   prefetch?: (docIds: readonly string[]) => Promise<void>;
   /** The task that ends a complete run: the indexer's sweep, or a sync job's deletions (sync/sync-sweep.ts). */
@@ -253,7 +255,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
   ): Promise<{ finished: boolean; rest: DocOutcome[] }> {
     const { copier, jobId } = ctx;
     // An indexer writes the batch's index documents before the outcomes that say so are recorded.
-    const prepare = (batch: DocOutcome[]) => (ctx.indexer ? ctx.indexer.beforeOutcomes(batch) : Promise.resolve(batch));
+    const prepare = (batch: DocOutcome[]) => (ctx.beforeOutcomes ? ctx.beforeOutcomes(batch) : Promise.resolve(batch));
     const outcomes = new OutcomeBatch(async (batch) => this.repo.finishDocs(jobId, ref.runId, await prepare(batch), Date.now()), async (run) => {
       if (run.attempt === ref.attempt && failingReason(run, copier.def.options.maxErrors) !== undefined) {
         await this.markFailing(ref, copier.def.options.maxErrors);
@@ -350,7 +352,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
       const target = this.registry.any(def.target.connectorId);
       if (!target.index) throw new Error(`Connector ${target.id} has no index group`);
       const indexer = new DocumentIndexer(def, this.registry.get(def.source.connectorId), target as IndexTarget, this.repo, this.extractor, job.id, runId);
-      ctx = { jobId: job.id, slots: this.docSlots, copier: indexer, indexer, prefetch: (ids) => indexer.prefetch(ids), sweeper: indexer };
+      ctx = { jobId: job.id, slots: this.docSlots, copier: indexer, indexer, beforeOutcomes: (b) => indexer.beforeOutcomes(b), prefetch: (ids) => indexer.prefetch(ids), sweeper: indexer };
     } else {
       const source = this.registry.get(def.source.connectorId);
       const target = this.registry.get(def.target.connectorId);

@@ -22,12 +22,9 @@ class MemorySyncStates implements SyncStateStore {
   async syncStates(_jobId: number, docIds: readonly string[]) {
     return new Map(docIds.filter((d) => this.rows.has(d)).map((d) => [d, { ...this.rows.get(d)! }]));
   }
-  async saveSyncStates(_jobId: number, rows: readonly SyncStateRecord[]) {
+  async saveSyncStates(_jobId: number, rows: readonly SyncStateRecord[], _now: number, forget: readonly string[] = []) {
+    for (const id of forget) this.rows.delete(id);
     for (const r of rows) this.rows.set(r.docId, { ...r });
-  }
-  async renameSyncState(_jobId: number, oldDocId: string, row: SyncStateRecord) {
-    this.rows.delete(oldDocId);
-    this.rows.set(row.docId, { ...row });
   }
   async renameCandidates(_jobId: number, runId: string, doc: { docId: string; stamp: string; size: number; modified: number }, limit: number) {
     const listed = this.listed.get(runId) ?? new Set();
@@ -106,7 +103,11 @@ describe('SyncCopier', () => {
     await sync.prefetch(docs.map((d) => d.id));
     const outcomes = new Map<string, DocOutcome>();
     const g = guard();
-    for (const doc of docs) outcomes.set(doc.rel, (await sync.copy(doc, { fresh: true, claimedAt: Date.now() }, false, g))!);
+    const batch: DocOutcome[] = [];
+    for (const doc of docs) batch.push((await sync.copy(doc, { fresh: true, claimedAt: Date.now() }, false, g))!);
+    // As the executor does: the states of a task's outcomes written just before they are recorded.
+    const recorded = await sync.beforeOutcomes(batch);
+    docs.forEach((doc, i) => outcomes.set(doc.rel, recorded[i]));
     if (sync.sweeps) {
       const repo = {
         transition: async (_runId: string, fn: (locked: LockedRun) => Promise<void>) =>

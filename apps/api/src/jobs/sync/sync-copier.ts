@@ -32,13 +32,19 @@ interface TargetPlace {
  *   equal those of a document gone from the source, and whose stamp (the same file) or SHA-256 equals
  *   that one's, is a rename (rclone's --track-renames): its target document is moved. Else it is copied.
  *
- * The state is written after the target changed and before the outcome is recorded: a crash between
- * the two leaves the document claimed, and the redo finds its own state (recovered, `p`).
+ * The states of a batch of outcomes are written in one statement just before the outcomes are recorded
+ * (beforeOutcomes, as the indexer writes its index documents): a crash between the target's change and
+ * the state leaves the document claimed, and the redo finds the target written or moved since its claim
+ * (recovered, `p`); a crash between the state and the outcome, its own state (recovered, `p`).
  */
 export class SyncCopier {
   private readonly filter: DocumentFilter;
   private readonly known = new Map<string, SyncStateRecord | null>();
   private readonly folders = new Map<string, Promise<string>>();
+  /** States to write with the outcome of their document (beforeOutcomes), and the old ids of renames. */
+  private readonly pending = new Map<string, { row: SyncStateRecord; forget?: string }>();
+  /** Old ids whose target document a rename of this process has taken (its state not yet written). */
+  private readonly taken = new Set<string>();
 
   constructor(
     private readonly copier: DocumentCopier,
@@ -104,7 +110,7 @@ export class SyncCopier {
         state = await this.moveTarget(known, info);
         moved = `moved from ${known.relPath}`;
         if (known.sourceStamp === stamp) {
-          await this.save(info, stamp, state.targetId, state.targetStamp, state.checksum);
+          this.save(info, stamp, state.targetId, state.targetStamp, state.checksum);
           return { docId: item.id, outcome: 'p', sourcePath, targetId: state.targetId, message: moved };
         }
       }
@@ -132,7 +138,7 @@ export class SyncCopier {
     if (current?.stamp !== state.targetStamp && !redoneOverwrite) {
       // Written by an earlier attempt of this run (a crash before its state was saved)?
       if (!claim.fresh && current && current.modified >= claim.claimedAt - CLOCK_TOLERANCE_MS) {
-        await this.save(info, stamp, state.targetId, current.stamp, null);
+        this.save(info, stamp, state.targetId, current.stamp, null);
         return { docId: info.id, outcome: 'p', sourcePath, targetId: state.targetId, message: 'recovered: written by an earlier attempt of this run' };
       }
       const policy = this.def.options.targetChanged ?? 'keep';
@@ -153,7 +159,7 @@ export class SyncCopier {
     const outcome = await this.copier.copy(info, claim, false, guard, { onExisting, existsAtTarget: current !== undefined });
     if (outcome?.outcome === 'p' && outcome.targetId !== undefined) {
       const after = await this.targetNow(outcome.targetId);
-      await this.save(info, stamp, outcome.targetId, after?.stamp ?? null, outcome.checksum ?? null);
+      this.save(info, stamp, outcome.targetId, after?.stamp ?? null, outcome.checksum ?? null);
       if (moved) outcome.message = outcome.message ? `${moved}; ${outcome.message}` : moved;
     }
     return outcome;
@@ -164,7 +170,7 @@ export class SyncCopier {
     const renamed = await this.renameOf(info, stamp, guard);
     if (renamed) {
       const moved = await this.moveTarget(renamed, info);
-      await this.states.renameSyncState(this.jobId, renamed.docId, this.record(info, stamp, moved.targetId, moved.targetStamp, renamed.checksum), Date.now());
+      this.pending.set(info.id, { row: this.record(info, stamp, moved.targetId, moved.targetStamp, renamed.checksum), forget: renamed.docId });
       return {
         docId: info.id,
         outcome: 'p',
@@ -177,7 +183,7 @@ export class SyncCopier {
     // A document found at the target (onExisting skip: `d`) is adopted: later runs follow it like one the job wrote.
     if ((outcome?.outcome === 'p' || outcome?.outcome === 'd') && outcome.targetId !== undefined) {
       const after = await this.targetNow(outcome.targetId);
-      await this.save(info, stamp, outcome.targetId, after?.stamp ?? null, outcome.checksum ?? null);
+      this.save(info, stamp, outcome.targetId, after?.stamp ?? null, outcome.checksum ?? null);
     }
     return outcome;
   }
@@ -194,11 +200,14 @@ export class SyncCopier {
     const candidates = await this.states.renameCandidates(this.jobId, this.runId, { docId: info.id, stamp, size: info.size, modified: info.modified }, RENAME_CANDIDATES);
     let sha256: string | undefined;
     for (const candidate of candidates) {
-      if (await this.stillAtSource(candidate.docId)) continue;
-      if (candidate.sourceStamp === stamp) return candidate;
-      if (candidate.checksum === null) continue;
-      sha256 ??= await this.hashSource(info.id, guard);
-      if (sha256 === candidate.checksum) return candidate;
+      if (this.taken.has(candidate.docId) || (await this.stillAtSource(candidate.docId))) continue;
+      if (candidate.sourceStamp !== stamp) {
+        if (candidate.checksum === null) continue;
+        sha256 ??= await this.hashSource(info.id, guard);
+        if (sha256 !== candidate.checksum) continue;
+      }
+      this.taken.add(candidate.docId);
+      return candidate;
     }
     return undefined;
   }
@@ -259,8 +268,30 @@ export class SyncCopier {
     }
   }
 
-  private save(info: DocItem, stamp: string, targetId: string, targetStampNow: string | null, checksum: string | null): Promise<void> {
-    return this.states.saveSyncStates(this.jobId, [this.record(info, stamp, targetId, targetStampNow, checksum)], Date.now());
+  private save(info: DocItem, stamp: string, targetId: string, targetStampNow: string | null, checksum: string | null): void {
+    this.pending.set(info.id, { row: this.record(info, stamp, targetId, targetStampNow, checksum) });
+  }
+
+  /**
+   * Writes the states of a batch of outcomes in one transaction (renames' old ids forgotten in it) and
+   * answers the outcomes to record; never rejects: a failed write makes those documents errors
+   * (written, but not remembered: the next run looks at them again).
+   */
+  async beforeOutcomes(batch: DocOutcome[]): Promise<DocOutcome[]> {
+    const ready = batch.filter((o) => this.pending.has(o.docId)).map((o) => this.pending.get(o.docId)!);
+    for (const o of batch) this.pending.delete(o.docId);
+    if (ready.length === 0) return batch;
+    const forget = ready.flatMap((p) => (p.forget ? [p.forget] : []));
+    try {
+      await this.states.saveSyncStates(this.jobId, ready.map((p) => p.row), Date.now(), forget);
+      return batch;
+    } catch (e) {
+      const failed = new Set(ready.map((p) => p.row.docId));
+      const message = `written, but its sync state was not recorded: ${errorMessage(e)}`;
+      return batch.map((o) => (failed.has(o.docId) ? { ...o, outcome: 'e' as const, message } : o));
+    } finally {
+      for (const id of forget) this.taken.delete(id);
+    }
   }
 
   private record(info: DocItem, stamp: string, targetId: string, targetStampNow: string | null, checksum: string | null): SyncStateRecord {
