@@ -106,18 +106,22 @@ export class JobSyncStateRepository implements SyncStateStore {
   }
 
   async renameCandidates(jobId: number, runId: string, doc: { docId: string; stamp: string; size: number; modified: number }, limit: number): Promise<SyncStateRecord[]> {
-    const rows = await this.db
-      .selectFrom('job_sync_state as s')
-      .select(COLUMNS.map((c) => `s.${c}` as const))
-      .where('s.job_id', '=', jobId)
-      .where('s.doc_id', '!=', doc.docId)
-      .where((eb) => eb.or([eb('s.source_stamp', '=', doc.stamp), eb.and([eb('s.size', '=', doc.size), eb('s.modified', '=', doc.modified)])]))
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('job_run_docs as d').select('d.doc_id').where('d.run_id', '=', runId).whereRef('d.doc_id', '=', 's.doc_id'))))
-      .orderBy(sql`case when s.source_stamp = ${doc.stamp} then 0 else 1 end`)
-      .orderBy('s.doc_id')
-      .limit(limit)
-      .execute();
-    return rows.map(toRecord);
+    // Two queries, each on its index: one with `or` scanned the table per new document (a first run is all new documents).
+    const candidates = (same: 'stamp' | 'shape', max: number) =>
+      this.db
+        .selectFrom('job_sync_state as s')
+        .select(COLUMNS.map((c) => `s.${c}` as const))
+        .where('s.job_id', '=', jobId)
+        .$if(same === 'stamp', (q) => q.where('s.source_stamp', '=', doc.stamp))
+        .$if(same === 'shape', (q) => q.where('s.size', '=', doc.size).where('s.modified', '=', doc.modified).where('s.source_stamp', '!=', doc.stamp))
+        .where('s.doc_id', '!=', doc.docId)
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('job_run_docs as d').select('d.doc_id').where('d.run_id', '=', runId).whereRef('d.doc_id', '=', 's.doc_id'))))
+        .orderBy('s.doc_id')
+        .limit(max)
+        .execute();
+    const bySame = await candidates('stamp', limit);
+    const byShape = bySame.length < limit ? await candidates('shape', limit - bySame.length) : [];
+    return [...bySame, ...byShape].map(toRecord);
   }
 
   async goneFromSource(jobId: number, runId: string, limit: number): Promise<SyncStateRecord[]> {
