@@ -24,6 +24,7 @@ import {
   type ItemInfo,
   type ListFolderOptions,
   type NewFile,
+  type MoveCapability,
   type PropertyUpdateCapability,
   type RepositoryDescription,
   type SiteCapability,
@@ -50,6 +51,7 @@ import { GraphCheckInOut } from './graph-check-in-out';
 import { GraphContentUpdate } from './graph-content-update';
 import { GraphFolders } from './graph-folders';
 import { GraphPropertyUpdate } from './graph-properties';
+import { GraphMoves } from './graph-moves';
 import { GraphContentHash } from './graph-content-hash';
 import { GraphSites } from './graph-sites';
 import { GraphVersioning } from './graph-versioning';
@@ -84,6 +86,7 @@ export class GraphConnector implements ContentConnector {
   readonly checkInOut: CheckInOutCapability = new GraphCheckInOut(this);
   readonly folders: FolderCapability = new GraphFolders(this);
   readonly propertyUpdate: PropertyUpdateCapability = new GraphPropertyUpdate(this);
+  readonly move: MoveCapability = new GraphMoves(this);
   readonly acls: AclCapability = new GraphAcls(this);
   readonly sites: SiteCapability = new GraphSites(this);
   readonly contentHash: ContentHashCapability = new GraphContentHash(this);

@@ -891,11 +891,26 @@ export function createGraphHandler(context: SimulatorContext): SimulatorHandler 
     if (suffix === '' && method === 'PATCH') {
       const body = await readJsonBody(req);
       checkIfMatch(req, item);
-      if (typeof body.name === 'string') {
-        checkName(body.name);
-        const other = item.parentId ? store.childNamed(item.parentId, body.name) : undefined;
+      // A move: parentReference.id names the new parent folder ("Move a DriveItem to a new folder").
+      const reference = body.parentReference as { id?: unknown } | undefined;
+      let parentId = item.parentId;
+      if (reference !== undefined) {
+        if (item.kind === 'root') throw new GraphError(403, 'accessDenied', 'The root cannot be moved.');
+        const parent = typeof reference?.id === 'string' ? store.state.items[reference.id] : undefined;
+        if (!parent || parent.kind === 'file') throw new GraphError(400, 'invalidRequest', 'parentReference.id must name a folder of the drive.');
+        for (let up: typeof parent | undefined = parent; up; up = up.parentId ? store.state.items[up.parentId] : undefined) {
+          if (up.id === item.id) throw new GraphError(400, 'invalidRequest', 'An item cannot be moved into itself.');
+        }
+        assertWritable(item, by);
+        parentId = parent.id;
+      }
+      const name = typeof body.name === 'string' ? body.name : item.name;
+      if (typeof body.name === 'string') checkName(body.name);
+      if (parentId !== item.parentId || name !== item.name) {
+        const other = parentId ? store.childNamed(parentId, name) : undefined;
         if (other && other.id !== item.id) throw new GraphError(409, 'nameAlreadyExists', 'The specified item name already exists.');
-        item.name = body.name;
+        item.name = name;
+        item.parentId = parentId;
       }
       item.eTagSeq++;
       item.modified = now();
