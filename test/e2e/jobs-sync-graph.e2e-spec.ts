@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { ConflictError, type ContentConnector } from '@gateway/connector-api';
 import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
 import { GraphSetup, useGraphEngine, type GraphEngine } from '../contract/fixtures/graph-engine';
+import { SharePointSetup, useSharePointEngine, type SharePointEngine } from '../contract/fixtures/sharepoint-engine';
 import { MODE, call, defineJob, jobBody, startJobsGateway, waitStatus, writeTree, type JobsGateway } from './jobs-helpers';
 
 const actor = { username: 'admin' };
@@ -15,7 +16,7 @@ async function text(connector: ContentConnector, id: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The Graph connector's move group (PATCH parentReference/name) on the Graph simulator, and a sync job following a rename into Graph. */
+/** The move groups of Graph (PATCH parentReference/name) and SharePoint REST (moveto) on their simulators, and a sync job following renames into Graph. */
 describe(`Graph move group and a sync job into Graph (simulator), ${MODE} mode`, () => {
   let engine: GraphEngine;
   let gw: JobsGateway;
@@ -67,5 +68,37 @@ describe(`Graph move group and a sync job into Graph (simulator), ${MODE} mode`,
     const listed = (await graph.listFolder(await graph.idByPath(`/${base}`, 'out'))).items.map((i) => `${i.baseType}:${i.name}`).sort();
     expect(listed).toEqual(['document:two.txt', 'document:uno.txt', 'folder:sub']);
     expect(await text(graph, await graph.idByPath(`/${base}/out`, 'uno.txt'))).toBe('one');
+  });
+});
+
+describe(`SharePoint REST move group (simulator), ${MODE} mode`, () => {
+  let engine: SharePointEngine;
+  let gw: JobsGateway;
+  let sp: ContentConnector;
+  let base: string;
+
+  beforeAll(async () => {
+    engine = await useSharePointEngine();
+    base = (await new SharePointSetup(engine.info).createTestFolder('move')).path;
+    gw = await startJobsGateway({ extraYaml: `  - ${JSON.stringify({ id: 'sp', typeId: 'sharepoint', description: 'SharePoint', params: engine.info.connectorParams })}\n` });
+    sp = gw.app.get(ConnectorRegistry).get('sp');
+  });
+  afterAll(async () => {
+    await gw?.close();
+    if (gw) fs.rmSync(gw.root, { recursive: true, force: true });
+    await engine?.release();
+  });
+
+  it('moves and renames a file with MoveTo, keeping its id; refuses a taken name', async () => {
+    const a = await sp.folders!.createFolder(`${base}/a`, actor);
+    const b = await sp.folders!.createFolder(`${base}/b`, actor);
+    const id = await sp.createFile({ folderId: a, fileName: 'x.txt', content: Readable.from([Buffer.from('x')]) }, actor);
+    const other = await sp.createFile({ folderId: b, fileName: 'taken.txt', content: Readable.from([Buffer.from('t')]) }, actor);
+    expect(await sp.move!.moveItem(id, { folderId: b, fileName: 'y.txt' }, actor)).toBe(id);
+    expect((await sp.getItem(id)).path).toBe(`${base}/b/y.txt`);
+    expect(await sp.idByPath(`${base}/b`, 'y.txt')).toBe(id);
+    expect(await text(sp, id)).toBe('x');
+    await expect(sp.move!.moveItem(id, { folderId: b, fileName: 'taken.txt' }, actor)).rejects.toBeInstanceOf(ConflictError);
+    expect(await text(sp, other)).toBe('t');
   });
 });

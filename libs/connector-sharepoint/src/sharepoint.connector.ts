@@ -18,6 +18,7 @@ import {
   type ItemInfo,
   type ListFolderOptions,
   type NewFile,
+  type MoveCapability,
   type PropertyUpdateCapability,
   type RepositoryDescription,
   type SiteCapability,
@@ -34,6 +35,7 @@ import { SharePointCheckInOut } from './sharepoint-check-in-out';
 import { SharePointContentUpdate } from './sharepoint-content-update';
 import { SharePointFolders } from './sharepoint-folders';
 import { ATTRIBUTION, SharePointPropertyUpdate } from './sharepoint-properties';
+import { SharePointMoves } from './sharepoint-moves';
 import { SharePointSites } from './sharepoint-sites';
 import { SharePointUpload } from './sharepoint-upload';
 import { SharePointVersioning } from './sharepoint-versioning';
@@ -77,6 +79,7 @@ export class SharePointConnector implements ContentConnector {
   readonly checkInOut: CheckInOutCapability = new SharePointCheckInOut(this);
   readonly folders: FolderCapability = new SharePointFolders(this);
   readonly propertyUpdate: PropertyUpdateCapability = new SharePointPropertyUpdate(this);
+  readonly move: MoveCapability = new SharePointMoves(this);
   readonly acls: AclCapability = new SharePointAcls(this);
   readonly sites: SiteCapability = new SharePointSites(this);
   readonly upload = new SharePointUpload(this);
