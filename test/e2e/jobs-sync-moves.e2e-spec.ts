@@ -6,6 +6,7 @@ import { ConflictError, type ContentConnector } from '@gateway/connector-api';
 import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-registry.service';
 import { GraphSetup, useGraphEngine, type GraphEngine } from '../contract/fixtures/graph-engine';
 import { SharePointSetup, useSharePointEngine, type SharePointEngine } from '../contract/fixtures/sharepoint-engine';
+import { connectorParams, createBucket, directClient, useS3Engine, type S3Engine, type S3EngineName } from '../contract/fixtures/s3-engine';
 import { MODE, call, defineJob, jobBody, startJobsGateway, waitStatus, writeTree, type JobsGateway } from './jobs-helpers';
 
 const actor = { username: 'admin' };
@@ -16,7 +17,7 @@ async function text(connector: ContentConnector, id: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The move groups of Graph (PATCH parentReference/name) and SharePoint REST (moveto) on their simulators, and a sync job following renames into Graph. */
+/** The move groups of Graph (PATCH parentReference/name), SharePoint REST (moveto) and S3 (copy + delete) on their simulators and engines, and a sync job following renames into Graph. */
 describe(`Graph move group and a sync job into Graph (simulator), ${MODE} mode`, () => {
   let engine: GraphEngine;
   let gw: JobsGateway;
@@ -100,5 +101,43 @@ describe(`SharePoint REST move group (simulator), ${MODE} mode`, () => {
     expect(await text(sp, id)).toBe('x');
     await expect(sp.move!.moveItem(id, { folderId: b, fileName: 'taken.txt' }, actor)).rejects.toBeInstanceOf(ConflictError);
     expect(await text(sp, other)).toBe('t');
+  });
+});
+
+const S3_ENGINE = ((process.env.GATEWAY_S3_E2E_ENGINES ?? 'minio').split(',')[0].trim() || 'minio') as S3EngineName;
+
+describe(`S3 move group (${S3_ENGINE}), ${MODE} mode`, () => {
+  let engine: S3Engine;
+  let gw: JobsGateway;
+  let s3: ContentConnector;
+
+  beforeAll(async () => {
+    engine = await useS3Engine(S3_ENGINE);
+    const bucket = await createBucket(directClient(engine.info), 'move');
+    gw = await startJobsGateway({
+      extraYaml: `  - ${JSON.stringify({ id: 's3', typeId: 's3', description: 'S3', params: connectorParams(engine.info, bucket) })}\n`,
+      env: { S3_TEST_SECRET: engine.info.secretAccessKey },
+    });
+    s3 = gw.app.get(ConnectorRegistry).get('s3');
+  });
+  afterAll(async () => {
+    await gw?.close();
+    if (gw) fs.rmSync(gw.root, { recursive: true, force: true });
+    await engine?.release();
+  });
+
+  it('moves and renames an object by copy then delete (the id is the key: it changes); refuses a taken key', async () => {
+    const a = await s3.folders!.createFolder('/a', actor);
+    const b = await s3.folders!.createFolder('/b/c', actor);
+    const id = await s3.createFile({ folderId: a, fileName: 'x.txt', mimeType: 'text/plain', content: Readable.from([Buffer.from('x')]) }, actor);
+    const other = await s3.createFile({ folderId: b, fileName: 'taken.txt', content: Readable.from([Buffer.from('t')]) }, actor);
+    const moved = await s3.move!.moveItem(id, { folderId: b, fileName: 'y.txt' }, actor);
+    expect(moved).toBe(await s3.idByPath('/b/c', 'y.txt'));
+    expect(moved).not.toBe(id);
+    await expect(s3.getItem(id)).rejects.toThrow();
+    expect(await text(s3, moved)).toBe('x');
+    expect((await s3.getItem(moved)).mimeType).toBe('text/plain');
+    await expect(s3.move!.moveItem(moved, { folderId: b, fileName: 'taken.txt' }, actor)).rejects.toBeInstanceOf(ConflictError);
+    expect([await text(s3, moved), await text(s3, other)]).toEqual(['x', 't']);
   });
 });
