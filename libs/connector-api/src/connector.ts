@@ -4,6 +4,7 @@ import type { ContentHashCapability } from './content-hash';
 import type { NamingRules } from './naming-rules';
 import type { PropertyDefinition } from './property-schema';
 import type { IndexCapability, SearchCapability } from './search';
+import type { MoveCapability } from './move';
 
 /** Who is acting; drivers record it as creator/modifier and check-out holder. */
 export interface Actor {
@@ -299,6 +300,8 @@ export interface ContentConnector extends Connector {
   readonly changeFeed?: ChangeFeedCapability;
   /** The names this repository accepts (naming-rules.ts), for copy jobs' `names`; absent: every name createFile takes. */
   readonly namingRules?: NamingRules;
+  /** Moves and renames a document in place (sync jobs; move.ts). */
+  readonly move?: MoveCapability;
 }
 
 /** A connector that implements the search group. */

@@ -14,3 +14,4 @@ export * from './naming-rules';
 export * from './property-schema';
 export { declaredMimeType, mimeTypeFor } from './mime';
 export * from './query-dsl';
+export * from './move';

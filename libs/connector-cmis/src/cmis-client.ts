@@ -329,6 +329,11 @@ export class CmisClient {
     return this.postForm([['cmisaction', 'update'], ['objectId', objectId], ...propertyFields(properties), ['succinct', 'true']], { id: objectId, ...options });
   }
 
+  /** moveObject (CMIS 1.1 §2.2.4.13): files the object in `targetFolderId` instead of `sourceFolderId`. */
+  moveObject(objectId: string, sourceFolderId: string, targetFolderId: string, options: CallOptions = {}): Promise<CmisObject> {
+    return this.postForm([['cmisaction', 'move'], ['objectId', objectId], ['sourceFolderId', sourceFolderId], ['targetFolderId', targetFolderId], ['succinct', 'true']], { id: objectId, ...options });
+  }
+
   async deleteObject(objectId: string, allVersions: boolean, options: CallOptions = {}): Promise<void> {
     await this.postForm([['cmisaction', 'delete'], ['objectId', objectId], ['allVersions', String(allVersions)]], { id: objectId, ...options });
   }

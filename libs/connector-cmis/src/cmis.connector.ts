@@ -20,6 +20,7 @@ import {
   type ItemInfo,
   type ListFolderOptions,
   type NewFile,
+  type MoveCapability,
   type PropertyUpdateCapability,
   type RepositoryDescription,
   type VersioningCapability,
@@ -30,6 +31,7 @@ import { CmisCheckInOut } from './cmis-check-in-out';
 import { CmisClient, type CmisProperties, type CmisRepositoryInfo, type CmisTypeDefinition, type CmisTypeTreeNode } from './cmis-client';
 import { CmisContentUpdate } from './cmis-content-update';
 import { CmisFolders } from './cmis-folders';
+import { CmisMoves } from './cmis-moves';
 import { CmisPropertyUpdate } from './cmis-properties';
 import { CMIS_NAMING_RULES } from './naming-rules';
 import { CmisVersioning } from './cmis-versioning';
@@ -90,6 +92,7 @@ export class CmisConnector implements ContentConnector {
   readonly folders: FolderCapability = new CmisFolders(this);
   readonly propertyUpdate: PropertyUpdateCapability = new CmisPropertyUpdate(this);
   readonly namingRules = CMIS_NAMING_RULES;
+  readonly move: MoveCapability = new CmisMoves(this);
 
   private readonly contentUpdateGroup: ContentUpdateCapability = new CmisContentUpdate(this);
   private readonly checkInOutGroup: CheckInOutCapability = new CmisCheckInOut(this);

@@ -21,6 +21,7 @@ import {
   nameViolations,
   type NamingRules,
   type LocalFilesCapability,
+  type MoveCapability,
   type NewFile,
   type PropertyUpdateCapability,
   type RepositoryDescription,
@@ -31,6 +32,7 @@ import { ContentHashes } from './content-hashes';
 import { openContent } from './content-reads';
 import { DirectCopies } from './direct-copies';
 import { DocumentChanges } from './document-changes';
+import { DocumentMoves } from './document-moves';
 import { FolderChanges } from './folder-changes';
 import { FolderListing } from './folder-listing';
 import { FILESYSTEM_NAMING_RULES, WINDOWS_FILESYSTEM_NAMING_RULES } from './naming-rules';
@@ -83,6 +85,7 @@ export class FilesystemConnector implements ContentConnector {
   readonly contentHash: ContentHashCapability;
   readonly localFiles: LocalFilesCapability;
   readonly namingRules: NamingRules;
+  readonly move: MoveCapability;
 
   /** `root` must already be a real path (no links); call init() before use. `windowsNames`: refuse names Windows cannot hold too. */
   constructor(
@@ -105,6 +108,7 @@ export class FilesystemConnector implements ContentConnector {
     this.propertyUpdate = group(this.changes, 'updateProperties');
     this.folders = group(new FolderChanges(this.files), 'createFolder', 'deleteFolder');
     this.directCopy = group(this.copies, 'copyFrom');
+    this.move = group(new DocumentMoves(this.files), 'moveItem');
     this.contentHash = new ContentHashes(this.files.written, (id) => this.localPath(id));
     this.localFiles = { root, localPath: (id) => this.localPath(id), unverifiedFile: (id) => this.unverifiedFile(id) };
   }

@@ -25,6 +25,7 @@ import {
   type ItemInfo,
   type ListFolderOptions,
   type NewFile,
+  type MoveCapability,
   type PropertyUpdateCapability,
   type RepositoryDescription,
   type SiteCapability,
@@ -53,6 +54,7 @@ import { GraphContentUpdate } from './graph-content-update';
 import { GraphFolders } from './graph-folders';
 import { GraphPropertyUpdate } from './graph-properties';
 import { GRAPH_NAMING_RULES } from './naming-rules';
+import { GraphMoves } from './graph-moves';
 import { GraphContentHash } from './graph-content-hash';
 import { GraphSites } from './graph-sites';
 import { GraphVersioning } from './graph-versioning';
@@ -88,6 +90,7 @@ export class GraphConnector implements ContentConnector {
   readonly folders: FolderCapability = new GraphFolders(this);
   readonly propertyUpdate: PropertyUpdateCapability = new GraphPropertyUpdate(this);
   readonly namingRules = GRAPH_NAMING_RULES;
+  readonly move: MoveCapability = new GraphMoves(this);
   readonly acls: AclCapability = new GraphAcls(this);
   readonly sites: SiteCapability = new GraphSites(this);
   readonly contentHash: ContentHashCapability = new GraphContentHash(this);

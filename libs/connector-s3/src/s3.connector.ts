@@ -27,6 +27,7 @@ import {
   type ContentHashCapability,
   type ContentUpdateCapability,
   type FolderCapability,
+  type MoveCapability,
   type FolderInfo,
   type FolderPage,
   type ItemInfo,
@@ -58,6 +59,7 @@ import { CREATED_BY, encodeValue, gatewayField, MODIFIED_BY, propertiesOf } from
 import { S3ContentUpdate } from './s3-content-update';
 import { mapS3Error } from './s3-errors';
 import { S3Folders } from './s3-folders';
+import { S3Moves } from './s3-moves';
 import { S3PropertyUpdate } from './s3-properties';
 import { s3NamingRules } from './naming-rules';
 import { S3Versioning } from './s3-versioning';
@@ -89,6 +91,7 @@ export class S3Connector implements ContentConnector {
   readonly contentUpdate?: ContentUpdateCapability;
   readonly versioning?: VersioningCapability;
   readonly folders: Required<FolderCapability> = new S3Folders(this);
+  readonly move: MoveCapability = new S3Moves(this);
   readonly propertyUpdate: PropertyUpdateCapability = new S3PropertyUpdate(this);
   readonly namingRules: NamingRules;
   /** The ETag as an MD5 of what S3 stored (s3-content-hash.ts). */

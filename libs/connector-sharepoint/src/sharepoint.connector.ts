@@ -19,6 +19,7 @@ import {
   type ItemInfo,
   type ListFolderOptions,
   type NewFile,
+  type MoveCapability,
   type PropertyUpdateCapability,
   type RepositoryDescription,
   type SiteCapability,
@@ -37,6 +38,7 @@ import { SharePointContentUpdate } from './sharepoint-content-update';
 import { SharePointFolders } from './sharepoint-folders';
 import { ATTRIBUTION, SharePointPropertyUpdate } from './sharepoint-properties';
 import { SHAREPOINT_NAMING_RULES } from './naming-rules';
+import { SharePointMoves } from './sharepoint-moves';
 import { SharePointSites } from './sharepoint-sites';
 import { SharePointUpload } from './sharepoint-upload';
 import { SharePointVersioning } from './sharepoint-versioning';
@@ -81,6 +83,7 @@ export class SharePointConnector implements ContentConnector {
   readonly folders: FolderCapability = new SharePointFolders(this);
   readonly propertyUpdate: PropertyUpdateCapability = new SharePointPropertyUpdate(this);
   readonly namingRules = SHAREPOINT_NAMING_RULES;
+  readonly move: MoveCapability = new SharePointMoves(this);
   readonly acls: AclCapability = new SharePointAcls(this);
   readonly sites: SiteCapability = new SharePointSites(this);
   readonly changeFeed: ChangeFeedCapability = new SharePointChangeFeed(this);

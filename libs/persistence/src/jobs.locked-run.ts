@@ -144,6 +144,8 @@ class TransactionLockedRun implements LockedRun {
     const fresh = new Set(inserted.rows.map((r) => r.doc_id));
     const ids = jsonRows(this.engine, unique.map((d) => ({ d: d.docId })), ['d']);
     await sql`delete from job_index_state where job_id = ${jobId} and doc_id in (select j.d from ${ids})`.execute(trx);
+    // A sync job's deletion is recorded and its state forgotten at once: a crash before leaves both, and the redo finds the target gone.
+    await sql`delete from job_sync_state where job_id = ${jobId} and doc_id in (select j.d from ${ids})`.execute(trx);
     if (fresh.size === 0) return;
     const audits = unique.filter((d) => fresh.has(d.docId)).map((d) => ({ d: d.docId, s: d.sourcePath, t: d.targetId, m: d.message }));
     await sql`

@@ -193,8 +193,9 @@ export interface LockedRun {
   /** JobsStore.finishDocs inside this transition (a task's last outcomes as it ends); `run` shows the new counters. */
   finishDocs(jobId: number, outcomes: readonly DocOutcome[], now: number): Promise<void>;
   /**
-   * Documents an indexing run deleted from its index (gone from the source): recorded done (`p`,
-   * with the message) in this run, counted in `removed` only, and their index state forgotten.
+   * Documents an indexing run deleted from its index, or a sync run deleted or archived at its target
+   * (gone from the source): recorded done (`p`, with the message) in this run, counted in `removed`
+   * only, and their index or sync state forgotten.
    * A document the run has already is left alone (counted once).
    */
   recordRemoved(jobId: number, docs: readonly RemovedDoc[], now: number): Promise<void>;

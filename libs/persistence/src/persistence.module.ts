@@ -5,6 +5,7 @@ import { UsersRepository } from './users.repository';
 import { UserFilesRepository } from './user-files.repository';
 import { DownloadLinksRepository } from './download-links.repository';
 import { JobsRepository } from './jobs.repository';
+import { JobSyncStateRepository } from './job-sync-state.repository';
 import { AccessAuditRepository } from './access-audit.repository';
 import { WebhooksRepository } from './webhooks.repository';
 
@@ -28,10 +29,11 @@ export class PersistenceModule implements OnApplicationShutdown {
         UserFilesRepository,
         DownloadLinksRepository,
         JobsRepository,
+        JobSyncStateRepository,
         WebhooksRepository,
         AccessAuditRepository,
       ],
-      exports: [DATABASE, UsersRepository, UserFilesRepository, DownloadLinksRepository, JobsRepository, WebhooksRepository, AccessAuditRepository],
+      exports: [DATABASE, UsersRepository, UserFilesRepository, DownloadLinksRepository, JobsRepository, JobSyncStateRepository, WebhooksRepository, AccessAuditRepository],
     };
   }
 

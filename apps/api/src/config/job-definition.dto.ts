@@ -21,6 +21,7 @@ import {
 import { COLLECTION_NAME } from '@gateway/connector-api';
 import { AclMappingDto, type AclMapping } from './acl-mapping.dto';
 import { CONNECTOR_ID_PATTERN } from './connector-id';
+import { DELETIONS, JOB_MODES, TARGET_CHANGED, type SyncOptions, type Deletions, type JobMode, type TargetChanged } from './sync-options';
 import { JobScheduleDto, JobScheduleStateView, JobScheduleView, scheduleWithDefaults, type JobSchedule } from './job-schedule.dto';
 import { PropertyMappingDto, type PropertyMapping } from './property-mapping.dto';
 
@@ -205,6 +206,42 @@ export class JobOptionsDto {
   @Type(() => AclMappingDto)
   aclMapping?: AclMappingDto;
 
+  @ApiPropertyOptional({
+    enum: JOB_MODES,
+    default: 'copy',
+    description:
+      'Copy jobs: `copy` writes every listed document each run; `sync` keeps per document what it wrote and follows the source: ' +
+      'unchanged documents are skipped without reading them, changed ones written again, moved ones moved at the target (jobs README, "Sync jobs")',
+  })
+  @IsOptional()
+  @IsIn(JOB_MODES, { message: `mode must be one of ${JOB_MODES.join(', ')}` })
+  mode?: JobMode;
+
+  @ApiPropertyOptional({
+    enum: TARGET_CHANGED,
+    default: 'keep',
+    description: 'Sync jobs: a document changed at the target since the job wrote it is `keep`t (an error e naming both stamps), `overwrite`n, or given the source content as a new `version`',
+  })
+  @IsOptional()
+  @IsIn(TARGET_CHANGED, { message: `targetChanged must be one of ${TARGET_CHANGED.join(', ')}` })
+  targetChanged?: TargetChanged;
+
+  @ApiPropertyOptional({
+    enum: DELETIONS,
+    default: 'keep',
+    description: 'Sync jobs: a document gone from the source stays at the target (`keep`), is deleted there (`delete`), or moved into `archiveFolder` (`archive`); only after a complete listing',
+  })
+  @IsOptional()
+  @IsIn(DELETIONS, { message: `deletions must be one of ${DELETIONS.join(', ')}` })
+  deletions?: Deletions;
+
+  @ApiPropertyOptional({ example: '/archive', description: 'Sync jobs with `deletions: archive`: the target folder (absolute, outside target.folderPath) deleted documents are moved into' })
+  @IsOptional()
+  @IsString()
+  @Matches(FOLDER_PATH, { message: 'archiveFolder must be an absolute path starting with /' })
+  @MaxLength(4096)
+  archiveFolder?: string;
+
   @ApiPropertyOptional({ default: true, description: 'Indexing jobs only: extract the text of each document into `content` (false: metadata only)' })
   @IsOptional()
   @IsBoolean()
@@ -285,7 +322,8 @@ export interface JobDefinition {
   source: { connectorId: string; folderPath: string; recursive: boolean };
   /** A repository target has folderPath; an indexing target (a search connector) has collection instead. */
   target: { connectorId: string; folderPath?: string; collection?: string };
-  options: {
+  /** Sync options (sync-options.ts) are stored only when given. */
+  options: SyncOptions & {
     onExisting: OnExisting;
     copyVersions: boolean;
     /** Copy jobs; stored only when given (the copier's defaults: hash, remove). */
@@ -347,6 +385,11 @@ class JobOptionsView {
   @ApiPropertyOptional() maxSize?: number;
   @ApiPropertyOptional({ description: 'Copy jobs' }) copyAcls?: boolean;
   @ApiPropertyOptional({ type: AclMappingDto, description: 'Copy jobs with copyAcls' }) aclMapping?: AclMappingDto;
+
+  @ApiPropertyOptional({ enum: JOB_MODES, description: 'Copy jobs; absent: copy' }) mode?: JobMode;
+  @ApiPropertyOptional({ enum: TARGET_CHANGED, description: 'Sync jobs; absent: keep' }) targetChanged?: TargetChanged;
+  @ApiPropertyOptional({ enum: DELETIONS, description: 'Sync jobs; absent: keep' }) deletions?: Deletions;
+  @ApiPropertyOptional({ description: 'Sync jobs with deletions archive' }) archiveFolder?: string;
   @ApiPropertyOptional({ description: 'Indexing jobs' }) extract?: boolean;
   @ApiPropertyOptional({ description: 'Indexing jobs' }) maxContentChars?: number;
   @ApiPropertyOptional({ description: 'Indexing jobs' }) defaultAcl?: string;
@@ -386,9 +429,10 @@ export function withDefaults(input: JobDefinitionDto): JobDefinition {
       maxErrors: input.options?.maxErrors ?? 0,
       removeSource: input.options?.removeSource ?? false,
       exclude: input.options?.exclude ?? [],
-      ...pick(input.options, ['include', 'modifiedAfter', 'modifiedBefore', 'minSize', 'maxSize', 'verify', 'onMismatch', 'names', 'mapping']),
+      ...pick(input.options, ['include', 'modifiedAfter', 'modifiedBefore', 'minSize', 'maxSize', 'verify', 'onMismatch', 'names', 'mapping', 'mode', 'targetChanged', 'deletions']),
       ...(input.options?.copyAcls !== undefined ? { copyAcls: input.options.copyAcls } : {}),
       ...(input.options?.aclMapping !== undefined ? { aclMapping: { ...input.options.aclMapping, unmapped: input.options.aclMapping.unmapped ?? 'drop' } } : {}),
+      ...(input.options?.archiveFolder !== undefined ? { archiveFolder: normalizeFolder(input.options.archiveFolder) } : {}),
       ...(input.options?.extract !== undefined ? { extract: input.options.extract } : {}),
       ...(input.options?.maxContentChars !== undefined ? { maxContentChars: input.options.maxContentChars } : {}),
       ...(input.options?.defaultAcl !== undefined ? { defaultAcl: input.options.defaultAcl } : {}),

@@ -4,7 +4,7 @@ import { ConflictError, GatewayError, NotFoundError, type Actor, type ContentCon
 import type { ClaimedDoc, DocOutcome } from '@gateway/persistence';
 import { DocumentFilter } from './document-filter';
 import { AclCarrier, type PlannedAcl } from './mapping/acl-carrier';
-import type { JobDefinition } from '../config/job-definition.dto';
+import type { JobDefinition, OnExisting } from '../config/job-definition.dto';
 import { CopyVerifier, type HashingPassThrough, type SentContent, type Verification } from './copy-verification';
 import { Cancelled } from './run-watcher';
 import { NameRefused, TargetNames, renameNote, sourceNameOf, type TargetNaming } from './target-names';
@@ -76,7 +76,15 @@ export class DocumentCopier {
    * stays claimed and is redone later. A document claimed before (not fresh) may have been
    * written by the attempt that claimed it: a target written since the claim counts as done.
    */
-  async copy(item: DocItem, claim: Pick<ClaimedDoc, 'fresh' | 'claimedAt'>, fetch: boolean, guard: CopyGuard): Promise<DocOutcome | undefined> {
+  async copy(
+    item: DocItem,
+    claim: Pick<ClaimedDoc, 'fresh' | 'claimedAt'>,
+    fetch: boolean,
+    guard: CopyGuard,
+    /** A sync job's choice for this document (sync/sync-copier.ts): onExisting, and whether it knows the target has it (looked up first, not written blind). */
+    sync?: { onExisting: OnExisting; existsAtTarget: boolean },
+  ): Promise<DocOutcome | undefined> {
+    const onExisting = sync?.onExisting ?? this.def.options.onExisting;
     const sourcePath = this.sourcePath(item);
     const sourceName = sourceNameOf(item);
     const skip = this.filter.skipReason(item);
@@ -101,13 +109,12 @@ export class DocumentCopier {
       const written = (targetId: string, message?: string, write?: CheckedWrite, addedVersion = false) =>
         this.written(item, sourcePath, targetId, acl, message, write, { sourceName, targetPath: joinPath(targetDir, name), renamed: name !== path.basename(item.rel) }, mapped, addedVersion);
       const folderId = await this.ensureFolder(targetDir);
-      const { onExisting } = this.def.options;
 
       let existing: string | undefined;
-      if (!claim.fresh) {
+      if (!claim.fresh || sync?.existsAtTarget) {
         // Redone after a crash, stall, kill or resume: did the earlier attempt's write land?
         ({ name, existing } = await this.names.place(this.target, targetDir, name, sourceName));
-        if (existing !== undefined) {
+        if (existing !== undefined && !claim.fresh) {
           const t = await this.target.getItem(existing);
           const modified = t.modified?.getTime() ?? 0;
           if (modified >= claim.claimedAt - CLOCK_TOLERANCE_MS && (info.size === undefined || t.size === undefined || t.size === info.size)) {

@@ -183,6 +183,12 @@ describe('JobControlService', () => {
       expect((await fx.store.findRun(`${jobId}_2`))?.dryRun).toBe(false);
     });
 
+    it('refuses a dry run of a sync job, naming dryRun: the plan would not follow its sync state', async () => {
+      fx.store.jobs.get(jobId)!.definition.options.mode = 'sync';
+      await expect(service.start(jobId, 'admin', undefined, true)).rejects.toMatchObject({ parameter: 'dryRun' });
+      expect(fx.store.jobs.get(jobId)!.runCount).toBe(0);
+    });
+
     it('refuses run-errors over a dry run: its failures are predictions', async () => {
       runIn('COMPLETED_WITH_ERRORS', {}, { failed: 2, dryRun: true });
       await expect(service.runErrors(jobId, 'bob')).rejects.toMatchObject(conflict('JOB_STATE_CONFLICT'));

@@ -135,6 +135,10 @@ export class JobControlService implements OnApplicationBootstrap, OnApplicationS
   async start(jobId: number, username: string, scheduled?: ScheduledStartClaim, dryRun = false): Promise<MessageResult<JobStatusDto>> {
     const job = await this.job(jobId);
     const def = job.definition;
+    if (dryRun && def.options.mode === 'sync') {
+      // The planner decides as a copy does; a sync run decides by its state (unchanged, moved, deleted): such a plan would mislead.
+      throw new InvalidArgumentError('dryRun', "Invalid parameter 'dryRun': a sync job (options.mode sync) cannot be planned by a dry run yet");
+    }
     this.registry.get(def.source.connectorId);
     this.registry.any(def.target.connectorId);
     const input = { kind: 'start' as const, startedBy: username, now: Date.now(), ...(scheduled ? { scheduled } : {}), ...(dryRun ? { dryRun } : {}) };

@@ -10,6 +10,7 @@ import { checkAclOptions } from './mapping/acl-mapping-check';
 import { jobView } from './job-format';
 import { isActive } from './job-states';
 import { CronSchedule } from './schedule/cron-schedule';
+import { checkSyncOptions } from '../config/sync-options';
 import type { JobStore } from './job-store';
 
 /** Job definitions: the admin API and the configuration file. */
@@ -146,6 +147,7 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     if (def.options.removeSource && def.source.connectorId === def.target.connectorId && overlaps(def.source.folderPath, def.target.folderPath)) {
       throw new InvalidArgumentError('options.removeSource', "Invalid parameter 'options.removeSource': source and target folders overlap");
     }
+    checkSyncOptions(def.options, target, def.target.folderPath);
     return def;
   }
 
@@ -161,6 +163,9 @@ export class JobDefinitionsService implements OnApplicationBootstrap {
     if (def.options.removeSource) throw refuse('options.removeSource', 'indexing never removes source documents');
     if (def.options.copyAcls !== undefined) throw refuse('options.copyAcls', 'an index entry carries the source ACL as acl_read');
     if (def.options.aclMapping !== undefined) throw refuse('options.aclMapping', 'an index entry carries the source ACL as acl_read');
+    for (const name of ['mode', 'targetChanged', 'deletions', 'archiveFolder'] as const) {
+      if (def.options[name] !== undefined) throw refuse(`options.${name}`, 'indexing runs are incremental already (sync options are for copy jobs)');
+    }
     const collection = def.target.collection ?? target.search?.settings.collection;
     if (collection === undefined) throw refuse('target.collection', `required: connector '${target.id}' has no configured collection`);
     return {

@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit, Op
 import { Limiter } from '@gateway/concurrency';
 import { GatewayError } from '@gateway/connector-api';
 import { TEXT_EXTRACTOR, type TextExtractor } from '@gateway/text-extraction';
-import { JobsRepository, type ClaimedDoc, type DocOutcome, type DocToClaim, type TaskState } from '@gateway/persistence';
+import { JobSyncStateRepository, JobsRepository, type ClaimedDoc, type DocOutcome, type DocToClaim, type TaskState } from '@gateway/persistence';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { GatewayConfig } from '../config/gateway-config';
@@ -12,6 +12,7 @@ import { DocumentCopier, resolveFolderId } from './document-copier';
 import { DocumentIndexer, SWEEP_TASK_KEY, type IndexTarget } from './document-indexer';
 import { planSteps } from './plan-steps';
 import { DocumentPlanner, withPlan } from './document-planner';
+import { syncContext, type SyncCopier } from './sync/sync-context';
 import { isIndexingJob } from '../config/job-definition.dto';
 import type { JobStore } from './job-store';
 import { failingReason, settle } from './run-lifecycle';
@@ -35,11 +36,17 @@ interface RunContext {
   jobId: number;
   /** Where its documents wait for a slot: the process's local slots when both connectors hold local files, else the common ones. */
   slots: Limiter;
-  /** The indexer too on an indexing job, the planner on a dry run: all take a document the same way. */
-  copier: DocumentCopier | DocumentIndexer | DocumentPlanner;
-  /** An indexing real run's indexer (writes, commits, sweeps); a dry run has none. */
+  /** The indexer too on an indexing job, the planner on a dry run, the sync copier on a sync job: all take a document the same way. */
+  copier: DocumentCopier | DocumentIndexer | DocumentPlanner | SyncCopier;
+  /** An indexing real run's indexer (writes, commits); a dry run has none. */
   indexer?: DocumentIndexer;
   dryRun: boolean;
+  /** Writes what a batch of outcomes says before they are recorded (the index documents, a sync job's states). */
+  beforeOutcomes?: (batch: DocOutcome[]) => Promise<DocOutcome[]>;
+  /** Loads what earlier runs wrote of a task's documents (indexing and sync jobs; an indexing dry run reads its stamps too). */
+  prefetch?: (docIds: readonly string[]) => Promise<void>;
+  /** The task that ends a complete real run: the indexer's sweep, or a sync job's deletions (sync/sync-sweep.ts). */
+  sweeper?: { sweep(halted: () => boolean): Promise<boolean> };
 }
 
 /**
@@ -71,6 +78,8 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     @Optional() private readonly metrics?: GatewayMetrics,
     // Indexing jobs without it index metadata only, saying why in each document's audit record.
     @Optional() @Inject(TEXT_EXTRACTOR) private readonly extractor?: TextExtractor,
+    // Sync jobs' state (sync/); a test module without it cannot run sync jobs (their runs fail saying so).
+    @Optional() private readonly syncStates?: JobSyncStateRepository,
   ) {
     this.dataDir = config.dataDir;
     this.docSlots = new Limiter(config.jobs.concurrency);
@@ -128,7 +137,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         await this.enumerate(ref, ctx, planned.payload);
         finished = true;
       } else if (planned.kind === 'sweep') {
-        finished = await ctx.indexer!.sweep(() => !watch.takes(ref.attempt));
+        finished = await ctx.sweeper!.sweep(() => !watch.takes(ref.attempt));
       } else {
         const claims = start.claims ?? (await this.repo.claimDocs(ctx.jobId, ref.runId, toClaim!.docs, Date.now()));
         ({ finished, rest } = await this.copyDocs(ref, ctx, watch, planned.payload, claims, slot));
@@ -188,7 +197,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
 
   /** The transition that ends a task: its last outcomes, its row, and the run moved on (settle). */
   private end(ref: TaskRef, jobId: number, rest: DocOutcome[], finished: boolean, failure: string | undefined, maxErrors: number) {
-    const indexing = this.contexts.get(ref.runId)?.indexer !== undefined;
+    const sweeps = this.contexts.get(ref.runId)?.sweeper !== undefined;
     return this.repo.transition(ref.runId, async (locked): Promise<{ failing: boolean; sweep?: boolean; status?: string }> => {
       // Outcomes count whatever happened to the run meanwhile: their documents were claimed by it.
       if (rest.length > 0) await locked.finishDocs(jobId, rest, Date.now());
@@ -200,9 +209,9 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         // The run is failing now: it takes no new work and turns FAILED once no task is active (settle).
         await locked.change({ message: failure });
       }
-      // An indexing run's last task: what the run did not list is gone from the source (the sweep task).
+      // An indexing (or deleting sync) run's last task: what the run did not list is gone from the source (the sweep task).
       const sweep =
-        indexing && finished && ref.key !== SWEEP_TASK_KEY && locked.run.kind === 'start' && failingReason(locked.run, maxErrors) === undefined &&
+        sweeps && finished && ref.key !== SWEEP_TASK_KEY && locked.run.kind === 'start' && failingReason(locked.run, maxErrors) === undefined &&
         locked.run.status === 'RUNNING' && (await locked.countTasks(['pending', 'active'])) === 0;
       if (sweep) await locked.insertTasks([{ key: SWEEP_TASK_KEY, kind: 'sweep', payload: '{}' }]);
       const status = await settle(locked, Date.now(), maxErrors);
@@ -229,7 +238,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         throw new FolderError(`Source folder '${p.folderPath}' cannot be listed: ${(e as Error).message}`);
       }));
     const page = await source.listFolder(folderId, { limit: LIST_PAGE, cursor: p.cursor });
-    const tasks = folderPageTasks(ref.key, p, folderId, page, ctx.copier.def.source.recursive);
+    const tasks = folderPageTasks(ref.key, p, folderId, page, ctx.copier.def.source.recursive, ctx.copier.def.options.mode === 'sync');
     await this.repo.transition(ref.runId, (locked) => locked.insertTasks(tasks));
     const refs = (listing: boolean) => tasks.filter((t) => isListingKey(t.key) === listing).map((t) => ({ runId: ref.runId, key: t.key, attempt: ref.attempt }));
     // The page's documents first: the copies start with the first page listed, while listing goes on in its own lane.
@@ -253,7 +262,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
   ): Promise<{ finished: boolean; rest: DocOutcome[] }> {
     const { copier, jobId } = ctx;
     // An indexer writes the batch's index documents before the outcomes that say so are recorded.
-    const prepare = (batch: DocOutcome[]) => (ctx.indexer ? ctx.indexer.beforeOutcomes(batch) : Promise.resolve(batch));
+    const prepare = (batch: DocOutcome[]) => (ctx.beforeOutcomes ? ctx.beforeOutcomes(batch) : Promise.resolve(batch));
     const outcomes = new OutcomeBatch(async (batch) => this.repo.finishDocs(jobId, ref.runId, await prepare(batch), Date.now()), async (run) => {
       if (run.attempt === ref.attempt && failingReason(run, copier.def.options.maxErrors) !== undefined) {
         await this.markFailing(ref, copier.def.options.maxErrors);
@@ -265,7 +274,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     let unfinished = 0;
     const todo = p.items.filter((item) => claims.get(item.id)!.state !== 'done');
     let toCopy = todo.length;
-    await (ctx.copier instanceof DocumentIndexer ? ctx.copier : undefined)?.prefetch(todo.map((item) => item.id));
+    await ctx.prefetch?.(todo.map((item) => item.id));
     const copyOne = async (claim: ClaimedDoc, item: DocsPayload['items'][number]) => {
       if (!watch.takes(ref.attempt) || outcomes.limitReached) {
         unfinished++;
@@ -351,13 +360,23 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
       const target = this.registry.any(def.target.connectorId);
       if (!target.index) throw new Error(`Connector ${target.id} has no index group`);
       const indexer = new DocumentIndexer(def, this.registry.get(def.source.connectorId), target as IndexTarget, this.repo, this.extractor, job.id, runId, run.dryRun);
-      ctx = { jobId: job.id, slots: this.docSlots, copier: indexer, ...(run.dryRun ? {} : { indexer }), dryRun: run.dryRun };
+      const prefetch = (ids: readonly string[]) => indexer.prefetch(ids);
+      // A dry run plans from the stamps (prefetch) and writes, commits and sweeps nothing.
+      ctx = run.dryRun
+        ? { jobId: job.id, slots: this.docSlots, copier: indexer, dryRun: true, prefetch }
+        : { jobId: job.id, slots: this.docSlots, copier: indexer, indexer, dryRun: false, beforeOutcomes: (b) => indexer.beforeOutcomes(b), prefetch, sweeper: indexer };
     } else {
       const source = this.registry.get(def.source.connectorId);
       const target = this.registry.get(def.target.connectorId);
       const local = source.localFiles !== undefined && target.localFiles !== undefined;
-      const copier = run.dryRun ? new DocumentPlanner(def, source, target, planSteps(def, source, target, this.dataDir)) : new DocumentCopier(def, source, target, { username: run.startedBy }, this.dataDir);
-      ctx = { jobId: job.id, slots: local ? this.localSlots : this.docSlots, copier, dryRun: run.dryRun };
+      const actor = { username: run.startedBy };
+      if (run.dryRun) {
+        ctx = { jobId: job.id, slots: local ? this.localSlots : this.docSlots, copier: new DocumentPlanner(def, source, target, planSteps(def, source, target, this.dataDir)), dryRun: true };
+      } else {
+        const copier = new DocumentCopier(def, source, target, actor, this.dataDir);
+        ctx = { jobId: job.id, slots: local ? this.localSlots : this.docSlots, copier, dryRun: false };
+        if (def.options.mode === 'sync') ctx = { ...ctx, ...syncContext(copier, target, this.syncStates, this.repo, job.id, runId, actor) };
+      }
     }
     if (this.contexts.size >= CONTEXTS_KEPT) this.contexts.clear();
     this.contexts.set(runId, ctx);

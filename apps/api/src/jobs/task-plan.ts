@@ -54,6 +54,9 @@ export interface DocItem {
   sourceName?: string;
   /** An entry the source cannot address (FolderPage.unaddressable), why: recorded skipped, never read. */
   unaddressable?: string;
+  /** Sync jobs only (their stamps, sync/sync-stamps.ts): as listed, where the source lists them. */
+  etag?: string;
+  versionLabel?: string;
 }
 
 export interface DocsPayload {
@@ -82,14 +85,18 @@ function enumTask(key: string, payload: EnumPayload): TaskSpec {
  * What one listed page of a folder turns into: a docs task per DOCS_PER_TASK documents,
  * an enum task per subfolder (when the job is recursive) and one for the next page.
  */
-export function folderPageTasks(taskKey: string, listed: EnumPayload, folderId: string, page: FolderPage, recursive: boolean): TaskSpec[] {
+export function folderPageTasks(taskKey: string, listed: EnumPayload, folderId: string, page: FolderPage, recursive: boolean, stamps = false): TaskSpec[] {
   const tasks: TaskSpec[] = [];
   const docs: DocItem[] = [];
   for (const item of page.items) {
     const rel = listed.rel ? `${listed.rel}/${item.name}` : item.name;
     if (item.baseType === 'document') {
       const sourceName = item.properties?.[SOURCE_NAME_PROPERTY] ?? undefined;
-      docs.push({ id: item.id, rel, path: item.path, mimeType: item.mimeType, size: item.size, modified: item.modified?.getTime(), ...(sourceName ? { sourceName } : {}) });
+      const doc: DocItem = { id: item.id, rel, path: item.path, mimeType: item.mimeType, size: item.size, modified: item.modified?.getTime(), ...(sourceName ? { sourceName } : {}) };
+      // A sync job's stamps come from the listing: an unchanged document is then skipped without a call to the source.
+      if (stamps && item.etag) doc.etag = item.etag;
+      if (stamps && item.versionLabel) doc.versionLabel = item.versionLabel;
+      docs.push(doc);
     } else if (recursive) {
       tasks.push(enumTask(hashKey(LISTING, item.id), { folderId: item.id, folderPath: item.path, rel }));
     }

@@ -13,6 +13,7 @@ import * as m0080 from './0080-webhooks';
 import * as m0090 from './0090-access-audit';
 import * as m0110 from './0110-job-audit-checksums';
 import * as m0120 from './0120-job-dry-runs';
+import * as m0160 from './0160-job-sync-state';
 
 /**
  * Every migration, in order. Written with Kysely's schema builder only, so the
@@ -33,4 +34,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0090-access-audit': m0090,
   '0110-job-audit-checksums': m0110,
   '0120-job-dry-runs': m0120,
+  '0160-job-sync-state': m0160,
 };

@@ -935,6 +935,7 @@ export function createGraphHandler(context: SimulatorContext): SimulatorHandler 
         for (let up: ItemRecord | undefined = newParent; up; up = up.parentId ? store.state.items[up.parentId] : undefined) {
           if (up.id === item.id) throw new GraphError(400, 'invalidRequest', 'An item cannot be moved below itself.');
         }
+        assertWritable(item, by);
       }
       const name = typeof body.name === 'string' ? body.name : item.name;
       if (typeof body.name === 'string') checkName(body.name);

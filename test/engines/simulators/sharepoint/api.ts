@@ -889,6 +889,28 @@ export function createSharePointApi(ctx: ApiContext) {
       return void call.res.end();
     }
 
+    // --- move (SP.File.moveTo): newurl is server-relative; flags 1 overwrites, 0 refuses a taken URL
+    if (target.kind === 'file' && verb === 'POST' && opKey === 'moveto') {
+      const item = target.item;
+      checkWritable(call, item);
+      const newUrl = str(arg(op!, 'newurl'), 'newurl').replace(/\/+$/, '');
+      const flags = Number(arg(op!, 'flags') ?? 0);
+      const parentPath = newUrl.slice(0, newUrl.lastIndexOf('/'));
+      const list = state.listOfPath(newUrl);
+      const parent = state.itemByPath(parentPath);
+      if (!list || list.id !== item.listId || (parentPath.toLowerCase() !== list.rootPath.toLowerCase() && parent?.kind !== 'folder')) {
+        throw new SpError(400, '-2147024893, System.IO.DirectoryNotFoundException', `The folder of "${newUrl}" does not exist in this library.`);
+      }
+      const existing = state.itemByPath(newUrl);
+      if (existing && existing !== item) {
+        if ((flags & 1) === 0) throw new SpError(400, '-2130575257, Microsoft.SharePoint.SPException', `A file with the name ${newUrl} already exists.`);
+        deleteItem(call, existing);
+      }
+      item.path = newUrl;
+      state.save();
+      return sendEmpty(call);
+    }
+
     // --- check-in/out
     if (target.kind === 'file' && verb === 'POST' && ['checkout', 'checkin', 'undocheckout'].includes(opKey ?? '')) {
       const item = target.item;
