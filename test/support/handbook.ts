@@ -50,7 +50,8 @@ const PARSERS: Record<string, (p: Record<string, unknown>) => object> = {
   sharepoint: parseSharePointParams,
   filesystem: (p) => {
     if (typeof p.root !== 'string' || p.root.trim() === '') throw new InvalidArgumentError('root', 'must be the path of the repository folder');
-    return { root: p.root };
+    if (p.windowsNames !== undefined && typeof p.windowsNames !== 'boolean') throw new InvalidArgumentError('windowsNames', 'must be true or false');
+    return { root: p.root, ...(p.windowsNames !== undefined ? { windowsNames: p.windowsNames } : {}) };
   },
 };
 
