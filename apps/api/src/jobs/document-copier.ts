@@ -158,8 +158,7 @@ export class DocumentCopier {
       if (e instanceof PropertiesRefused) return e.outcome(item.id, sourcePath);
       if (guard.cancelled || e instanceof Cancelled) return undefined;
       if (e instanceof NameRefused) return { docId: item.id, outcome: 'e', sourcePath, message: `NAME_REFUSED: ${e.message}` };
-      const message = e instanceof GatewayError ? `${e.code}: ${e.message}` : `INTERNAL: ${(e as Error)?.message ?? String(e)}`;
-      return { docId: item.id, outcome: 'e', sourcePath, message };
+      return { docId: item.id, outcome: 'e', sourcePath, message: errorMessage(e) };
     }
   }
 
@@ -281,8 +280,8 @@ export class DocumentCopier {
     return guard.track(await this.source.openContent(id));
   }
 
-  /** The target folder's id, made once per run and process (a failure is retried by the next document). */
-  private ensureFolder(folderPath: string): Promise<string> {
+  /** The target folder's id, made once per run and process (a failure is retried by the next document); the sync copier shares it. */
+  ensureFolder(folderPath: string): Promise<string> {
     let p = this.folders.get(folderPath);
     if (!p) {
       p = this.target.folders ? this.target.folders.createFolder(folderPath, this.actor) : resolveFolderId(this.target, folderPath);
@@ -291,6 +290,21 @@ export class DocumentCopier {
     }
     return p;
   }
+}
+
+/** The id of `name` in `folderPath` at `connector`, or undefined when there is none. */
+export async function findId(connector: ContentConnector, folderPath: string, name: string): Promise<string | undefined> {
+  try {
+    return await connector.idByPath(folderPath, name);
+  } catch (e) {
+    if (e instanceof NotFoundError) return undefined;
+    throw e;
+  }
+}
+
+/** A document's failure as its outcome message: `CODE: message` for the gateway's typed errors. */
+export function errorMessage(e: unknown): string {
+  return e instanceof GatewayError ? `${e.code}: ${e.message}` : `INTERNAL: ${(e as Error)?.message ?? String(e)}`;
 }
 
 export async function resolveFolderId(connector: ContentConnector, folderPath: string): Promise<string> {

@@ -1,8 +1,8 @@
 import * as path from 'node:path/posix';
-import { GatewayError, NotFoundError, type ContentConnector, type ItemInfo } from '@gateway/connector-api';
+import { type ContentConnector, type ItemInfo } from '@gateway/connector-api';
 import type { ClaimedDoc, DocOutcome } from '@gateway/persistence';
 import type { JobDefinition } from '../config/job-definition.dto';
-import { joinPath, type CopyGuard } from './document-copier';
+import { errorMessage, findId, joinPath, type CopyGuard } from './document-copier';
 import { NameRefused, sourceNameOf } from './target-names';
 import { DocumentFilter } from './document-filter';
 import type { DocItem } from './task-plan';
@@ -105,8 +105,7 @@ export class DocumentPlanner {
     await this.steps.ready?.();
     const notes = new PlanNotes();
     const outcome = await this.decide(item, sourcePath, fetch, notes).catch((e: unknown): DocOutcome => {
-      const message =
-        e instanceof NameRefused ? `NAME_REFUSED: ${e.message}` : e instanceof GatewayError ? `${e.code}: ${e.message}` : `INTERNAL: ${(e as Error)?.message ?? String(e)}`;
+      const message = e instanceof NameRefused ? `NAME_REFUSED: ${e.message}` : errorMessage(e);
       return { docId: item.id, outcome: 'e', sourcePath, message, plan: 'fail' };
     });
     if (guard.cancelled) return undefined;
@@ -134,7 +133,7 @@ export class DocumentPlanner {
     const folderId = await this.folderId(targetDir);
     // A real run makes a missing folder through the target's folders group; without one it fails to find it.
     if (folderId === undefined && !this.target.folders) return fail(`NOT_FOUND: target folder ${targetDir} does not exist and connector ${this.target.id} cannot create folders`);
-    const existing = folderId === undefined ? undefined : await this.find(targetDir, named.name);
+    const existing = folderId === undefined ? undefined : await findId(this.target, targetDir, named.name);
     if (existing === undefined) {
       if (named.name !== path.basename(item.rel)) return { docId: item.id, outcome: 'p', sourcePath, message: `as ${targetPath} (renamed from '${sourceName}')`, plan: 'rename' };
       return { docId: item.id, outcome: 'p', sourcePath, message: `as ${targetPath}`, plan: 'create' };
@@ -161,15 +160,6 @@ export class DocumentPlanner {
     }
     return p;
   }
-
-  private async find(folderPath: string, name: string): Promise<string | undefined> {
-    try {
-      return await this.target.idByPath(folderPath, name);
-    } catch (e) {
-      if (e instanceof NotFoundError) return undefined;
-      throw e;
-    }
-  }
 }
 
 /** The plan of an outcome the planning step left without one (an indexing dry run's skips and failures). */
@@ -180,10 +170,5 @@ export function withPlan(outcome: DocOutcome): DocOutcome {
 
 async function lookUpFolder(connector: ContentConnector, folderPath: string): Promise<string | undefined> {
   if (folderPath === '/' || folderPath === '') return (await connector.rootFolder()).folderId;
-  try {
-    return await connector.idByPath(path.dirname(folderPath), path.basename(folderPath));
-  } catch (e) {
-    if (e instanceof NotFoundError) return undefined;
-    throw e;
-  }
+  return findId(connector, path.dirname(folderPath), path.basename(folderPath));
 }

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import * as path from 'node:path/posix';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
-import { GatewayError, NotFoundError, NotSupportedError, type Actor, type ContentConnector, type ItemInfo } from '@gateway/connector-api';
+import { NotFoundError, NotSupportedError, type Actor, type ContentConnector, type ItemInfo } from '@gateway/connector-api';
 import type { ClaimedDoc, DocOutcome, SyncStateRecord, SyncStateStore } from '@gateway/persistence';
 import type { OnExisting } from '../../config/job-definition.dto';
-import { CLOCK_TOLERANCE_MS, joinPath, resolveFolderId, type CopyGuard, type DocumentCopier } from '../document-copier';
+import { CLOCK_TOLERANCE_MS, errorMessage, findId, joinPath, type CopyGuard, type DocumentCopier } from '../document-copier';
 import { DocumentFilter } from '../document-filter';
 import { Cancelled } from '../run-watcher';
 import type { DocItem } from '../task-plan';
@@ -40,7 +40,6 @@ interface TargetPlace {
 export class SyncCopier {
   private readonly filter: DocumentFilter;
   private readonly known = new Map<string, SyncStateRecord | null>();
-  private readonly folders = new Map<string, Promise<string>>();
   /** States to write with the outcome of their document (beforeOutcomes), and the old ids of renames. */
   private readonly pending = new Map<string, { row: SyncStateRecord; forget?: string }>();
   /** Old ids whose target document a rename of this process has taken (its state not yet written). */
@@ -309,22 +308,16 @@ export class SyncCopier {
     };
   }
 
+  /** A target folder's id, made when missing: the copier's, made once per run and process. */
+  folder(folderPath: string): Promise<string> {
+    return this.copier.ensureFolder(folderPath);
+  }
+
   /** Where a document of relative path `rel` lies at the target (as the copier places it). */
   place(rel: string): TargetPlace {
     const relDir = path.dirname(rel);
     const targetFolder = this.def.target.folderPath ?? '/';
     return { dir: relDir === '.' ? targetFolder : joinPath(targetFolder, relDir), name: path.basename(rel) };
-  }
-
-  /** A target folder's id, made when missing, once per run and process. */
-  folder(folderPath: string): Promise<string> {
-    let p = this.folders.get(folderPath);
-    if (!p) {
-      p = this.target.folders ? this.target.folders.createFolder(folderPath, this.actor) : resolveFolderId(this.target, folderPath);
-      p.catch(() => this.folders.delete(folderPath));
-      this.folders.set(folderPath, p);
-    }
-    return p;
   }
 }
 
@@ -343,17 +336,4 @@ function fromItem(item: DocItem, fresh: ItemInfo): DocItem {
 /** `3_7` → 7. */
 function runNumber(runId: string): string {
   return runId.slice(runId.lastIndexOf('_') + 1);
-}
-
-export async function findId(connector: ContentConnector, folderPath: string, name: string): Promise<string | undefined> {
-  try {
-    return await connector.idByPath(folderPath, name);
-  } catch (e) {
-    if (e instanceof NotFoundError) return undefined;
-    throw e;
-  }
-}
-
-export function errorMessage(e: unknown): string {
-  return e instanceof GatewayError ? `${e.code}: ${e.message}` : `INTERNAL: ${(e as Error)?.message ?? String(e)}`;
 }
