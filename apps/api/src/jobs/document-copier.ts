@@ -66,6 +66,16 @@ export class DocumentCopier {
     if (def.options.mapping) this.mapping = new MappedProperties(def.options.mapping, source, target, actor);
   }
 
+  /**
+   * Where a document goes at the target: the folder of its relative path and its name, each fitted to the
+   * target's naming rules (TargetNames; NameRefused under `names: refuse`). The sync copier moves documents here too.
+   */
+  targetPlace(item: Pick<DocItem, 'rel' | 'sourceName'>): { dir: string; name: string } {
+    const targetFolder = this.def.target.folderPath ?? '/'; // always set on a copy job (definitions service)
+    const dir = this.names.folder(targetFolder, path.dirname(item.rel));
+    return { dir, name: this.names.name(dir, sourceNameOf(item)) };
+  }
+
   /** Where the document is read from, for the audit trail. */
   sourcePath(item: DocItem): string {
     return item.path ?? joinPath(this.def.source.folderPath, item.rel);
@@ -102,10 +112,8 @@ export class DocumentCopier {
       // Mapped and checked against the target before a byte is written (mapping/mapped-properties.ts).
       const mapped = this.mapping ? await this.mapping.prepare(item.id) : undefined;
       if (mapped?.failure) return { docId: item.id, outcome: 'e', sourcePath, message: mapped.failure };
-      const relDir = path.dirname(item.rel);
-      const targetFolder = this.def.target.folderPath ?? '/'; // always set on a copy job (definitions service)
-      const targetDir = this.names.folder(targetFolder, relDir);
-      let name = this.names.name(targetDir, sourceName);
+      const { dir: targetDir, name: placed } = this.targetPlace(item);
+      let name = placed;
       const written = (targetId: string, message?: string, write?: CheckedWrite, addedVersion = false) =>
         this.written(item, sourcePath, targetId, acl, message, write, { sourceName, targetPath: joinPath(targetDir, name), renamed: name !== path.basename(item.rel) }, mapped, addedVersion);
       const folderId = await this.ensureFolder(targetDir);

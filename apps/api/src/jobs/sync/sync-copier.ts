@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
-import * as path from 'node:path/posix';
 import { pipeline } from 'node:stream/promises';
 import { Writable } from 'node:stream';
 import { NotFoundError, NotSupportedError, type Actor, type ContentConnector, type ItemInfo } from '@gateway/connector-api';
 import type { ClaimedDoc, DocOutcome, SyncStateRecord, SyncStateStore } from '@gateway/persistence';
 import type { OnExisting } from '../../config/job-definition.dto';
-import { CLOCK_TOLERANCE_MS, errorMessage, findId, joinPath, type CopyGuard, type DocumentCopier } from '../document-copier';
+import { CLOCK_TOLERANCE_MS, errorMessage, findId, type CopyGuard, type DocumentCopier } from '../document-copier';
 import { DocumentFilter } from '../document-filter';
 import { Cancelled } from '../run-watcher';
 import type { DocItem } from '../task-plan';
@@ -13,12 +12,6 @@ import { sourceStamp, targetStamp } from './sync-stamps';
 
 /** Rename candidates looked at per new document at most (same stamp first, then same size and modification time). */
 const RENAME_CANDIDATES = 16;
-
-/** Where a document lies at the target: its folder's path and its name. */
-interface TargetPlace {
-  dir: string;
-  name: string;
-}
 
 /**
  * One document of a sync run (issue 36, `options.mode: sync`). Before anything is read it compares
@@ -241,7 +234,8 @@ export class SyncCopier {
   private async moveTarget(state: SyncStateRecord, info: DocItem): Promise<SyncStateRecord> {
     const move = this.target.move;
     if (!move) throw new NotSupportedError('move', this.target.typeId);
-    const place = this.place(info.rel);
+    // Where the copier would write it: names fitted to the target's rules, as its first copy's were.
+    const place = this.copier.targetPlace(info);
     const folderId = await this.folder(place.dir);
     let targetId: string;
     try {
@@ -313,12 +307,6 @@ export class SyncCopier {
     return this.copier.ensureFolder(folderPath);
   }
 
-  /** Where a document of relative path `rel` lies at the target (as the copier places it). */
-  place(rel: string): TargetPlace {
-    const relDir = path.dirname(rel);
-    const targetFolder = this.def.target.folderPath ?? '/';
-    return { dir: relDir === '.' ? targetFolder : joinPath(targetFolder, relDir), name: path.basename(rel) };
-  }
 }
 
 function fromItem(item: DocItem, fresh: ItemInfo): DocItem {
