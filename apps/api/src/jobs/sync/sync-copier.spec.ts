@@ -193,6 +193,18 @@ describe('SyncCopier', () => {
     expect((await syncRun({ deletions: 'delete' })).opened).toBe(0);
   });
 
+  it('moves a renamed document to the name the copier gives it, fitted to the target\'s naming rules', async () => {
+    target = await new FilesystemConnectorType().create({ id: 'dst', typeId: 'filesystem', description: 'dst', params: { root: path.join(dir, 'dst'), windowsNames: true } }, { dataDir: dir });
+    await put(source, '/in', 'a.txt', 'alpha');
+    await syncRun({ deletions: 'delete' });
+    await fsp.rename(src('a.txt'), src('a:b.txt'));
+    const second = await syncRun({ deletions: 'delete' });
+    expect(second.outcomes.get('a:b.txt')).toMatchObject({ outcome: 'p', message: expect.stringContaining('moved from a.txt') });
+    expect(second.opened).toBe(0);
+    // ':' is refused by Windows names: the full-width look-alike, as a first copy of that name would get.
+    expect(await tree(target, '/out')).toEqual({ 'a\uff1ab.txt': 'alpha' });
+  });
+
   it('confirms by SHA-256 a rename that made a new file (copied under the new name, same time), reading only it', async () => {
     await put(source, '/in', 'a.txt', 'alpha');
     await put(source, '/in', 'b.txt', 'bravo');
