@@ -8,7 +8,7 @@ import { FEED_FALLBACK_DOC } from '../../apps/api/src/jobs/sync/change-feed-enum
 import { SimulatorControl } from '../engines/simulators/common/control';
 import { GraphSetup, useGraphEngine, type GraphEngine } from '../contract/fixtures/graph-engine';
 import { adminAuth } from '../support/gateway';
-import { MODE, call, defineJob, jobBody, listTree, startJobsGateway, waitStatus, type JobsGateway } from './jobs-helpers';
+import { MODE, call, defineJob, jobBody, listTree, sleep, startJobsGateway, status, waitStatus, type JobsGateway } from './jobs-helpers';
 
 const actor = { username: 'admin' };
 
@@ -142,6 +142,58 @@ describe(`Sync job from Graph through its delta feed (simulator), ${MODE} mode`,
     mark = await control.mark();
     await call(gw, jobId, 'start');
     expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({ status: 'COMPLETED', written: 1, failed: 0 });
+    expect((await requestsSince(mark)).listings).toEqual([]);
+    expect(listTree(out)).toEqual(expected);
+  });
+
+  it('a feed run killed in the middle and resumed applies every change once, deleting each gone document once; the next run starts from its token', async () => {
+    const folder = `${base}-kill`;
+    const expected: Record<string, string> = {};
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const name = `k${String(i).padStart(2, '0')}.txt`;
+      ids.push(await graph.createFile({ folderId: await graph.folders!.createFolder(`/${folder}`, actor), fileName: name, content: Readable.from([Buffer.from(`kilo ${i}`)]) }, actor));
+      expected[name] = `kilo ${i}`;
+    }
+    const out = path.join(gw.dstRoot, 'kill-out');
+    const jobId = await defineJob(gw, jobBody('sync-feed-kill', { source: { connectorId: 'graph', folderPath: `/${folder}`, recursive: true }, target: { connectorId: 'dst', folderPath: '/kill-out' }, options: { mode: 'sync', deletions: 'delete' } }));
+    await call(gw, jobId, 'start');
+    expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({ status: 'COMPLETED', written: 40 });
+
+    for (let i = 0; i < 30; i++) {
+      await graph.contentUpdate!.updateContent(ids[i], { content: Readable.from([Buffer.from(`kilo ${i}, changed`)]) }, actor);
+      expected[`k${String(i).padStart(2, '0')}.txt`] = `kilo ${i}, changed`;
+    }
+    for (let i = 30; i < 35; i++) {
+      await graph.deleteItem(ids[i], true, actor);
+      delete expected[`k${String(i).padStart(2, '0')}.txt`];
+    }
+    // Every simulator call slowed, so the run is still copying when it is killed.
+    await control.setFaults({ delay: { ms: 250 } });
+    try {
+      await call(gw, jobId, 'start');
+      while ((await status(gw, jobId)).written < 2) await sleep(10);
+      await call(gw, jobId, 'kill');
+      const killed = await waitStatus(gw, jobId, 'ABORTED');
+      expect(killed.written).toBeLessThan(30);
+      expect(killed.removed).toBe(0);
+    } finally {
+      await control.clearFaults();
+    }
+
+    let mark = await control.mark();
+    await call(gw, jobId, 'resume');
+    // The resumed run redoes what the kill cut (the run's own claims: a document cut in its overwrite is written, not a conflict), then deletes.
+    const resumed = await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED');
+    expect(resumed).toMatchObject({ status: 'COMPLETED', written: 30, removed: 5, failed: 0 });
+    expect((await requestsSince(mark)).listings).toEqual([]);
+    expect(listTree(out)).toEqual(expected);
+    const rows = await report(jobId);
+    expect(rows.filter((r) => r.outcome === 'p' && String(r.message).includes('deleted from the target'))).toHaveLength(5);
+
+    mark = await control.mark();
+    await call(gw, jobId, 'start');
+    expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({ status: 'COMPLETED', written: 0, removed: 0, failed: 0 });
     expect((await requestsSince(mark)).listings).toEqual([]);
     expect(listTree(out)).toEqual(expected);
   });
