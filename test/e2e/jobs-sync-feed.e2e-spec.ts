@@ -144,6 +144,16 @@ describe(`Sync job from Graph through its delta feed (simulator), ${MODE} mode`,
     expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({ status: 'COMPLETED', written: 1, failed: 0 });
     expect((await requestsSince(mark)).listings).toEqual([]);
     expect(listTree(out)).toEqual(expected);
+
+    // A folder moved in from outside the job's folder is reported alone, without its documents: that folder is listed, once.
+    const outside = await graph.idByPath('/', `${base}-outside`);
+    expect((await setup.call('PATCH', `/items/${outside}`, { name: 'inbound', parentReference: { id: root } })).status).toBe(200);
+    expected['inbound/o.txt'] = 'o2';
+    mark = await control.mark();
+    await call(gw, jobId, 'start');
+    expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({ status: 'COMPLETED', written: 1, failed: 0 });
+    expect((await requestsSince(mark)).listings).toEqual([expect.stringContaining(`/items/${outside}/children`)]);
+    expect(listTree(out)).toEqual(expected);
   });
 
   it('a feed run killed in the middle and resumed applies every change once, deleting each gone document once; the next run starts from its token', async () => {

@@ -93,7 +93,7 @@ export function folderPageTasks(taskKey: string, listed: EnumPayload, folderId: 
     if (item.baseType === 'document') {
       docs.push(docItem(item, rel, stamps));
     } else if (recursive) {
-      tasks.push(enumTask(hashKey(LISTING, item.id), { folderId: item.id, folderPath: item.path, rel }));
+      tasks.push(subfolderTask(item.id, item.path, rel));
     }
   }
   for (const entry of page.unaddressable ?? []) {
@@ -108,6 +108,11 @@ export function folderPageTasks(taskKey: string, listed: EnumPayload, folderId: 
     tasks.push(enumTask(hashKey(LISTING, folderId, page.nextCursor), { ...listed, folderId, cursor: page.nextCursor }));
   }
   return tasks;
+}
+
+/** The enum task listing a subfolder, keyed as a listing page keys it (a folder a sync run's change feed finds new: sync/change-feed-enumeration.ts). */
+export function subfolderTask(folderId: string, folderPath: string, rel: string): TaskSpec {
+  return enumTask(hashKey(LISTING, folderId), { folderId, folderPath, rel });
 }
 
 /** A listed document as a docs task carries it (a sync run's change feed too: sync/change-feed-enumeration.ts). */

@@ -138,14 +138,16 @@ describe('FeedEnumeration', () => {
     expect(await jobs.findRun(run2)).toMatchObject({ removed: 1 });
   });
 
-  it('a folder renamed at the source moves what the job wrote below it (fetched by id), subfolders included; a deleted folder takes its documents', async () => {
+  it('a folder renamed at the source moves what the job wrote below it (fetched by id), subfolders included; a deleted folder takes its documents; a new one is listed', async () => {
     const run1 = await completedFirstRun(
       [['x', 'docs/x.txt'], ['y', 'docs/deep/y.txt'], ['z', 'old/z.txt'], ['w', 'docs/w.txt']],
       [['docs', 'docs'], ['deep', 'docs/deep'], ['old', 'old']],
     );
-    feed.passes.set('t1', [[folder('docs', '/in/papers'), doc('w', '/in/papers/w.txt', 'e-w-2'), deleted('old'), deleted('z')]]);
+    feed.passes.set('t1', [[folder('docs', '/in/papers'), doc('w', '/in/papers/w.txt', 'e-w-2'), deleted('old'), deleted('z'), folder('incoming', '/in/incoming'), folder('far', '/elsewhere/far')]]);
     const run2 = await newRun();
-    const { items } = await enumerate(run2);
+    const { items, queued } = await enumerate(run2);
+    // A folder new to the job (moved in from outside: the feed reports it alone) is listed once; one outside is not.
+    expect(queued.filter((t) => t.kind === 'enum').map((t) => JSON.parse(t.payload) as unknown)).toEqual([{ folderId: 'incoming', folderPath: '/in/incoming', rel: 'incoming' }]);
     expect(items.map((i) => [i.id, i.rel, i.fetch]).sort()).toEqual([
       ['w', 'papers/w.txt', false],
       ['x', 'papers/x.txt', true],

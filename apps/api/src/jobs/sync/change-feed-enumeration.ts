@@ -4,7 +4,7 @@ import { ChangeTokenExpiredError, type ChangeFeedCapability, type FolderPage, ty
 import type { FeedFolder, SyncFeedStore, SyncStateRecord, TaskSpec } from '@gateway/persistence';
 import type { JobDefinition } from '../../config/job-definition.dto';
 import type { JobStore } from '../job-store';
-import { DOCS_PER_TASK, docItem, docsTask, type DocItem, type EnumPayload } from '../task-plan';
+import { DOCS_PER_TASK, docItem, docsTask, subfolderTask, type DocItem, type EnumPayload } from '../task-plan';
 
 /** The pseudo-document whose `p` record says a run listed everything because its token was refused. */
 export const FEED_FALLBACK_DOC = 'change-feed:token';
@@ -90,7 +90,7 @@ export class FeedEnumeration {
     const docs = new Map<string, DocItem>();
     const gone = new Set<string>();
     const outOfScope: string[] = [];
-    const folders: Array<{ id: string; rel: string | undefined }> = [];
+    const folders: Array<{ id: string; rel: string | undefined; path?: string }> = [];
     const deleted: string[] = [];
     for (const change of changes) {
       if (change.kind === 'deleted') {
@@ -99,7 +99,7 @@ export class FeedEnumeration {
       }
       const rel = this.relOf(change.item);
       if (change.item.baseType === 'folder') {
-        if (this.def.source.recursive && rel !== '') folders.push({ id: change.id, rel });
+        if (this.def.source.recursive && rel !== '') folders.push({ id: change.id, rel, path: change.item.path });
       } else if (rel === undefined || rel === '') outOfScope.push(change.id);
       else docs.set(change.id, docItem(change.item, rel, true));
     }
@@ -108,10 +108,13 @@ export class FeedEnumeration {
     const saved: FeedFolder[] = [];
     const known = await this.store.folders(this.jobId, this.runId, [...folders.map((f) => f.id), ...deleted]);
     const moves: DocItem[] = [];
-    for (const { id, rel } of [...folders, ...deleted.map((id) => ({ id, rel: undefined }))]) {
+    const listings: TaskSpec[] = [];
+    for (const { id, rel, path: folderPath } of [...folders, ...deleted.map((id) => ({ id, rel: undefined, path: undefined }))]) {
       const before = known.get(id);
       if (before === undefined && rel === undefined) continue;
       saved.push({ folderId: id, relPath: rel ?? null });
+      // New to the job (created, or moved in from outside its folder: the feed reports the folder only): listed once.
+      if ((before === undefined || before === null) && rel !== undefined && folderPath !== undefined) listings.push(subfolderTask(id, folderPath, rel));
       if (before === undefined || before === null || before === rel) continue;
       // Renamed, moved, moved out or deleted: what the job wrote below it, and the folders below it, follow.
       for (const state of await this.store.statesUnder(this.jobId, before)) {
@@ -123,7 +126,7 @@ export class FeedEnumeration {
         saved.push({ folderId: below.folderId, relPath: rel === undefined ? null : `${rel}${below.relPath!.slice(before.length)}` });
       }
     }
-    const tasks = [...this.docsTasks('d', [...docs.values()], false), ...this.docsTasks('m', moves, true)];
+    const tasks = [...this.docsTasks('d', [...docs.values()], false), ...this.docsTasks('m', moves, true), ...listings];
     if (tasks.length > 0) await queue(tasks);
     if (this.sweeps) await this.store.markGone(this.runId, [...gone]);
     // Saved last: a crash before reads this page again with the folders' old paths.
