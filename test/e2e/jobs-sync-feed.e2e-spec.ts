@@ -7,6 +7,7 @@ import { ConnectorRegistry } from '../../apps/api/src/connectors/connector-regis
 import { FEED_FALLBACK_DOC } from '../../apps/api/src/jobs/sync/change-feed-enumeration';
 import { SimulatorControl } from '../engines/simulators/common/control';
 import { GraphSetup, useGraphEngine, type GraphEngine } from '../contract/fixtures/graph-engine';
+import { SharePointSetup, useSharePointEngine, type SharePointEngine } from '../contract/fixtures/sharepoint-engine';
 import { adminAuth } from '../support/gateway';
 import { MODE, call, defineJob, jobBody, listTree, sleep, startJobsGateway, status, waitStatus, type JobsGateway } from './jobs-helpers';
 
@@ -205,6 +206,71 @@ describe(`Sync job from Graph through its delta feed (simulator), ${MODE} mode`,
     await call(gw, jobId, 'start');
     expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({ status: 'COMPLETED', written: 0, removed: 0, failed: 0 });
     expect((await requestsSince(mark)).listings).toEqual([]);
+    expect(listTree(out)).toEqual(expected);
+  });
+});
+
+/** The same through SharePoint REST's change log (GetChanges): the second run lists no folder (no `items?$filter=FileDirRef eq …`). */
+describe(`Sync job from SharePoint through GetChanges (simulator), ${MODE} mode`, () => {
+  let engine: SharePointEngine;
+  let control: SimulatorControl;
+  let gw: JobsGateway;
+  let sp: ContentConnector;
+  let base: string;
+
+  beforeAll(async () => {
+    engine = await useSharePointEngine();
+    control = new SimulatorControl(engine.info.url, engine.info.caFile);
+    base = (await new SharePointSetup(engine.info).createTestFolder('feed')).path;
+    gw = await startJobsGateway({ extraYaml: `  - ${JSON.stringify({ id: 'sp', typeId: 'sharepoint', description: 'SharePoint', params: engine.info.connectorParams })}\n` });
+    sp = gw.app.get(ConnectorRegistry).get('sp');
+  });
+  afterAll(async () => {
+    await gw?.close();
+    if (gw) fs.rmSync(gw.root, { recursive: true, force: true });
+    await engine?.release();
+  });
+
+  const listingsSince = async (mark: number) =>
+    (await control.requests(mark)).requests.filter((r) => r.method === 'GET' && decodeURIComponent(r.path).includes('FileDirRef eq')).map((r) => r.path);
+
+  it('the second run reads the change log and lists no folder; the target equals the source', async () => {
+    const put = async (folder: string, name: string, text: string) =>
+      sp.createFile({ folderId: await sp.folders!.createFolder(`${base}${folder}`, actor), fileName: name, content: Readable.from([Buffer.from(text)]) }, actor);
+    const ids = { a: await put('', 'a.txt', 'alpha'), b: await put('', 'b.txt', 'bravo'), c: await put('', 'c.txt', 'charlie'), d: await put('/sub', 'd.txt', 'delta') };
+    const expected: Record<string, string> = { 'a.txt': 'alpha', 'b.txt': 'bravo', 'c.txt': 'charlie', 'sub/d.txt': 'delta' };
+    const out = path.join(gw.dstRoot, 'sp-out');
+    const jobId = await defineJob(gw, jobBody('sync-sp-feed', { source: { connectorId: 'sp', folderPath: base, recursive: true }, target: { connectorId: 'dst', folderPath: '/sp-out' }, options: { mode: 'sync', deletions: 'delete' } }));
+    let mark = await control.mark();
+    await call(gw, jobId, 'start');
+    expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({ status: 'COMPLETED', written: 4, failed: 0 });
+    expect((await listingsSince(mark)).length).toBeGreaterThanOrEqual(2);
+    expect(listTree(out)).toEqual(expected);
+
+    await sp.contentUpdate!.updateContent(ids.a, { content: Readable.from([Buffer.from('alpha, changed')]) }, actor);
+    expected['a.txt'] = 'alpha, changed';
+    await sp.deleteItem(ids.b, true, actor);
+    delete expected['b.txt'];
+    const root = await sp.idByPath(path.posix.dirname(base), path.posix.basename(base));
+    await sp.move!.moveItem(ids.c, { folderId: root, fileName: 'c2.txt' }, actor);
+    await sp.move!.moveItem(ids.d, { folderId: root, fileName: 'd.txt' }, actor);
+    expected['c2.txt'] = 'charlie';
+    expected['d.txt'] = 'delta';
+    delete expected['c.txt'];
+    delete expected['sub/d.txt'];
+    await put('/sub', 'new.txt', 'november');
+    expected['sub/new.txt'] = 'november';
+
+    mark = await control.mark();
+    await call(gw, jobId, 'start');
+    expect(await waitStatus(gw, jobId, 'COMPLETED', 'COMPLETED_WITH_ERRORS', 'FAILED')).toMatchObject({
+      status: 'COMPLETED',
+      written: 4,
+      removed: 1,
+      failed: 0,
+      bytesRead: 'alpha, changed'.length + 'november'.length,
+    });
+    expect(await listingsSince(mark)).toEqual([]);
     expect(listTree(out)).toEqual(expected);
   });
 });
