@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ChangeTokenExpiredError, type ChangeFeedCapability, type ChangePage, type ItemChange, type ItemInfo } from '@gateway/connector-api';
+import { ChangeTokenExpiredError, NotFoundError, type ChangeFeedCapability, type ChangePage, type ContentConnector, type ItemChange, type ItemInfo } from '@gateway/connector-api';
 import { JobSyncFeedRepository, JobSyncStateRepository, JobsRepository, openDatabase, type Database, type RunStatus, type SyncStateRecord, type TaskSpec } from '@gateway/persistence';
 import { createTestDatabaseUrl, dropTestDatabase } from '../../../../../test/support/database';
 import type { JobDefinition } from '../../config/job-definition.dto';
@@ -37,6 +37,13 @@ const doc = (id: string, itemPath: string, etag = `e-${id}`): ItemChange => ({ k
 const folder = (id: string, itemPath: string): ItemChange => ({ kind: 'current', id, item: { id, name: path.posix.basename(itemPath), path: itemPath, baseType: 'folder' } });
 const deleted = (id: string): ItemChange => ({ kind: 'deleted', id });
 
+/** A source whose folders match paths without case, as Graph and SharePoint do: `/in` is spelled `/In` there. */
+const source = {
+  rootFolder: () => Promise.resolve({ folderId: 'root', folderName: '', folderPath: '/' }),
+  idByPath: (parent: string, name: string) => (parent === '/' && ['in', 'elsewhere'].includes(name.toLowerCase()) ? Promise.resolve(`id-${name.toLowerCase()}`) : Promise.reject(new NotFoundError('folder', `${parent}/${name}`))),
+  getItem: (id: string) => Promise.resolve({ id, name: id.slice(3), path: id === 'id-in' ? '/In' : '/elsewhere', baseType: 'folder' }),
+} as unknown as ContentConnector;
+
 /** The feed enumeration against a real job database (SQLite, or PostgreSQL with GATEWAY_TEST_POSTGRES_URL) and a fake feed. */
 describe('FeedEnumeration', () => {
   let dir: string;
@@ -69,7 +76,7 @@ describe('FeedEnumeration', () => {
   const newRun = async () => (await jobs.createRun(jobId, { kind: 'start', startedBy: 'alice', now: Date.now() }, async () => [{ key: 'e.root', kind: 'enum', payload: '{}' }])).id;
   const settleRun = (runId: string, status: RunStatus) => jobs.transition(runId, (locked) => locked.change({ status, endTime: Date.now() }));
   const enumeration = (runId: string, options: Partial<JobDefinition['source']> = {}) =>
-    new FeedEnumeration({ ...def, source: { ...def.source, ...options } }, feed, feeds, jobs as unknown as JobStore, jobId, runId, true);
+    new FeedEnumeration({ ...def, source: { ...def.source, ...options } }, source, feed, feeds, jobs as unknown as JobStore, jobId, runId, true);
   /** Runs the root task's enumeration; answers whether the feed did it, and the docs tasks it queued. */
   const enumerate = async (runId: string, options: Partial<JobDefinition['source']> = {}) => {
     const queued: TaskSpec[] = [];
@@ -94,6 +101,16 @@ describe('FeedEnumeration', () => {
     return run1;
   }
 
+  it('follows the job folder as the source spells it (paths matched without case); a job folder gone fails the run instead of taking everything for gone', async () => {
+    await completedFirstRun([['a', 'a.txt']], []);
+    feed.passes.set('t1', [[doc('a', '/In/a.txt', 'e-a-2')]]);
+    const run2 = await newRun();
+    // Configured as /in, spelled /In at the source: the change is inside the folder, nothing is gone.
+    expect((await enumerate(run2)).items.map((i) => [i.id, i.rel])).toEqual([['a', 'a.txt']]);
+    expect(await feeds.goneStates(jobId, run2, 10)).toEqual([]);
+    await expect(enumerate(run2, { folderPath: '/missing' })).rejects.toBeInstanceOf(NotFoundError);
+  });
+
   it('a first run takes a token before it lists, and lists everything', async () => {
     const run1 = await newRun();
     const { byFeed } = await enumerate(run1);
@@ -113,8 +130,8 @@ describe('FeedEnumeration', () => {
       [['sub', 'sub'], ['other', 'other']],
     );
     feed.passes.set('t1', [
-      [doc('created', '/in/new.txt'), doc('changed', '/in/a.txt', 'e-changed-2'), folder('sub', '/in/sub')],
-      [doc('renamed', '/in/b2.txt'), doc('moved', '/in/other/c.txt'), deleted('gone'), doc('out', '/elsewhere/e.txt'), doc('stranger', '/elsewhere/x.txt'), deleted('never-written')],
+      [doc('created', '/In/new.txt'), doc('changed', '/In/a.txt', 'e-changed-2'), folder('sub', '/In/sub')],
+      [doc('renamed', '/In/b2.txt'), doc('moved', '/In/other/c.txt'), deleted('gone'), doc('out', '/elsewhere/e.txt'), doc('stranger', '/elsewhere/x.txt'), deleted('never-written')],
     ]);
     const run2 = await newRun();
     const { byFeed, items } = await enumerate(run2);
@@ -127,7 +144,7 @@ describe('FeedEnumeration', () => {
       ['moved', 'other/c.txt', false],
       ['renamed', 'b2.txt', false],
     ]);
-    expect(items.find((i) => i.id === 'changed')).toMatchObject({ etag: 'e-changed-2', size: 3, path: '/in/a.txt' });
+    expect(items.find((i) => i.id === 'changed')).toMatchObject({ etag: 'e-changed-2', size: 3, path: '/In/a.txt' });
     expect((await feeds.goneStates(jobId, run2, 10)).map((s) => s.docId)).toEqual(['gone', 'out']);
     expect(await enumeration(run2).readsFeed()).toBe(true);
     // The deletions task records a removal and forgets its state at once: redone after a kill, it finds only the rest, and counts once.
@@ -143,11 +160,11 @@ describe('FeedEnumeration', () => {
       [['x', 'docs/x.txt'], ['y', 'docs/deep/y.txt'], ['z', 'old/z.txt'], ['w', 'docs/w.txt']],
       [['docs', 'docs'], ['deep', 'docs/deep'], ['old', 'old']],
     );
-    feed.passes.set('t1', [[folder('docs', '/in/papers'), doc('w', '/in/papers/w.txt', 'e-w-2'), deleted('old'), deleted('z'), folder('incoming', '/in/incoming'), folder('far', '/elsewhere/far')]]);
+    feed.passes.set('t1', [[folder('docs', '/In/papers'), doc('w', '/In/papers/w.txt', 'e-w-2'), deleted('old'), deleted('z'), folder('incoming', '/In/incoming'), folder('far', '/elsewhere/far')]]);
     const run2 = await newRun();
     const { items, queued } = await enumerate(run2);
     // A folder new to the job (moved in from outside: the feed reports it alone) is listed once; one outside is not.
-    expect(queued.filter((t) => t.kind === 'enum').map((t) => JSON.parse(t.payload) as unknown)).toEqual([{ folderId: 'incoming', folderPath: '/in/incoming', rel: 'incoming' }]);
+    expect(queued.filter((t) => t.kind === 'enum').map((t) => JSON.parse(t.payload) as unknown)).toEqual([{ folderId: 'incoming', folderPath: '/In/incoming', rel: 'incoming' }]);
     expect(items.map((i) => [i.id, i.rel, i.fetch]).sort()).toEqual([
       ['w', 'papers/w.txt', false],
       ['x', 'papers/x.txt', true],
@@ -161,7 +178,7 @@ describe('FeedEnumeration', () => {
 
   it('a resumed run reads its pass again: the same tasks, nothing new; a failed run leaves the older token for the next', async () => {
     await completedFirstRun([['a', 'a.txt'], ['d', 'dir/d.txt']], [['dir', 'dir']]);
-    feed.passes.set('t1', [[doc('a', '/in/a2.txt'), folder('dir', '/in/dir2')]]);
+    feed.passes.set('t1', [[doc('a', '/In/a2.txt'), folder('dir', '/In/dir2')]]);
     const run2 = await newRun();
     const first = await enumerate(run2);
     const again = await enumerate(run2);
@@ -185,7 +202,7 @@ describe('FeedEnumeration', () => {
 
   it('a job that is not recursive follows only the documents directly in its folder', async () => {
     await completedFirstRun([['top', 'top.txt']], []);
-    feed.passes.set('t1', [[doc('top', '/in/sub/top.txt'), doc('n', '/in/n.txt'), doc('deep', '/in/sub/deep.txt')]]);
+    feed.passes.set('t1', [[doc('top', '/In/sub/top.txt'), doc('n', '/In/n.txt'), doc('deep', '/In/sub/deep.txt')]]);
     const run2 = await newRun();
     const { items } = await enumerate(run2, { recursive: false });
     expect(items.map((i) => i.id)).toEqual(['n']);
@@ -218,7 +235,7 @@ describe('FeedEnumeration', () => {
     await completedFirstRun([['a', 'a.txt']], []);
     const run2 = await newRun();
     const queued: TaskSpec[] = [];
-    const other = new FeedEnumeration({ ...def, source: { ...def.source, folderPath: '/elsewhere' } }, feed, feeds, jobs as unknown as JobStore, jobId, run2, true);
+    const other = new FeedEnumeration({ ...def, source: { ...def.source, folderPath: '/elsewhere' } }, source, feed, feeds, jobs as unknown as JobStore, jobId, run2, true);
     expect(await other.enumerate(async (tasks) => void queued.push(...tasks))).toBe(false);
     expect(feed.read).toEqual([]);
   });

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path/posix';
-import { ChangeTokenExpiredError, type ChangeFeedCapability, type FolderPage, type ItemChange, type ItemInfo } from '@gateway/connector-api';
+import { ChangeTokenExpiredError, type ChangeFeedCapability, type ContentConnector, type FolderPage, type ItemChange, type ItemInfo } from '@gateway/connector-api';
 import type { FeedFolder, SyncFeedStore, SyncStateRecord, TaskSpec } from '@gateway/persistence';
 import type { JobDefinition } from '../../config/job-definition.dto';
+import { resolveFolderId } from '../document-copier';
 import type { JobStore } from '../job-store';
 import { DOCS_PER_TASK, docItem, docsTask, subfolderTask, type DocItem, type EnumPayload } from '../task-plan';
 
@@ -32,8 +33,12 @@ export const FEED_FALLBACK_DOC = 'change-feed:token';
  * add nothing twice, and the run's claims skip what it did.
  */
 export class FeedEnumeration {
+  /** The job's folder as the source spells it ('' for its root), found before a pass is read. */
+  private folder = '';
+
   constructor(
     private readonly def: JobDefinition,
+    private readonly source: ContentConnector,
     private readonly feed: ChangeFeedCapability,
     private readonly store: SyncFeedStore,
     private readonly repo: JobStore,
@@ -56,6 +61,9 @@ export class FeedEnumeration {
       row = await this.store.beginRun(this.jobId, this.runId, { source: this.sourceKey, token, mode: since ? 'feed' : 'full', since: since ?? null }, Date.now());
     }
     if (row.mode === 'full' || row.since === null) return false;
+    // The feed's paths are the source's spelling (Graph and SharePoint match paths without case): a
+    // configured spelling compared as it is would find every document outside the folder, and delete it.
+    this.folder = await this.folderAtSource();
     try {
       for await (const { changes } of this.feed.changesSince(row.since)) await this.apply(changes, queue);
       return true;
@@ -144,9 +152,15 @@ export class FeedEnumeration {
     return tasks;
   }
 
+  private async folderAtSource(): Promise<string> {
+    const configured = this.def.source.folderPath;
+    if (configured === '/' || configured === '') return '';
+    return (await this.source.getItem(await resolveFolderId(this.source, configured))).path.replace(/\/+$/, '');
+  }
+
   /** The item's path below the job's folder: '' for the folder itself, undefined outside it (or below it, for a job that is not recursive). */
   private relOf(item: ItemInfo): string | undefined {
-    const folder = this.def.source.folderPath.replace(/\/+$/, '');
+    const folder = this.folder;
     if (item.path === folder || (folder === '' && item.path === '/')) return '';
     if (!item.path.startsWith(`${folder}/`)) return undefined;
     const rel = item.path.slice(folder.length + 1);

@@ -30,7 +30,7 @@ export function syncContext(
   const sync = new SyncCopier(copier, target, states, jobId, runId, actor);
   // A source declaring the changeFeed group is followed through it (change-feed-enumeration.ts).
   const changeFeed = copier.source.changeFeed;
-  const feed = changeFeed && feeds ? new FeedEnumeration(copier.def, changeFeed, feeds, repo, jobId, runId, sync.sweeps) : undefined;
+  const feed = changeFeed && feeds ? new FeedEnumeration(copier.def, copier.source, changeFeed, feeds, repo, jobId, runId, sync.sweeps) : undefined;
   const listedSweep = sync.sweeps ? new SyncSweep(sync, target, states, repo, jobId, runId, actor) : undefined;
   const feedSweep = feed && sync.sweeps ? new SyncSweep(sync, target, states, repo, jobId, runId, actor, (limit) => feed.gone(limit)) : undefined;
   return {
