@@ -9,6 +9,7 @@ export * from './jobs.schema';
 export * from './jobs.store';
 export * from './jobs.repository';
 export * from './job-sync-state.repository';
+export * from './job-sync-feed.repository';
 export * from './job-schedules.repository';
 export * from './webhooks.schema';
 export * from './run-events';

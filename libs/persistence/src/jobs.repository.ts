@@ -85,6 +85,9 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       await trx.deleteFrom('job_audit').where('job_id', '=', id).execute();
       await trx.deleteFrom('job_index_state').where('job_id', '=', id).execute();
       await trx.deleteFrom('job_sync_state').where('job_id', '=', id).execute();
+      await trx.deleteFrom('job_sync_feed_gone').where('run_id', 'in', runs).execute();
+      await trx.deleteFrom('job_sync_feed_folders').where('job_id', '=', id).execute();
+      await trx.deleteFrom('job_sync_feed').where('job_id', '=', id).execute();
       await trx.deleteFrom('job_schedule_starts').where('job_id', '=', id).execute();
       await trx.deleteFrom('job_runs').where('job_id', '=', id).execute();
       await trx.deleteFrom('jobs').where('id', '=', id).execute();

@@ -6,6 +6,7 @@ import { UserFilesRepository } from './user-files.repository';
 import { DownloadLinksRepository } from './download-links.repository';
 import { JobsRepository } from './jobs.repository';
 import { JobSyncStateRepository } from './job-sync-state.repository';
+import { JobSyncFeedRepository } from './job-sync-feed.repository';
 import { AccessAuditRepository } from './access-audit.repository';
 import { WebhooksRepository } from './webhooks.repository';
 
@@ -30,10 +31,11 @@ export class PersistenceModule implements OnApplicationShutdown {
         DownloadLinksRepository,
         JobsRepository,
         JobSyncStateRepository,
+        JobSyncFeedRepository,
         WebhooksRepository,
         AccessAuditRepository,
       ],
-      exports: [DATABASE, UsersRepository, UserFilesRepository, DownloadLinksRepository, JobsRepository, JobSyncStateRepository, WebhooksRepository, AccessAuditRepository],
+      exports: [DATABASE, UsersRepository, UserFilesRepository, DownloadLinksRepository, JobsRepository, JobSyncStateRepository, JobSyncFeedRepository, WebhooksRepository, AccessAuditRepository],
     };
   }
 

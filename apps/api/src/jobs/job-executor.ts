@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnModuleInit, Op
 import { Limiter } from '@gateway/concurrency';
 import { GatewayError } from '@gateway/connector-api';
 import { TEXT_EXTRACTOR, type TextExtractor } from '@gateway/text-extraction';
-import { JobSyncStateRepository, JobsRepository, type ClaimedDoc, type DocOutcome, type DocToClaim, type TaskState } from '@gateway/persistence';
+import { JobSyncFeedRepository, JobSyncStateRepository, JobsRepository, type ClaimedDoc, type DocOutcome, type DocToClaim, type TaskSpec, type TaskState } from '@gateway/persistence';
 import { GATEWAY_CONFIG } from '../config/config.module';
 import { GatewayMetrics } from '../metrics/gateway-metrics';
 import type { GatewayConfig } from '../config/gateway-config';
@@ -12,7 +12,7 @@ import { DocumentCopier, resolveFolderId } from './document-copier';
 import { DocumentIndexer, SWEEP_TASK_KEY, type IndexTarget } from './document-indexer';
 import { planSteps } from './plan-steps';
 import { DocumentPlanner, withPlan } from './document-planner';
-import { syncContext, type SyncCopier } from './sync/sync-context';
+import { syncContext, type FeedEnumeration, type SyncCopier } from './sync/sync-context';
 import { isIndexingJob } from '../config/job-definition.dto';
 import type { JobStore } from './job-store';
 import { failingReason, settle } from './run-lifecycle';
@@ -47,6 +47,8 @@ interface RunContext {
   prefetch?: (docIds: readonly string[]) => Promise<void>;
   /** The task that ends a complete real run: the indexer's sweep, or a sync job's deletions (sync/sync-sweep.ts). */
   sweeper?: { sweep(halted: () => boolean): Promise<boolean> };
+  /** A sync job whose source has a change feed: its root task reads the feed when it can (sync/change-feed-enumeration.ts). */
+  feed?: FeedEnumeration;
 }
 
 /**
@@ -80,6 +82,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     @Optional() @Inject(TEXT_EXTRACTOR) private readonly extractor?: TextExtractor,
     // Sync jobs' state (sync/); a test module without it cannot run sync jobs (their runs fail saying so).
     @Optional() private readonly syncStates?: JobSyncStateRepository,
+    @Optional() private readonly syncFeeds?: JobSyncFeedRepository,
   ) {
     this.dataDir = config.dataDir;
     this.docSlots = new Limiter(config.jobs.concurrency);
@@ -231,6 +234,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
 
   /** Lists one page of a folder and queues what it found (task-plan.ts). */
   private async enumerate(ref: TaskRef, ctx: RunContext, p: EnumPayload): Promise<void> {
+    if (ref.key === ROOT_TASK_KEY && ctx.feed && (await ctx.feed.enumerate((tasks) => this.queueTasks(ref, tasks)))) return;
     const source = ctx.copier.source;
     const folderId =
       p.folderId ??
@@ -239,6 +243,11 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
       }));
     const page = await source.listFolder(folderId, { limit: LIST_PAGE, cursor: p.cursor });
     const tasks = folderPageTasks(ref.key, p, folderId, page, ctx.copier.def.source.recursive, ctx.copier.def.options.mode === 'sync');
+    await ctx.feed?.listed(p, page);
+    await this.queueTasks(ref, tasks);
+  }
+
+  private async queueTasks(ref: TaskRef, tasks: TaskSpec[]): Promise<void> {
     await this.repo.transition(ref.runId, (locked) => locked.insertTasks(tasks));
     const refs = (listing: boolean) => tasks.filter((t) => isListingKey(t.key) === listing).map((t) => ({ runId: ref.runId, key: t.key, attempt: ref.attempt }));
     // The page's documents first: the copies start with the first page listed, while listing goes on in its own lane.
@@ -375,7 +384,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
       } else {
         const copier = new DocumentCopier(def, source, target, actor, this.dataDir);
         ctx = { jobId: job.id, slots: local ? this.localSlots : this.docSlots, copier, dryRun: false };
-        if (def.options.mode === 'sync') ctx = { ...ctx, ...syncContext(copier, target, this.syncStates, this.repo, job.id, runId, actor) };
+        if (def.options.mode === 'sync') ctx = { ...ctx, ...syncContext(copier, target, this.syncStates, this.repo, job.id, runId, actor, this.syncFeeds) };
       }
     }
     if (this.contexts.size >= CONTEXTS_KEPT) this.contexts.clear();

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FolderPage } from '@gateway/connector-api';
+import type { FolderPage, ItemInfo } from '@gateway/connector-api';
 import type { JobTaskRecord, RunPlanReader, TaskSpec } from '@gateway/persistence';
 import type { JobDefinition } from '../config/job-definition.dto';
 import { SOURCE_NAME_PROPERTY } from './target-names';
@@ -91,14 +91,9 @@ export function folderPageTasks(taskKey: string, listed: EnumPayload, folderId: 
   for (const item of page.items) {
     const rel = listed.rel ? `${listed.rel}/${item.name}` : item.name;
     if (item.baseType === 'document') {
-      const sourceName = item.properties?.[SOURCE_NAME_PROPERTY] ?? undefined;
-      const doc: DocItem = { id: item.id, rel, path: item.path, mimeType: item.mimeType, size: item.size, modified: item.modified?.getTime(), ...(sourceName ? { sourceName } : {}) };
-      // A sync job's stamps come from the listing: an unchanged document is then skipped without a call to the source.
-      if (stamps && item.etag) doc.etag = item.etag;
-      if (stamps && item.versionLabel) doc.versionLabel = item.versionLabel;
-      docs.push(doc);
+      docs.push(docItem(item, rel, stamps));
     } else if (recursive) {
-      tasks.push(enumTask(hashKey(LISTING, item.id), { folderId: item.id, folderPath: item.path, rel }));
+      tasks.push(subfolderTask(item.id, item.path, rel));
     }
   }
   for (const entry of page.unaddressable ?? []) {
@@ -113,6 +108,21 @@ export function folderPageTasks(taskKey: string, listed: EnumPayload, folderId: 
     tasks.push(enumTask(hashKey(LISTING, folderId, page.nextCursor), { ...listed, folderId, cursor: page.nextCursor }));
   }
   return tasks;
+}
+
+/** The enum task listing a subfolder, keyed as a listing page keys it (a folder a sync run's change feed finds new: sync/change-feed-enumeration.ts). */
+export function subfolderTask(folderId: string, folderPath: string, rel: string): TaskSpec {
+  return enumTask(hashKey(LISTING, folderId), { folderId, folderPath, rel });
+}
+
+/** A listed document as a docs task carries it (a sync run's change feed too: sync/change-feed-enumeration.ts). */
+export function docItem(item: ItemInfo, rel: string, stamps: boolean): DocItem {
+  const sourceName = item.properties?.[SOURCE_NAME_PROPERTY] ?? undefined;
+  const doc: DocItem = { id: item.id, rel, path: item.path, mimeType: item.mimeType, size: item.size, modified: item.modified?.getTime(), ...(sourceName ? { sourceName } : {}) };
+  // A sync job's stamps come from the listing: an unchanged document is then skipped without a call to the source.
+  if (stamps && item.etag) doc.etag = item.etag;
+  if (stamps && item.versionLabel) doc.versionLabel = item.versionLabel;
+  return doc;
 }
 
 /** A run-errors run's tasks: the previous run's failed documents, DOCS_PER_TASK a task, fetched again by id. */

@@ -14,6 +14,7 @@ import * as m0090 from './0090-access-audit';
 import * as m0110 from './0110-job-audit-checksums';
 import * as m0120 from './0120-job-dry-runs';
 import * as m0160 from './0160-job-sync-state';
+import * as m0170 from './0170-job-sync-feed';
 
 /**
  * Every migration, in order. Written with Kysely's schema builder only, so the
@@ -35,4 +36,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0110-job-audit-checksums': m0110,
   '0120-job-dry-runs': m0120,
   '0160-job-sync-state': m0160,
+  '0170-job-sync-feed': m0170,
 };

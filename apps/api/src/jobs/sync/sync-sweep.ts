@@ -26,13 +26,15 @@ export class SyncSweep {
     private readonly jobId: number,
     private readonly runId: string,
     private readonly actor: Actor,
+    /** The documents to remove, `limit` at a time: by default those this run did not list; a run that read the change feed, those its pass reported gone. */
+    private readonly gone: (limit: number) => Promise<SyncStateRecord[]> = (limit) => states.goneFromSource(jobId, runId, limit),
   ) {}
 
   /** False when halted meanwhile (the task stays pending; resume continues it). */
   async sweep(halted: () => boolean): Promise<boolean> {
     for (;;) {
       if (halted()) return false;
-      const gone = await this.states.goneFromSource(this.jobId, this.runId, SYNC_SWEEP_BATCH);
+      const gone = await this.gone(SYNC_SWEEP_BATCH);
       if (gone.length === 0) return true;
       const removed: RemovedDoc[] = [];
       for (const state of gone) {
