@@ -33,6 +33,8 @@ export interface VersionStampCapability {
   readonly keeps: readonly StampField[];
   /** Dates are kept to this many milliseconds (1: to the millisecond; 1000: to the second). */
   readonly precisionMs: number;
+  /** False where an empty version cannot take a stamp (Graph: an upload session takes no empty content); the copier notes it. */
+  readonly stampsEmptyContent?: boolean;
   /** Sets the stamp on the current version of document `id`, written just before, without adding a version. */
   stampWritten?(id: string, stamp: VersionStamp, actor: Actor): Promise<void>;
 }

@@ -30,6 +30,7 @@ import {
   type RepositoryDescription,
   type SiteCapability,
   type VersioningCapability,
+  type VersionStampCapability,
   sliceBytes,
 } from '@gateway/connector-api';
 import { MicrosoftHttpClient, MsalTokenProvider, createAgents, drain, type MicrosoftRequest } from '@gateway/microsoft-client';
@@ -58,6 +59,7 @@ import { GraphMoves } from './graph-moves';
 import { GraphContentHash } from './graph-content-hash';
 import { GraphSites } from './graph-sites';
 import { GraphVersioning } from './graph-versioning';
+import { GraphVersionStamps, fileSystemInfoOf, type FileSystemInfo } from './graph-version-stamps';
 import type { GraphParams } from './params';
 
 export { decodeFieldName, encodeFieldName, GATEWAY_FIELDS } from './drive-items';
@@ -91,6 +93,7 @@ export class GraphConnector implements ContentConnector {
   readonly propertyUpdate: PropertyUpdateCapability = new GraphPropertyUpdate(this);
   readonly namingRules = GRAPH_NAMING_RULES;
   readonly move: MoveCapability = new GraphMoves(this);
+  readonly versionStamps: VersionStampCapability = new GraphVersionStamps();
   readonly acls: AclCapability = new GraphAcls(this);
   readonly sites: SiteCapability = new GraphSites(this);
   readonly contentHash: ContentHashCapability = new GraphContentHash(this);
@@ -371,8 +374,10 @@ export class GraphConnector implements ContentConnector {
     target: { putPath: string; sessionPath: string; conflict: 'fail' | 'replace' },
     mimeType: string | undefined,
     context: { id?: string; parameter: string },
+    /** Dates the upload keeps (graph-version-stamps.ts): only an upload session takes them, so one is used. */
+    fileSystemInfo?: FileSystemInfo,
   ): Promise<DriveItem> {
-    if ('buffer' in staged) {
+    if ('buffer' in staged && (!fileSystemInfo || staged.buffer.length === 0)) {
       const res = await this.http.json<DriveItem>({
         method: 'PUT',
         url: `${this.params.graphUrl}${target.putPath}?@microsoft.graph.conflictBehavior=${target.conflict}`,
@@ -387,22 +392,21 @@ export class GraphConnector implements ContentConnector {
         method: 'POST',
         url: `${this.params.graphUrl}${target.sessionPath}`,
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ item: { '@microsoft.graph.conflictBehavior': target.conflict } }),
+        body: JSON.stringify({ item: { '@microsoft.graph.conflictBehavior': target.conflict, ...(fileSystemInfo ? { fileSystemInfo } : {}) } }),
         errorContext: context,
       });
       const uploadUrl = session.data.uploadUrl;
-      const total = staged.size;
+      const total = 'buffer' in staged ? staged.buffer.length : staged.size;
       const step = this.params.fragmentBytes;
       let result: DriveItem | undefined;
       for (let start = 0; start < total || (total === 0 && start === 0); start += step) {
         const end = Math.min(start + step, total) - 1;
-        const file = staged.file;
         const res = await this.http.json<DriveItem & { nextExpectedRanges?: string[] }>({
           method: 'PUT',
           url: uploadUrl,
           auth: false, // the upload URL is pre-authenticated; a bearer token may make it fail
           headers: { 'content-length': end - start + 1, 'content-range': `bytes ${start}-${end}/${total}` },
-          body: () => fs.createReadStream(file, { start, end }),
+          body: 'buffer' in staged ? staged.buffer : () => fs.createReadStream(staged.file, { start, end }),
           errorContext: context,
         });
         if (res.status === 200 || res.status === 201) result = res.data;
@@ -411,7 +415,7 @@ export class GraphConnector implements ContentConnector {
       if (!result?.id) throw new UpstreamError('Microsoft Graph did not answer the last fragment of an upload session with the item');
       return result;
     } finally {
-      fs.rmSync(staged.file, { force: true });
+      if ('file' in staged) fs.rmSync(staged.file, { force: true });
     }
   }
 
@@ -445,8 +449,9 @@ export class GraphConnector implements ContentConnector {
       { putPath: `${parentPath}:/${encodeURIComponent(name)}:/content`, sessionPath: `${parentPath}:/${encodeURIComponent(name)}:/createUploadSession`, conflict: 'fail' },
       input.mimeType,
       { parameter: 'fileName' },
+      fileSystemInfoOf(input.stamp),
     );
-    await this.setGatewayFields(created.id, { [GATEWAY_FIELDS.createdBy]: actor.username, [GATEWAY_FIELDS.modifiedBy]: actor.username });
+    await this.setGatewayFields(created.id, { [GATEWAY_FIELDS.createdBy]: input.stamp?.createdBy ?? actor.username, [GATEWAY_FIELDS.modifiedBy]: input.stamp?.modifiedBy ?? actor.username });
     return created.id;
   }
 

@@ -30,7 +30,9 @@ export class VersionStamps {
         stamps.set(v.id, { ...created, modified: v.modified, ...(modifiedBy ? { modifiedBy } : {}) });
       });
     }
-    return { stamps, note: this.note() };
+    const empty = this.target.versionStamps?.stampsEmptyContent === false && (versions ?? [doc]).some((v) => v.size === 0);
+    const emptyNote = empty ? `copyVersions: connector ${this.target.id} keeps no dates for an empty version; those of the write stand` : undefined;
+    return { stamps, note: [this.note(), emptyNote].filter(Boolean).join('; ') || undefined };
   }
 
   /** What the target keeps of no stamp, as the outcome says it; undefined when it keeps every field. */
