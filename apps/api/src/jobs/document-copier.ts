@@ -189,7 +189,7 @@ export class DocumentCopier {
     if (mapped) await this.mapping!.apply(targetId, mapped, addedVersion);
     const renamed = naming && (await renameNote(this.target, targetId, naming, sourcePath, this.actor));
     const aclWarning = acl && (await this.acls!.apply(targetId, acl, this.actor));
-    message = [message, renamed, aclWarning].filter(Boolean).join('; ') || undefined;
+    message = [message, renamed, aclWarning, this.stamps?.warningFor(targetId)].filter(Boolean).join('; ') || undefined;
     let removed = false;
     if (this.def.options.removeSource) {
       try {

@@ -89,4 +89,13 @@ describe('copyVersions keeps dates and authors', () => {
     expect(bare?.message).toMatch(/^copyVersions: connector dst cannot keep the original created, modified, createdBy, modifiedBy;/);
     expect(await target.versioning!.listVersions(await target.idByPath('/out', 'h.txt'))).toHaveLength(3);
   });
+
+  it('keeps the copy and warns in its outcome when the target refuses a stamp after the write', async () => {
+    const refusing = Object.assign(Object.create(target) as ContentConnector, {
+      versionStamps: { keeps: ['created', 'modified', 'createdBy', 'modifiedBy'], precisionMs: 1, stampWritten: () => Promise.reject(new Error("the web's locale 1031 is not en-US")) },
+    });
+    const outcome = await copy(refusing);
+    expect(outcome).toMatchObject({ outcome: 'p', message: "copyVersions: the original dates and authors were not kept (the web's locale 1031 is not en-US)" });
+    expect(await target.versioning!.listVersions(await target.idByPath('/out', 'h.txt'))).toHaveLength(3);
+  });
 });

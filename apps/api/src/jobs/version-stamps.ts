@@ -8,6 +8,9 @@ import { STAMP_FIELDS, type Actor, type ContentConnector, type ItemInfo, type Ve
  * cannot keep is said in the document's outcome (`note`), never dropped silently.
  */
 export class VersionStamps {
+  /** Stamps the target refused after the write, by target id: said in the document's outcome (`warningFor`). */
+  private readonly refused = new Map<string, string>();
+
   constructor(
     private readonly source: ContentConnector,
     private readonly target: ContentConnector,
@@ -53,8 +56,25 @@ export class VersionStamps {
   /** Sets the stamp on the version just written, for a target that sets it after the write. */
   async afterWrite(targetId: string, stamp: VersionStamp | undefined, actor: Actor): Promise<void> {
     const group = this.target.versionStamps;
-    if (stamp && group?.stampWritten) await group.stampWritten(targetId, stamp, actor);
+    if (!stamp || !group?.stampWritten) return;
+    try {
+      await group.stampWritten(targetId, stamp, actor);
+    } catch (e) {
+      // The version is written and checked: a refused stamp is a warning, not a failed copy.
+      this.refused.set(targetId, `copyVersions: the original dates and authors were not kept (${errorText(e)})`);
+    }
   }
+
+  /** The warning of a stamp the target refused for this document, once. */
+  warningFor(targetId: string): string | undefined {
+    const warning = this.refused.get(targetId);
+    this.refused.delete(targetId);
+    return warning;
+  }
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 function modifiedOf(doc: ItemInfo): VersionStamp {
