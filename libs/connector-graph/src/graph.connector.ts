@@ -30,7 +30,6 @@ import {
   type RepositoryDescription,
   type SiteCapability,
   type VersioningCapability,
-  type VersionStampCapability,
   sliceBytes,
 } from '@gateway/connector-api';
 import { MicrosoftHttpClient, MsalTokenProvider, createAgents, drain, type MicrosoftRequest } from '@gateway/microsoft-client';
@@ -93,7 +92,7 @@ export class GraphConnector implements ContentConnector {
   readonly propertyUpdate: PropertyUpdateCapability = new GraphPropertyUpdate(this);
   readonly namingRules = GRAPH_NAMING_RULES;
   readonly move: MoveCapability = new GraphMoves(this);
-  readonly versionStamps: VersionStampCapability = new GraphVersionStamps();
+  readonly versionStamps = new GraphVersionStamps();
   readonly acls: AclCapability = new GraphAcls(this);
   readonly sites: SiteCapability = new GraphSites(this);
   readonly contentHash: ContentHashCapability = new GraphContentHash(this);
@@ -368,13 +367,12 @@ export class GraphConnector implements ContentConnector {
     }
   }
 
-  /** Uploads staged content: one PUT below the threshold, an upload session above it. */
+  /** Uploads staged content: one PUT below the threshold, an upload session above it or for `fileSystemInfo` (only a session takes it). */
   async upload(
     staged: { buffer: Buffer } | { file: string; size: number },
     target: { putPath: string; sessionPath: string; conflict: 'fail' | 'replace' },
     mimeType: string | undefined,
     context: { id?: string; parameter: string },
-    /** Dates the upload keeps (graph-version-stamps.ts): only an upload session takes them, so one is used. */
     fileSystemInfo?: FileSystemInfo,
   ): Promise<DriveItem> {
     if ('buffer' in staged && (!fileSystemInfo || staged.buffer.length === 0)) {
@@ -406,7 +404,7 @@ export class GraphConnector implements ContentConnector {
           url: uploadUrl,
           auth: false, // the upload URL is pre-authenticated; a bearer token may make it fail
           headers: { 'content-length': end - start + 1, 'content-range': `bytes ${start}-${end}/${total}` },
-          body: 'buffer' in staged ? staged.buffer : () => fs.createReadStream(staged.file, { start, end }),
+          body: 'buffer' in staged ? staged.buffer.subarray(start, end + 1) : () => fs.createReadStream(staged.file, { start, end }),
           errorContext: context,
         });
         if (res.status === 200 || res.status === 201) result = res.data;
@@ -448,8 +446,7 @@ export class GraphConnector implements ContentConnector {
       staged,
       { putPath: `${parentPath}:/${encodeURIComponent(name)}:/content`, sessionPath: `${parentPath}:/${encodeURIComponent(name)}:/createUploadSession`, conflict: 'fail' },
       input.mimeType,
-      { parameter: 'fileName' },
-      fileSystemInfoOf(input.stamp),
+      { parameter: 'fileName' }, fileSystemInfoOf(input.stamp),
     );
     await this.setGatewayFields(created.id, { [GATEWAY_FIELDS.createdBy]: input.stamp?.createdBy ?? actor.username, [GATEWAY_FIELDS.modifiedBy]: input.stamp?.modifiedBy ?? actor.username });
     return created.id;
