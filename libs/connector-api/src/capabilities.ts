@@ -29,7 +29,7 @@ export const CAPABILITY_NAMES = [
 ] as const;
 
 /** The gateway's own capability groups beyond the spec's list (reported beside them). */
-export const EXTENSION_CAPABILITY_NAMES = ['search', 'index'] as const;
+export const EXTENSION_CAPABILITY_NAMES = ['search', 'index', 'versionStamps'] as const;
 
 export type CapabilityName = (typeof CAPABILITY_NAMES)[number] | (typeof EXTENSION_CAPABILITY_NAMES)[number];
 export type Capabilities = Record<CapabilityName, boolean>;
@@ -69,6 +69,7 @@ export function deriveCapabilities(subject: Connector | ContentConnector): Capab
     getFileContent: core,
     search: subject.search !== undefined,
     index: subject.index !== undefined,
+    versionStamps: connector.versionStamps !== undefined,
   };
   return caps;
 }

@@ -5,6 +5,7 @@ import type { NamingRules } from './naming-rules';
 import type { PropertyDefinition } from './property-schema';
 import type { IndexCapability, SearchCapability } from './search';
 import type { MoveCapability } from './move';
+import type { VersionStamp, VersionStampCapability } from './version-stamps';
 
 /** Who is acting; drivers record it as creator/modifier and check-out holder. */
 export interface Actor {
@@ -63,6 +64,8 @@ export interface VersionInfo {
   modified: Date;
   versionSeriesId: string;
   comment?: string;
+  /** Who wrote this version, where the repository's version list says (a copy job carries it: version-stamps.ts). */
+  modifiedBy?: string;
 }
 
 export interface FolderPage {
@@ -108,12 +111,16 @@ export interface NewFile {
   type?: string;
   mimeType?: string;
   content: Readable;
+  /** The version's original dates and authors, for a connector whose `versionStamps` group takes them with the write. */
+  stamp?: VersionStamp;
 }
 
 export interface NewContent {
   content: Readable;
   mimeType?: string;
   fileName?: string;
+  /** As NewFile.stamp. */
+  stamp?: VersionStamp;
 }
 
 /** Optional capability groups: a driver sets the member when it implements the group. */
@@ -302,6 +309,8 @@ export interface ContentConnector extends Connector {
   readonly namingRules?: NamingRules;
   /** Moves and renames a document in place (sync jobs; move.ts). */
   readonly move?: MoveCapability;
+  /** Keeps a written version's original dates and authors (copy jobs' copyVersions; version-stamps.ts). */
+  readonly versionStamps?: VersionStampCapability;
 }
 
 /** A connector that implements the search group. */

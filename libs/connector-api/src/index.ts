@@ -15,3 +15,4 @@ export * from './property-schema';
 export { declaredMimeType, mimeTypeFor } from './mime';
 export * from './query-dsl';
 export * from './move';
+export * from './version-stamps';

@@ -149,6 +149,7 @@ export function toItemInfo(props: CmisProperties, id: string, path: string, full
 
 export function toVersionInfo(props: CmisProperties): VersionInfo {
   const comment = str(props, 'cmis:checkinComment');
+  const modifiedBy = str(props, 'cmis:lastModifiedBy');
   return {
     id: versionId(props),
     name: str(props, 'cmis:name'),
@@ -157,6 +158,8 @@ export function toVersionInfo(props: CmisProperties): VersionInfo {
     modified: date(props, 'cmis:lastModificationDate') ?? new Date(0),
     versionSeriesId: gatewayId(props),
     ...(comment !== undefined ? { comment } : {}),
+    // Each version's own author: what a copy job carries to the versions it writes.
+    ...(modifiedBy !== undefined ? { modifiedBy } : {}),
   };
 }
 

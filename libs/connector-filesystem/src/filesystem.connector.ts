@@ -27,6 +27,7 @@ import {
   type RepositoryDescription,
   type UnverifiedFile,
   type VersioningCapability,
+  type VersionStampCapability,
 } from '@gateway/connector-api';
 import { ContentHashes } from './content-hashes';
 import { openContent } from './content-reads';
@@ -40,6 +41,7 @@ import { errnoCode, mapFsError } from './fs-errors';
 import { DOCUMENT_TYPE, documentItem, folderItem } from './item-info';
 import { MetadataStore, identityOf, latestVersion, unlinkIfPresent } from './metadata-store';
 import { decodeId, encodeId, invalid, joinRel, parseFolderPath, parseName, repoPath } from './paths';
+import { VersionStampsOnFiles } from './version-stamps';
 import { RepositoryFiles, alreadyExists, assertNotHeldByOther, checkType, documentLocks, placeNew } from './repository-files';
 
 export { encodeId } from './paths';
@@ -86,6 +88,7 @@ export class FilesystemConnector implements ContentConnector {
   readonly localFiles: LocalFilesCapability;
   readonly namingRules: NamingRules;
   readonly move: MoveCapability;
+  readonly versionStamps: VersionStampCapability;
 
   /** `root` must already be a real path (no links); call init() before use. `windowsNames`: refuse names Windows cannot hold too. */
   constructor(
@@ -109,6 +112,7 @@ export class FilesystemConnector implements ContentConnector {
     this.folders = group(new FolderChanges(this.files), 'createFolder', 'deleteFolder');
     this.directCopy = group(this.copies, 'copyFrom');
     this.move = group(new DocumentMoves(this.files), 'moveItem');
+    this.versionStamps = new VersionStampsOnFiles(this.files);
     this.contentHash = new ContentHashes(this.files.written, (id) => this.localPath(id));
     this.localFiles = { root, localPath: (id) => this.localPath(id), unverifiedFile: (id) => this.unverifiedFile(id) };
   }

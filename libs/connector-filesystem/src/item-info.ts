@@ -140,5 +140,6 @@ export function versionList(rel: string, meta: DocumentMeta): VersionInfo[] {
     modified: new Date(v.modified),
     versionSeriesId: encodeId(rel),
     ...(v.comment !== undefined ? { comment: v.comment } : {}),
+    ...(v.modifiedBy !== undefined ? { modifiedBy: v.modifiedBy } : {}),
   }));
 }

@@ -58,6 +58,7 @@ import { GraphMoves } from './graph-moves';
 import { GraphContentHash } from './graph-content-hash';
 import { GraphSites } from './graph-sites';
 import { GraphVersioning } from './graph-versioning';
+import { GraphVersionStamps, fileSystemInfoOf, type FileSystemInfo } from './graph-version-stamps';
 import type { GraphParams } from './params';
 
 export { decodeFieldName, encodeFieldName, GATEWAY_FIELDS } from './drive-items';
@@ -91,6 +92,7 @@ export class GraphConnector implements ContentConnector {
   readonly propertyUpdate: PropertyUpdateCapability = new GraphPropertyUpdate(this);
   readonly namingRules = GRAPH_NAMING_RULES;
   readonly move: MoveCapability = new GraphMoves(this);
+  readonly versionStamps = new GraphVersionStamps();
   readonly acls: AclCapability = new GraphAcls(this);
   readonly sites: SiteCapability = new GraphSites(this);
   readonly contentHash: ContentHashCapability = new GraphContentHash(this);
@@ -365,14 +367,15 @@ export class GraphConnector implements ContentConnector {
     }
   }
 
-  /** Uploads staged content: one PUT below the threshold, an upload session above it. */
+  /** Uploads staged content: one PUT below the threshold, an upload session above it or for `fileSystemInfo` (only a session takes it). */
   async upload(
     staged: { buffer: Buffer } | { file: string; size: number },
     target: { putPath: string; sessionPath: string; conflict: 'fail' | 'replace' },
     mimeType: string | undefined,
     context: { id?: string; parameter: string },
+    fileSystemInfo?: FileSystemInfo,
   ): Promise<DriveItem> {
-    if ('buffer' in staged) {
+    if ('buffer' in staged && (!fileSystemInfo || staged.buffer.length === 0)) {
       const res = await this.http.json<DriveItem>({
         method: 'PUT',
         url: `${this.params.graphUrl}${target.putPath}?@microsoft.graph.conflictBehavior=${target.conflict}`,
@@ -387,22 +390,21 @@ export class GraphConnector implements ContentConnector {
         method: 'POST',
         url: `${this.params.graphUrl}${target.sessionPath}`,
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ item: { '@microsoft.graph.conflictBehavior': target.conflict } }),
+        body: JSON.stringify({ item: { '@microsoft.graph.conflictBehavior': target.conflict, ...(fileSystemInfo ? { fileSystemInfo } : {}) } }),
         errorContext: context,
       });
       const uploadUrl = session.data.uploadUrl;
-      const total = staged.size;
+      const total = 'buffer' in staged ? staged.buffer.length : staged.size;
       const step = this.params.fragmentBytes;
       let result: DriveItem | undefined;
       for (let start = 0; start < total || (total === 0 && start === 0); start += step) {
         const end = Math.min(start + step, total) - 1;
-        const file = staged.file;
         const res = await this.http.json<DriveItem & { nextExpectedRanges?: string[] }>({
           method: 'PUT',
           url: uploadUrl,
           auth: false, // the upload URL is pre-authenticated; a bearer token may make it fail
           headers: { 'content-length': end - start + 1, 'content-range': `bytes ${start}-${end}/${total}` },
-          body: () => fs.createReadStream(file, { start, end }),
+          body: 'buffer' in staged ? staged.buffer.subarray(start, end + 1) : () => fs.createReadStream(staged.file, { start, end }),
           errorContext: context,
         });
         if (res.status === 200 || res.status === 201) result = res.data;
@@ -411,7 +413,7 @@ export class GraphConnector implements ContentConnector {
       if (!result?.id) throw new UpstreamError('Microsoft Graph did not answer the last fragment of an upload session with the item');
       return result;
     } finally {
-      fs.rmSync(staged.file, { force: true });
+      if ('file' in staged) fs.rmSync(staged.file, { force: true });
     }
   }
 
@@ -444,9 +446,9 @@ export class GraphConnector implements ContentConnector {
       staged,
       { putPath: `${parentPath}:/${encodeURIComponent(name)}:/content`, sessionPath: `${parentPath}:/${encodeURIComponent(name)}:/createUploadSession`, conflict: 'fail' },
       input.mimeType,
-      { parameter: 'fileName' },
+      { parameter: 'fileName' }, fileSystemInfoOf(input.stamp),
     );
-    await this.setGatewayFields(created.id, { [GATEWAY_FIELDS.createdBy]: actor.username, [GATEWAY_FIELDS.modifiedBy]: actor.username });
+    await this.setGatewayFields(created.id, { [GATEWAY_FIELDS.createdBy]: input.stamp?.createdBy ?? actor.username, [GATEWAY_FIELDS.modifiedBy]: input.stamp?.modifiedBy ?? actor.username });
     return created.id;
   }
 

@@ -37,6 +37,7 @@ import {
   type PropertyUpdateCapability,
   type RepositoryDescription,
   type VersioningCapability,
+  type VersionStampCapability,
 } from '@gateway/connector-api';
 import type { S3ConnectorParams } from './client';
 import { MultipartWriter } from './multipart-writer';
@@ -63,6 +64,7 @@ import { S3Moves } from './s3-moves';
 import { S3PropertyUpdate } from './s3-properties';
 import { s3NamingRules } from './naming-rules';
 import { S3Versioning } from './s3-versioning';
+import { CREATED_AT, MODIFIED_AT, S3VersionStamps, stampMetadata, stampedDate } from './s3-version-stamps';
 
 export { mapS3Error } from './s3-errors';
 
@@ -96,6 +98,8 @@ export class S3Connector implements ContentConnector {
   readonly namingRules: NamingRules;
   /** The ETag as an MD5 of what S3 stored (s3-content-hash.ts). */
   readonly contentHash: ContentHashCapability = new S3ContentHash(this);
+  /** On versioned buckets only, as the versions it stamps (a copy job writes stamps with copyVersions). */
+  readonly versionStamps?: VersionStampCapability;
   /** Content GETs without the SDK, on plain-HTTP endpoints (raw-get-object.ts says why). */
   private readonly reads: ObjectReader;
 
@@ -119,6 +123,7 @@ export class S3Connector implements ContentConnector {
     if (versioned) {
       this.contentUpdate = new S3ContentUpdate(this);
       this.versioning = new S3Versioning(this);
+      this.versionStamps = new S3VersionStamps();
     }
   }
 
@@ -271,7 +276,7 @@ export class S3Connector implements ContentConnector {
     await this.upload(rel, input.content, {
       contentType: input.mimeType,
       storageClass: input.type,
-      metadata: { [CREATED_BY]: user, [MODIFIED_BY]: user },
+      metadata: { [CREATED_BY]: user, [MODIFIED_BY]: user, ...stampMetadata(input.stamp) },
     });
     return encodeId(rel);
   }
@@ -405,8 +410,9 @@ export class S3Connector implements ContentConnector {
       mimeType: head.ContentType,
       size: head.ContentLength ?? 0,
       // S3 keeps one date per object version: the last write (a properties update is a write too).
-      created: head.LastModified,
-      modified: head.LastModified,
+      // …unless a copy job kept the source's dates with the write (s3-version-stamps.ts).
+      created: stampedDate(head.Metadata, CREATED_AT) ?? head.LastModified,
+      modified: stampedDate(head.Metadata, MODIFIED_AT) ?? head.LastModified,
       createdBy: gatewayField(head.Metadata, CREATED_BY),
       modifiedBy: gatewayField(head.Metadata, MODIFIED_BY),
       checkedOut: false,

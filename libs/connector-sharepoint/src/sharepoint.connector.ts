@@ -24,6 +24,7 @@ import {
   type RepositoryDescription,
   type SiteCapability,
   type VersioningCapability,
+  type VersionStampCapability,
   sliceBytes,
 } from '@gateway/connector-api';
 import { ATTRIBUTION_FIELDS, MicrosoftHttpClient, MsalTokenProvider, type MicrosoftRequest } from '@gateway/microsoft-client';
@@ -42,6 +43,7 @@ import { SharePointMoves } from './sharepoint-moves';
 import { SharePointSites } from './sharepoint-sites';
 import { SharePointUpload } from './sharepoint-upload';
 import { SharePointVersioning } from './sharepoint-versioning';
+import { SharePointVersionStamps } from './sharepoint-version-stamps';
 
 export { PERMISSION_TO_ROLE, principalName } from './sharepoint-acls';
 
@@ -87,6 +89,7 @@ export class SharePointConnector implements ContentConnector {
   readonly acls: AclCapability = new SharePointAcls(this);
   readonly sites: SiteCapability = new SharePointSites(this);
   readonly changeFeed: ChangeFeedCapability = new SharePointChangeFeed(this);
+  readonly versionStamps: VersionStampCapability = new SharePointVersionStamps(this);
   readonly upload = new SharePointUpload(this);
 
   constructor(

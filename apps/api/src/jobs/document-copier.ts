@@ -1,6 +1,6 @@
 import * as path from 'node:path/posix';
 import { pipeline, type Readable } from 'node:stream';
-import { ConflictError, GatewayError, NotFoundError, type Actor, type ContentConnector } from '@gateway/connector-api';
+import { ConflictError, GatewayError, NotFoundError, type Actor, type ContentConnector, type VersionStamp } from '@gateway/connector-api';
 import type { ClaimedDoc, DocOutcome } from '@gateway/persistence';
 import { DocumentFilter } from './document-filter';
 import { AclCarrier, type PlannedAcl } from './mapping/acl-carrier';
@@ -10,6 +10,7 @@ import { Cancelled } from './run-watcher';
 import { NameRefused, TargetNames, renameNote, sourceNameOf, type TargetNaming } from './target-names';
 import { MappedProperties, PropertiesRefused, type PreparedProperties } from './mapping/mapped-properties';
 import type { DocItem } from './task-plan';
+import { VersionStamps } from './version-stamps';
 
 /** Timestamps of coarse filesystems: a target modified this close before the claim still counts as ours. */
 export const CLOCK_TOLERANCE_MS = 1000;
@@ -51,6 +52,8 @@ export class DocumentCopier {
   /** options.copyAcls: the permissions carried to each copy (jobs/mapping/). */
   private readonly acls?: AclCarrier;
   private readonly mapping?: MappedProperties;
+  /** options.copyVersions: each version's original dates and authors (version-stamps.ts). */
+  private readonly stamps?: VersionStamps;
 
   constructor(
     readonly def: JobDefinition,
@@ -64,6 +67,7 @@ export class DocumentCopier {
     this.verifier = new CopyVerifier(target, def.options.verify, def.options.onMismatch);
     this.names = new TargetNames(target.namingRules, def.options.names ?? 'sanitize');
     if (def.options.mapping) this.mapping = new MappedProperties(def.options.mapping, source, target, actor);
+    if (def.options.copyVersions) this.stamps = new VersionStamps(source, target);
   }
 
   /**
@@ -132,11 +136,11 @@ export class DocumentCopier {
         }
       }
 
-      const { ids: contents, note } = await this.contentsToCopy(item.id);
+      const { ids: contents, note, stamps } = await this.contentsToCopy(item.id);
       const noted = (message?: string) => [message, note].filter((m) => m !== undefined).join('; ') || undefined;
       if (existing === undefined) {
         try {
-          const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type);
+          const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type, stamps);
           return await written(write.id, noted(), write);
         } catch (e) {
           if (!(e instanceof ConflictError)) throw e;
@@ -145,7 +149,7 @@ export class DocumentCopier {
           if (existing === undefined && name === taken) throw e;
           if (existing === undefined) {
             // Another source's document holds the name: this one goes to its hashed name.
-            const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type);
+            const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type, stamps);
             return await written(write.id, noted(), write);
           }
         }
@@ -155,11 +159,11 @@ export class DocumentCopier {
       }
       if (onExisting === 'overwrite') {
         await this.target.deleteItem(existing, true, this.actor);
-        const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type);
+        const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type, stamps);
         return await written(write.id, noted('overwritten'), write);
       }
       let write: CheckedWrite | undefined;
-      for (const versionId of contents) write = await this.addVersion(guard, write?.id ?? existing, versionId, name, info.mimeType, true);
+      for (const versionId of contents) write = await this.addVersion(guard, write?.id ?? existing, versionId, name, info.mimeType, true, stamps?.get(versionId));
       return await written(write!.id, noted('new version'), write, true);
     } catch (e) {
       if (e instanceof CopyMismatch) return await this.mismatched(item, sourcePath, e);
@@ -185,7 +189,7 @@ export class DocumentCopier {
     if (mapped) await this.mapping!.apply(targetId, mapped, addedVersion);
     const renamed = naming && (await renameNote(this.target, targetId, naming, sourcePath, this.actor));
     const aclWarning = acl && (await this.acls!.apply(targetId, acl, this.actor));
-    message = [message, renamed, aclWarning].filter(Boolean).join('; ') || undefined;
+    message = [message, renamed, aclWarning, this.stamps?.warningFor(targetId)].filter(Boolean).join('; ') || undefined;
     let removed = false;
     if (this.def.options.removeSource) {
       try {
@@ -224,17 +228,21 @@ export class DocumentCopier {
    * that keeps no versions (no versioning group: S3 without bucket versioning) gets the current version,
    * and the outcome says so (`note`): later versions written over earlier ones would lose them silently.
    */
-  private async contentsToCopy(id: string): Promise<{ ids: string[]; note?: string }> {
-    if (!this.def.options.copyVersions || !this.source.versioning) return { ids: [id] };
-    if (!this.target.versioning || !this.target.contentUpdate) return { ids: [id], note: 'copyVersions: the target keeps no versions, the current version only was copied' };
+  private async contentsToCopy(id: string): Promise<{ ids: string[]; note?: string; stamps?: Map<string, VersionStamp> }> {
+    if (!this.stamps) return { ids: [id] };
+    if (!this.source.versioning) return { ids: [id], ...(await this.stamps.plan(id, undefined)) };
+    if (!this.target.versioning || !this.target.contentUpdate) {
+      const { stamps, note } = await this.stamps.plan(id, undefined);
+      return { ids: [id], stamps, note: ['copyVersions: the target keeps no versions, the current version only was copied', note].filter(Boolean).join('; ') };
+    }
     const versions = await this.source.versioning.listVersions(id);
-    if (versions.length === 0) return { ids: [id] };
     // listVersions is newest first in the repository's own order. A sort by modified date put
     // versions written within one second (SharePoint's dates are to the second) in any order.
-    return { ids: versions.map((v) => v.id).reverse() };
+    const ids = versions.length === 0 ? [id] : versions.map((v) => v.id).reverse();
+    return { ids, ...(await this.stamps.plan(id, versions)) };
   }
 
-  private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[], type?: string): Promise<CheckedWrite> {
+  private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[], type?: string, stamps?: Map<string, VersionStamp>): Promise<CheckedWrite> {
     if (guard.cancelled) throw new Cancelled();
     // A target that copies the files of a localFiles source itself (between two filesystem
     // connectors: on its copy thread, off the event loop, hashing what it reads); undefined when it cannot, and the content streams.
@@ -244,19 +252,23 @@ export class DocumentCopier {
     if (direct) {
       const sent = { sha256: direct.sha256, bytes: direct.size, ...(this.verifier.targetHashesSha256 ? { targetHash: direct.sha256 } : {}) };
       write = await this.checked(direct.id, sent, false, direct.sha256);
+      await this.stamps?.afterWrite(write.id, stamps?.get(contents[0]), this.actor);
     } else {
-      write = await this.streamNew(guard, folderId, name, mimeType, contents[0], type);
+      write = await this.streamNew(guard, folderId, name, mimeType, contents[0], type, stamps?.get(contents[0]));
     }
-    for (const versionId of contents.slice(1)) write = await this.addVersion(guard, write.id, versionId, name, mimeType, false);
+    for (const versionId of contents.slice(1)) write = await this.addVersion(guard, write.id, versionId, name, mimeType, false, stamps?.get(versionId));
     return write;
   }
 
-  private async streamNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, sourceId: string, type?: string): Promise<CheckedWrite> {
+  private async streamNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, sourceId: string, type?: string, stamp?: VersionStamp): Promise<CheckedWrite> {
     const first = await this.open(guard, sourceId);
     const hashing = this.verifier.passThrough();
     try {
-      const id = await this.target.createFile({ folderId, fileName: name, mimeType, content: through(first, hashing), ...(type !== undefined ? { type } : {}) }, this.actor);
-      return await this.checked(id, hashing.sent(), false);
+      const content = through(first, hashing);
+      const id = await this.target.createFile({ folderId, fileName: name, mimeType, content, ...(type !== undefined ? { type } : {}), ...this.stamps?.withWrite(stamp) }, this.actor);
+      const write = await this.checked(id, hashing.sent(), false);
+      await this.stamps?.afterWrite(id, stamp, this.actor);
+      return write;
     } finally {
       // A target that refused before reading (it exists, bad name) leaves the stream open.
       if (!first.readableEnded) first.destroy();
@@ -264,12 +276,14 @@ export class DocumentCopier {
   }
 
   /** `addedVersion`: the document was there before this write (a failed check then removes only the version). */
-  private async addVersion(guard: CopyGuard, targetId: string, sourceVersionId: string, name: string, mimeType: string | undefined, addedVersion: boolean): Promise<CheckedWrite> {
+  private async addVersion(guard: CopyGuard, targetId: string, sourceVersionId: string, name: string, mimeType: string | undefined, addedVersion: boolean, stamp?: VersionStamp): Promise<CheckedWrite> {
     const content = await this.open(guard, sourceVersionId);
     const hashing = this.verifier.passThrough();
     try {
-      const id = await this.target.contentUpdate!.updateContent(targetId, { content: through(content, hashing), mimeType, fileName: name }, this.actor);
-      return await this.checked(id, hashing.sent(), addedVersion);
+      const id = await this.target.contentUpdate!.updateContent(targetId, { content: through(content, hashing), mimeType, fileName: name, ...this.stamps?.withWrite(stamp) }, this.actor);
+      const write = await this.checked(id, hashing.sent(), addedVersion);
+      await this.stamps?.afterWrite(id, stamp, this.actor);
+      return write;
     } finally {
       if (!content.readableEnded) content.destroy();
     }

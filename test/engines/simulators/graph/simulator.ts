@@ -129,6 +129,28 @@ interface UploadSession {
   file: string;
   expires: number;
   deferCommit: boolean;
+  /** item.fileSystemInfo of createUploadSession (driveItemUploadableProperties): the dates the upload keeps. */
+  fileSystemInfo?: { created?: string; modified?: string };
+}
+
+/** The date-time pattern of Microsoft's schema for fileSystemInfo (graph-v1.0-drive-schemas.json). */
+const DATE_TIME = /^[0-9]{4,}-(0[1-9]|1[012])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]([.][0-9]{1,12})?(Z|[+-][0-9][0-9]:[0-9][0-9])$/;
+
+/**
+ * fileSystemInfo of an upload session: SharePoint keeps it as the item's Created and Modified (to the second,
+ * as SharePoint stores dates), so the version written carries it; a value outside the schema is a 400.
+ */
+function uploadDates(itemBody: Record<string, unknown>): UploadSession['fileSystemInfo'] {
+  const info = itemBody.fileSystemInfo as Record<string, unknown> | undefined;
+  if (info === undefined) return undefined;
+  if (info === null || typeof info !== 'object') throw new GraphError(400, 'invalidRequest', 'fileSystemInfo must be an object.');
+  const toSecond = (key: string): string | undefined => {
+    const value = info[key];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value !== 'string' || !DATE_TIME.test(value) || Number.isNaN(Date.parse(value))) throw new GraphError(400, 'invalidRequest', `Invalid value for fileSystemInfo.${key}.`);
+    return new Date(Math.floor(Date.parse(value) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  };
+  return { created: toSecond('createdDateTime'), modified: toSecond('lastModifiedDateTime') };
 }
 
 class GraphError extends Error {
@@ -771,7 +793,11 @@ export function createGraphHandler(context: SimulatorContext): SimulatorHandler 
       target = store.newItem(parent, session.conflict === 'rename' ? store.uniqueName(parent.id, session.name) : session.name, 'file', SYSTEM);
       status = 201;
     }
-    store.addVersion(target, session.file, session.total ?? 0, SYSTEM, mimeTypeOf(target.name));
+    const version = store.addVersion(target, session.file, session.total ?? 0, SYSTEM, mimeTypeOf(target.name));
+    // The dates the client gave replace those of the write, on the item and on the version written (no version added).
+    if (session.fileSystemInfo?.modified) version.modified = target.modified = session.fileSystemInfo.modified;
+    if (session.fileSystemInfo?.created) target.created = session.fileSystemInfo.created;
+    if (session.fileSystemInfo) store.save();
     send(req, res, status, itemJson(target, new URL('/', context.origin)), 'microsoft.graph.driveItem');
   }
 
@@ -906,6 +932,7 @@ export function createGraphHandler(context: SimulatorContext): SimulatorHandler 
         file: store.tempFile(),
         expires: Date.now() + UPLOAD_SESSION_TTL_MS,
         deferCommit: body.deferCommit === true,
+        fileSystemInfo: uploadDates(itemBody),
       };
       fs.writeFileSync(session.file, '');
       store.sessions.set(session.id, session);

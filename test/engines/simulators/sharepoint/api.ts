@@ -85,7 +85,9 @@ type Target =
   | { kind: 'roledefinitions' }
   | { kind: 'roledefinition'; def: (typeof ROLE_DEFINITIONS)[number] }
   | { kind: 'siteusers' }
-  | { kind: 'user'; user: UserRec };
+  | { kind: 'user'; user: UserRec }
+  | { kind: 'regionalsettings' }
+  | { kind: 'timezone' };
 
 type Securable = { kind: 'web'; web: WebRec } | { kind: 'list'; list: ListRec } | { kind: 'item'; item: ItemRec };
 
@@ -256,6 +258,68 @@ export function createSharePointApi(ctx: ApiContext) {
         Editor: () => userEntity(call, state.user(item.editorId)!),
         RoleAssignments: () => effectiveRoles({ kind: 'item', item }).map((r) => roleAssignmentEntity(call, r))},
     };
+  }
+
+  /** The simulated web's regional settings: English (United States), 12-hour clock, UTC. */
+  function regionalSettingsEntity(call: Call): Entity {
+    return {
+      type: 'SP.RegionalSettings',
+      uri: `${api(call)}/Web/RegionalSettings`,
+      props: { LocaleId: 1033, Time24: false, DateFormat: 0, FirstDayOfWeek: 0 },
+      nav: { TimeZone: () => timeZoneEntity(call) },
+    };
+  }
+
+  function timeZoneEntity(call: Call): Entity {
+    return {
+      type: 'SP.TimeZone',
+      uri: `${api(call)}/Web/RegionalSettings/TimeZone`,
+      props: { Description: '(UTC) Coordinated Universal Time', Id: 93, Information: { Bias: 0, DaylightBias: 0, StandardBias: 0 } },
+    };
+  }
+
+  /**
+   * SP.ListItem.ValidateUpdateListItem(formValues, bNewDocumentUpdate): each value a string as the web's locale
+   * writes it (en-US here: dates `M/D/YYYY h:mm AM|PM`, local time, to the minute). bNewDocumentUpdate: true
+   * overwrites the current version (UpdateOverwriteVersion): no version is added, and the next version archives
+   * these values. Answers one ListItemFormUpdateValue per field, HasException where a value was refused.
+   */
+  function validateUpdate(call: Call, item: ItemRec, body: Record<string, unknown>): void {
+    if (item.file) checkWritable(call, item);
+    const values = body.formValues;
+    if (!Array.isArray(values)) throw BAD_REQUEST('The parameter formValues must be an array.');
+    const list = listOf(item);
+    const answers: Array<Record<string, unknown>> = [];
+    const changes: Array<() => void> = [];
+    for (const raw of values as Array<Record<string, unknown>>) {
+      const name = typeof raw?.FieldName === 'string' ? raw.FieldName : '';
+      const value = typeof raw?.FieldValue === 'string' ? raw.FieldValue : '';
+      let error = '';
+      if (name === 'Created' || name === 'Modified') {
+        const when = parseUsDateTime(value);
+        if (when === undefined) error = `Invalid date/time value`;
+        else changes.push(() => (name === 'Created' ? (item.created = when) : (item.modified = when)));
+      } else {
+        const field = list.fields.find((f) => f.internalName === name);
+        if (!field || field.fromBaseType || field.readOnly) error = `Column '${name}' does not exist or is read-only.`;
+        else if (value !== '' && !fieldTakes(field, value)) error = `Invalid value for '${name}'.`;
+        else changes.push(() => (item.fields[name] = value === '' ? null : value));
+      }
+      answers.push({ ErrorCode: error ? -2146232832 : 0, ErrorMessage: error || null, FieldName: name, FieldValue: value, HasException: error !== '', ItemId: item.id });
+    }
+    if (answers.every((a) => a.HasException === false)) {
+      const modified = item.modified;
+      for (const change of changes) change();
+      // A new document update keeps what the form set; an ordinary one would be a change of its own, a new version.
+      if (body.bNewDocumentUpdate !== true) {
+        if (item.file) newVersionOf(call, item, { blob: item.file.blob, size: item.file.size });
+        else item.modified = isoNow();
+      } else if (!values.some((v: Record<string, unknown>) => v?.FieldName === 'Modified')) item.modified = modified;
+      item.itemVersion++;
+      logChange(item, CHANGE_TYPE.Update);
+      state.save();
+    }
+    send(call, 200, call.format === 'verbose' ? { d: { ValidateUpdateListItem: { results: answers } } } : { value: answers });
   }
 
   function versionEntity(call: Call, item: ItemRec, id: number): Entity {
@@ -462,6 +526,7 @@ export function createSharePointApi(ctx: ApiContext) {
         }
         if (k === 'folders' && !s.args) return { kind: 'folders', folder: null, web: t.web };
         if (k === 'roleassignments') return { kind: 'roleassignments', securable: { kind: 'web', web: t.web } };
+        if (k === 'regionalsettings') return { kind: 'regionalsettings' };
         if (k === 'roledefinitions' && !s.args) return { kind: 'roledefinitions' };
         if (k === 'roledefinitions') return roleDef(num(arg(s, 'id'), 'id'));
         if (k === 'siteusers' || k === 'sitegroups') return s.args ? userById(num(arg(s, 'id'), 'id')) : { kind: 'siteusers' };
@@ -514,6 +579,9 @@ export function createSharePointApi(ctx: ApiContext) {
         return undefined;
       case 'versions':
         if (k === 'getbyid') return versionOf(t.item, num(arg(s, 'versionid'), 'versionId'));
+        return undefined;
+      case 'regionalsettings':
+        if (k === 'timezone') return { kind: 'timezone' };
         return undefined;
       case 'item':
         if (k === 'file' && t.item.kind === 'file') return { kind: 'file', item: t.item };
@@ -860,6 +928,16 @@ export function createSharePointApi(ctx: ApiContext) {
       return sendEntity(call, fieldEntity(call, list, field), 201);
     }
 
+    // --- the web's clock (the simulated web is en-US, UTC): SP.TimeZone.UTCToLocalTime
+    if (target.kind === 'timezone' && opKey === 'utctolocaltime' && (verb === 'GET' || verb === 'POST')) {
+      const utc = Date.parse(str(arg(op!, 'date'), 'date'));
+      if (Number.isNaN(utc)) throw BAD_REQUEST('The parameter date is not a valid date.');
+      return sendPrimitive(call, 'UTCToLocalTime', 'Edm.DateTime', new Date(utc).toISOString().slice(0, 19));
+    }
+
+    // --- ValidateUpdateListItem: form values as the web's locale writes them; bNewDocumentUpdate overwrites the current version
+    if (target.kind === 'item' && opKey === 'validateupdatelistitem' && verb === 'POST') return validateUpdate(call, target.item, await readJsonBody(call.req));
+
     // --- list item fields
     if (target.kind === 'item' && !op && (verb === 'MERGE' || verb === 'PATCH' || verb === 'PUT') && call.method !== 'GET') {
       const item = target.item;
@@ -1176,6 +1254,10 @@ export function createSharePointApi(ctx: ApiContext) {
         return sendCollection(call, 'SP.ApiData.FileVersions', t.item.file!.versions.map((v) => versionEntity(call, t.item, v.id)));
       case 'version':
         return sendEntity(call, versionEntity(call, t.item, t.id));
+      case 'regionalsettings':
+        return sendEntity(call, regionalSettingsEntity(call));
+      case 'timezone':
+        return sendEntity(call, timeZoneEntity(call));
       case 'items':
         return readItems(call, t.list);
       case 'roleassignments':
@@ -1330,4 +1412,16 @@ function fieldTakes(field: { typeAsString: string }, value: string | number | bo
     default:
       return true;
   }
+}
+
+/** A date-time as an en-US SharePoint web writes it in forms (`6/23/2018 10:15 PM`), the web's local time being UTC; ISO 8601 out. */
+function parseUsDateTime(text: string): string | undefined {
+  const m = /^(\d{1,2})\/(\d{1,2})\/(\d{4}) (\d{1,2}):(\d{2}) (AM|PM)$/.exec(text.trim());
+  if (!m) return undefined;
+  const [month, day, year, hour12, minute] = [Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5])];
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour12 < 1 || hour12 > 12 || minute > 59) return undefined;
+  const hour = (hour12 % 12) + (m[6] === 'PM' ? 12 : 0);
+  const date = new Date(Date.UTC(year, month - 1, day, hour, minute));
+  if (date.getUTCDate() !== day) return undefined;
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
