@@ -37,6 +37,14 @@ export function strictUtf8Url(req: Request, _res: Response, next: NextFunction):
 
 function decodesAsUtf8(text: string): boolean {
   if (!text.includes('%')) return true;
+  // The common case at native speed: decodeURIComponent succeeds only when every escape is well formed
+  // and every run of escapes is valid UTF-8 (what the byte-wise check below accepts, and less).
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    // a malformed escape (sent as it came, below) or invalid UTF-8: the byte-wise check decides
+  }
   const bytes: number[] = [];
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
