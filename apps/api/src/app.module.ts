@@ -1,11 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER } from '@nestjs/core';
 import * as path from 'node:path';
 import { PersistenceModule } from '@gateway/persistence';
 import { TextExtractionModule } from '@gateway/text-extraction';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
-import { EnvelopeInterceptor } from './common/envelope';
 import { GatewayExceptionFilter } from './common/exception.filter';
 import { ConfigModule, GATEWAY_CONFIG } from './config/config.module';
 import type { GatewayConfig } from './config/gateway-config';
@@ -58,7 +57,6 @@ export class AppModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: GatewayExceptionFilter },
-        { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
       ],
     };
   }

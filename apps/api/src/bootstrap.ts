@@ -5,14 +5,15 @@ import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-ex
 import { createServer } from 'node:http';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { json, urlencoded, type RequestHandler } from 'express';
-import helmet from 'helmet';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { eventLoopBudget } from '@gateway/concurrency';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { bodyParserErrors } from './common/body-parser-errors';
+import { envelope } from './common/envelope';
 import { completeOpenApi } from './common/openapi-completion';
 import { RawBodyRoutes } from './common/raw-body';
+import { securityHeaders } from './common/security-headers';
 import { bodyDepthLimit, MethodTable, requireParsedBodyType, strictUtf8Url, uploadLimit } from './common/request-guards';
 import { createValidationPipe } from './common/validation';
 import { loadConfig, type GatewayConfig, type ServerTimeouts } from './config/gateway-config';
@@ -47,7 +48,7 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
   app.use(strictUtf8Url);
   app.use(methods.middleware());
   app.use(
-    helmet({
+    securityHeaders({
       // The API answers JSON and attachments; the one HTML page is the OpenAPI UI, whose scripts and
       // styles are files of its own (self) apart from inline styles, and whose logo is a data: URL.
       contentSecurityPolicy: { directives: { 'img-src': ["'self'", 'data:'], 'style-src': ["'self'", "'unsafe-inline'"], 'upgrade-insecure-requests': null } },
@@ -113,6 +114,11 @@ class GatewayExpressAdapter extends ExpressAdapter {
     );
     server.keepAliveTimeout = keepAliveTimeoutMs;
     this.setHttpServer(server);
+  }
+
+  /** Every handler's result is written here: in the spec's envelope (common/envelope.ts says why here). */
+  override reply(response: unknown, body: unknown, statusCode?: number): unknown {
+    return super.reply(response, envelope(body), statusCode);
   }
 }
 

@@ -37,6 +37,14 @@ export function strictUtf8Url(req: Request, _res: Response, next: NextFunction):
 
 function decodesAsUtf8(text: string): boolean {
   if (!text.includes('%')) return true;
+  // The common case at native speed: decodeURIComponent succeeds only when every escape is well formed
+  // and every run of escapes is valid UTF-8 (what the byte-wise check below accepts, and less).
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    // a malformed escape (sent as it came, below) or invalid UTF-8: the byte-wise check decides
+  }
   const bytes: number[] = [];
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -127,6 +135,13 @@ export function tooLarge(maxBytes: number): PayloadTooLargeError {
   return new PayloadTooLargeError(`Upload exceeds the limit of ${maxBytes} bytes (GATEWAY_MAX_UPLOAD_BYTES)`, { parameter: 'body', limit: maxBytes });
 }
 
+/** Segments of a path, a trailing slash aside (the patterns take one): '/api/repo/x/' and '/api/repo/x' have 3. */
+function segmentCount(path: string): number {
+  let n = 0;
+  for (let i = 0; i < path.length; i++) if (path.charCodeAt(i) === 0x2f && i + 1 < path.length) n++;
+  return n;
+}
+
 interface DocumentedPath {
   pattern: RegExp;
   methods: string[];
@@ -142,24 +157,29 @@ const DOCUMENTED_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 
  * a 404. The table is read from the OpenAPI document, which a test keeps complete, once it exists.
  */
 export class MethodTable {
-  private paths: DocumentedPath[] = [];
+  /** The documented paths by their number of segments: a request's path is tested against those of its own length only. */
+  private bySegments = new Map<number, DocumentedPath[]>();
 
   load(document: OpenAPIObject, contextPath: string): void {
-    this.paths = Object.entries(document.paths).map(([template, item]) => {
+    this.bySegments = new Map();
+    for (const [template, item] of Object.entries(document.paths)) {
       const methods = DOCUMENTED_METHODS.filter((m) => (item as Record<string, unknown>)[m] !== undefined).map((m) => m.toUpperCase());
       if (methods.includes('GET') && !methods.includes('HEAD')) methods.push('HEAD');
       const source = (contextPath + template)
         .split('/')
         .map((s) => (/^\{[^}]+\}$/.test(s) ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
         .join('/');
-      return { pattern: new RegExp(`^${source}/?$`, 'i'), methods, params: (template.match(/\{[^}]+\}/g) ?? []).length };
-    });
+      const segments = segmentCount(contextPath + template);
+      const paths = this.bySegments.get(segments) ?? [];
+      paths.push({ pattern: new RegExp(`^${source}/?$`, 'i'), methods, params: (template.match(/\{[^}]+\}/g) ?? []).length });
+      this.bySegments.set(segments, paths);
+    }
   }
 
   middleware(): RequestHandler {
     return (req, res, next) => {
       // A literal segment wins over a parameter, as in routing: /api/repo/__BATCH__/file is not /api/repo/{connectorId}/file.
-      const candidates = this.paths.filter((p) => p.pattern.test(req.path));
+      const candidates = (this.bySegments.get(segmentCount(req.path)) ?? []).filter((p) => p.pattern.test(req.path));
       const fewest = Math.min(...candidates.map((p) => p.params));
       const matching = candidates.filter((p) => p.params === fewest);
       if (req.method !== 'TRACE' && matching.length === 0) return next();

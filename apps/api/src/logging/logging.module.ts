@@ -1,16 +1,13 @@
 import { DynamicModule, Inject, Injectable, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger, PARAMS_PROVIDER_TOKEN, PinoLogger, type Params } from 'nestjs-pino';
 import pino from 'pino';
-import { pinoHttp, type HttpLogger } from 'pino-http';
 import type { GatewayConfig } from '../config/gateway-config';
 import { prettyDestination } from './pretty';
-import { markRequestStart, requestLine } from './request-line';
+import { requestLogger } from './request-logger';
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export { requestLogger };
 
-/** The token of the request-logging middleware (pino-http), applied to every route by LoggingModule. */
+/** The token of the request-logging middleware (request-logger.ts), applied to every route by LoggingModule. */
 const HTTP_LOGGER = Symbol('HTTP_LOGGER');
 
 /** Nest's start-up detail (a line per module and per route mapped): debug, not info (README.md). */
@@ -26,33 +23,9 @@ export class GatewayLogger extends Logger {
   }
 }
 
-/** The request-logging middleware: one line per request when its answer is done (request-line.ts). */
-export function requestLogger(root: pino.Logger): HttpLogger {
-  return pinoHttp({
-    logger: root,
-    genReqId: (req: IncomingMessage, res: ServerResponse) => {
-      markRequestStart(req);
-      const incoming = req.headers['x-request-id'];
-      const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    // The line is built when the answer is done, from the request itself: no headers, no query string.
-    quietReqLogger: true,
-    quietResLogger: true,
-    customSuccessObject: (req, res, value: { responseTime: number }) => requestLine(req, res, value.responseTime),
-    // A 5xx's cause is logged by the exception filter (with the request id); pino-http's stand-in error adds nothing.
-    customErrorObject: (req, res, _err, value: { responseTime: number }) => requestLine(req, res, value.responseTime),
-    customSuccessMessage: () => 'request completed',
-    customErrorMessage: () => 'request failed',
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
-    autoLogging: { ignore: (req) => (req.url ?? '').endsWith('/api/health') },
-  });
-}
-
 /**
  * Logs pino writes, as JSON lines or one readable line each (LOG_FORMAT); credentials never reach
- * them. One pino logger writes everything: a line per request (pino-http; request-line.ts) and
+ * them. One pino logger writes everything: a line per request (request-logger.ts, request-line.ts) and
  * what services log through Nest's Logger (nestjs-pino's adapter). See README.md for why no
  * request context follows the code a request runs (no AsyncLocalStorage).
  */
@@ -84,7 +57,7 @@ export class LoggingModule implements NestModule {
     };
   }
 
-  constructor(@Inject(HTTP_LOGGER) private readonly http: HttpLogger) {}
+  constructor(@Inject(HTTP_LOGGER) private readonly http: ReturnType<typeof requestLogger>) {}
 
   configure(consumer: MiddlewareConsumer): void {
     // Nest 11's router wants a named wildcard.
