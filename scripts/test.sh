@@ -5,7 +5,8 @@
 #      provisioned from Maven Central, the Go module proxy and Debian; builds cached between runs);
 #   4. e2e tests on the embedded SQLite default (the contract suite includes the real CMIS server;
 #      test/e2e/proxy*, offload*, test/browser run Debian's nginx and chromium; test/docker the Dockerfile's steps);
-#   4b. Schemathesis over the built gateway's OpenAPI document, as admin and as a user (test/fuzz; needs python3);
+#   4b. Schemathesis over the built gateway's OpenAPI document, as admin and as a user, on one connector of every kind the
+#       harness starts cheaply (test/fuzz: two filesystems, MinIO, CMIS, SharePoint, Graph, MongoDB on FerretDB; needs python3);
 #   5. the job suites (test/e2e/jobs*) again in Redis (BullMQ) mode, on a Redis this script starts;
 #   6. e2e tests again on a PostgreSQL this script starts (less the search contract; test/e2e/faults-jobs
 #      and test/e2e/faults, Toxiproxy between the gateway and each engine, run here only), and the job

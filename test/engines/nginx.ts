@@ -26,6 +26,8 @@ export interface NginxOptions {
   userFilesDir?: string;
   /** Filesystem connector roots by connector id, mapped to /_offload/repo/<id>/. */
   connectorRoots?: Record<string, string>;
+  /** The offload block's text as written (scripts/nginx-offload.js's output) instead of the shipped locations. */
+  offloadBlock?: string;
   /** Parent of nginx's folder (config, logs, temp files); default os.tmpdir(). */
   tmpDir?: string;
 }
@@ -71,7 +73,7 @@ export function renderNginxConf(template: string, options: NginxOptions & { port
     const indent = line.match(/^\s*/)![0];
     if (line.includes('# offload:begin')) {
       inOffload = true;
-      out.push(line, ...offloadLocations(template, options, indent));
+      out.push(line, ...(options.offloadBlock !== undefined ? [options.offloadBlock] : offloadLocations(template, options, indent)));
       continue;
     }
     if (line.includes('# offload:end')) inOffload = false;

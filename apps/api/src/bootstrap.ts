@@ -10,6 +10,7 @@ import { eventLoopBudget } from '@gateway/concurrency';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { bodyParserErrors } from './common/body-parser-errors';
+import { answerClientErrors } from './common/client-errors';
 import { envelope } from './common/envelope';
 import { completeOpenApi } from './common/openapi-completion';
 import { RawBodyRoutes } from './common/raw-body';
@@ -88,7 +89,8 @@ export async function createGatewayApp(config: GatewayConfig = loadConfig()): Pr
  * Largest request head (request line and headers) the server reads. Node's default, 16 KiB, is
  * less than the query strings the API documents: one 4096-character id of non-ASCII characters is
  * up to 48 KiB once percent-encoded, and was refused with a bare 431 (and a reset connection when
- * a body followed) before the gateway could answer. Heads beyond this still get Node's 431.
+ * a body followed) before the gateway could answer. Heads beyond this get a 431 in the gateway's
+ * error format (common/client-errors.ts).
  */
 export const MAX_REQUEST_HEAD_BYTES = 64 * 1024;
 
@@ -113,6 +115,8 @@ class GatewayExpressAdapter extends ExpressAdapter {
       dispatchWithinBudget(this.getInstance()),
     );
     server.keepAliveTimeout = keepAliveTimeoutMs;
+    // Heads Node refuses (over maxHeaderSize, too slow, malformed) get a complete answer in the gateway's error format.
+    answerClientErrors(server, MAX_REQUEST_HEAD_BYTES);
     this.setHttpServer(server);
   }
 

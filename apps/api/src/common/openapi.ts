@@ -33,7 +33,7 @@ export const ERROR_DESCRIPTIONS: Record<number, string> = {
   410: 'The link has expired',
   413: 'Request body too large (GATEWAY_JSON_LIMIT_BYTES for JSON, GATEWAY_MAX_UPLOAD_BYTES for content); `error.limit` gives the limit',
   415: 'Unsupported media type (JSON routes take application/json); `error.parameter` is Content-Type',
-  431: 'Request head (request line and headers) over 64 KiB; refused by the HTTP server before routing, without a body',
+  431: 'Request head (request line and headers) over 64 KiB (`REQUEST_HEAD_TOO_LARGE`); refused by the HTTP server before routing',
   429: 'Too many requests: failed logins for this user from this address (lock-out), or public download requests from this address; retry after the Retry-After seconds',
   501: 'Operation not supported by this connector kind; `error.capability` names it',
   502: 'The repository or engine answered with an error (its message is passed on)',
