@@ -25,6 +25,8 @@ interface CheckedWrite {
   id: string;
   sent: SentContent;
   verification: Verification;
+  /** The mapped properties went with the content (the target's propertyUpdate.propertiesOnCreate). */
+  propertiesCarried?: boolean;
 }
 
 /** A written copy that failed its check (copy-verification.ts): the document's outcome is an error. */
@@ -136,7 +138,7 @@ export class DocumentCopier {
       const noted = (message?: string) => [message, note].filter((m) => m !== undefined).join('; ') || undefined;
       if (existing === undefined) {
         try {
-          const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type);
+          const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped);
           return await written(write.id, noted(), write);
         } catch (e) {
           if (!(e instanceof ConflictError)) throw e;
@@ -145,7 +147,7 @@ export class DocumentCopier {
           if (existing === undefined && name === taken) throw e;
           if (existing === undefined) {
             // Another source's document holds the name: this one goes to its hashed name.
-            const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type);
+            const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped);
             return await written(write.id, noted(), write);
           }
         }
@@ -155,7 +157,7 @@ export class DocumentCopier {
       }
       if (onExisting === 'overwrite') {
         await this.target.deleteItem(existing, true, this.actor);
-        const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type);
+        const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped);
         return await written(write.id, noted('overwritten'), write);
       }
       let write: CheckedWrite | undefined;
@@ -182,7 +184,7 @@ export class DocumentCopier {
     addedVersion = false,
   ): Promise<DocOutcome> {
     // The mapped properties first: a refusal removes the copy (PropertiesRefused) before anything else is done to it.
-    if (mapped) await this.mapping!.apply(targetId, mapped, addedVersion);
+    if (mapped && !write?.propertiesCarried) await this.mapping!.apply(targetId, mapped, addedVersion);
     const renamed = naming && (await renameNote(this.target, targetId, naming, sourcePath, this.actor));
     const aclWarning = acl && (await this.acls!.apply(targetId, acl, this.actor));
     message = [message, renamed, aclWarning].filter(Boolean).join('; ') || undefined;
@@ -234,28 +236,38 @@ export class DocumentCopier {
     return { ids: versions.map((v) => v.id).reverse() };
   }
 
-  private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[], type?: string): Promise<CheckedWrite> {
+  private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[], mapped?: PreparedProperties): Promise<CheckedWrite> {
+    const properties = this.mapping?.onCreate(mapped);
+    if (!properties) return this.writeFirst(guard, folderId, name, mimeType, contents, mapped?.type);
+    try {
+      return { ...(await this.writeFirst(guard, folderId, name, mimeType, contents, mapped?.type, properties)), propertiesCarried: true };
+    } catch (e) {
+      throw this.mapping!.refusedAtCreate(e, properties) ?? e;
+    }
+  }
+
+  private async writeFirst(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[], type?: string, properties?: Record<string, string>): Promise<CheckedWrite> {
     if (guard.cancelled) throw new Cancelled();
     // A target that copies the files of a localFiles source itself (between two filesystem
     // connectors: on its copy thread, off the event loop, hashing what it reads); undefined when it cannot, and the content streams.
     const local = this.source.localFiles;
-    const direct = local && (await this.target.directCopy?.copyFrom(local, contents[0], { folderId, fileName: name, mimeType, type }, this.actor));
+    const direct = local && (await this.target.directCopy?.copyFrom(local, contents[0], { folderId, fileName: name, mimeType, type, ...(properties ? { properties } : {}) }, this.actor));
     let write: CheckedWrite;
     if (direct) {
       const sent = { sha256: direct.sha256, bytes: direct.size, ...(this.verifier.targetHashesSha256 ? { targetHash: direct.sha256 } : {}) };
       write = await this.checked(direct.id, sent, false, direct.sha256);
     } else {
-      write = await this.streamNew(guard, folderId, name, mimeType, contents[0], type);
+      write = await this.streamNew(guard, folderId, name, mimeType, contents[0], type, properties);
     }
     for (const versionId of contents.slice(1)) write = await this.addVersion(guard, write.id, versionId, name, mimeType, false);
     return write;
   }
 
-  private async streamNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, sourceId: string, type?: string): Promise<CheckedWrite> {
+  private async streamNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, sourceId: string, type?: string, properties?: Record<string, string>): Promise<CheckedWrite> {
     const first = await this.open(guard, sourceId);
     const hashing = this.verifier.passThrough();
     try {
-      const id = await this.target.createFile({ folderId, fileName: name, mimeType, content: through(first, hashing), ...(type !== undefined ? { type } : {}) }, this.actor);
+      const id = await this.target.createFile({ folderId, fileName: name, mimeType, content: through(first, hashing), ...(type !== undefined ? { type } : {}), ...(properties ? { properties } : {}) }, this.actor);
       return await this.checked(id, hashing.sent(), false);
     } finally {
       // A target that refused before reading (it exists, bad name) leaves the stream open.
