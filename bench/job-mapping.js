@@ -5,15 +5,17 @@
 // Alternating rounds in one gateway, each job into a folder of its own, medians of each:
 //   none:    no mapping: the job copies content only (what every job did before `mapping`)
 //   mapped:  20 properties mapped (renamed, 15 of them transformed: trim, uppercase, replace),
-//            unmapped: drop. Per document this adds a getItem of the source (the listing's items do
-//            not carry properties), the mapping, and one updateProperties of the 20 values at the
-//            target: what carrying properties costs on this pair, not the engine alone.
-//   read:    20 rules naming properties the documents do not have: the getItem and the mapping,
+//            unmapped: drop. Per document this adds the read of the source's properties (the listing's
+//            items do not carry them: the reads of a turn go in one getItems call, one records query per
+//            folder), the mapping, and the 20 values written with the copy itself (the target declares
+//            propertyUpdate.propertiesOnCreate: the records thread puts them in the first record):
+//            what carrying properties costs on this pair, not the engine alone.
+//   read:    20 rules naming properties the documents do not have: the read and the mapping,
 //            no property written (splits the mapped job's extra cost into reading and writing).
 //   engine:  the mapping engine by itself, in this process (the built mapDocument + checkAgainstTarget
 //            over the same 20 properties), per document, beside the none job's time per document.
 // Target (issue 34): mapped/none throughput >= 0.9. Printed: throughput ratio per round and median,
-// the engine's share of a document's copy time. 2 shared cores: other work moves every figure.
+// the gateway's CPU per job (all its threads), the engine's share of a document's copy time. 2 shared cores: other work moves every figure.
 const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
