@@ -5,19 +5,21 @@
 // Alternating rounds in one gateway, each job into a folder of its own, medians of each:
 //   none:    no mapping: the job copies content only (what every job did before `mapping`)
 //   mapped:  20 properties mapped (renamed, 15 of them transformed: trim, uppercase, replace),
-//            unmapped: drop. Per document this adds a getItem of the source (the listing's items do
-//            not carry properties), the mapping, and one updateProperties of the 20 values at the
-//            target: what carrying properties costs on this pair, not the engine alone.
-//   read:    20 rules naming properties the documents do not have: the getItem and the mapping,
+//            unmapped: drop. Per document this adds the read of the source's properties (the listing's
+//            items do not carry them: the reads of a turn go in one getItems call, one records query per
+//            folder), the mapping, and the 20 values written with the copy itself (the target declares
+//            propertyUpdate.propertiesOnCreate: the records thread puts them in the first record):
+//            what carrying properties costs on this pair, not the engine alone.
+//   read:    20 rules naming properties the documents do not have: the read and the mapping,
 //            no property written (splits the mapped job's extra cost into reading and writing).
 //   engine:  the mapping engine by itself, in this process (the built mapDocument + checkAgainstTarget
 //            over the same 20 properties), per document, beside the none job's time per document.
 // Target (issue 34): mapped/none throughput >= 0.9. Printed: throughput ratio per round and median,
-// the engine's share of a document's copy time. 2 shared cores: other work moves every figure.
+// the gateway's CPU per job (all its threads), the engine's share of a document's copy time. 2 shared cores: other work moves every figure.
 const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
-const { ROOT, workDir, median, printResult, printVerdict, benchmark } = require('./lib/harness');
+const { ROOT, workDir, median, printResult, printVerdict, benchmark, processCpuMs } = require('./lib/harness');
 const { startJobsGateway, api, runJob } = require('./lib/jobs');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
@@ -100,6 +102,8 @@ async function main() {
   fs.mkdirSync(dstRoot, { recursive: true });
   const gw = await startJobsGateway(srcRoot, dstRoot);
   const times = { none: [], mapped: [], read: [] };
+  // The gateway's CPU per job (every thread: the event loop, the copy and records threads): steadier than wall time on a loaded machine.
+  const cpu = { none: [], mapped: [], read: [] };
   const optionsOf = { none: {}, mapped: { mapping: mapping() }, read: { mapping: mapping('absent') } };
   try {
     await seedProperties(gw, srcRoot);
@@ -113,13 +117,16 @@ async function main() {
       for (const kind of order) {
         const jobId = await define(`${kind}-${round}`, `/${kind}-${round}`, optionsOf[kind]);
         execFileSync('sync');
+        const cpu0 = processCpuMs(gw.pid);
         const run = await runJob(gw, jobId, 100, { documents: Math.floor(FILES * 0.95), pollMs: 5 });
         if (run.status.status !== 'COMPLETED' || run.status.written !== FILES) throw new Error(`${kind} job ended ${run.status.status} with ${run.status.written}/${FILES} written: ${run.status.message}`);
         times[kind].push(run.ms);
+        cpu[kind].push(processCpuMs(gw.pid) - cpu0);
       }
       console.log(
         `[bench] job-mapping round ${round + 1}: none=${Math.round(times.none[round])}ms mapped=${Math.round(times.mapped[round])}ms read=${Math.round(times.read[round])}ms ` +
-          `mapped/none throughput=${(times.none[round] / times.mapped[round]).toFixed(3)} read/none=${(times.none[round] / times.read[round]).toFixed(3)} | load=${require('node:os').loadavg()[0].toFixed(1)}`,
+          `mapped/none throughput=${(times.none[round] / times.mapped[round]).toFixed(3)} read/none=${(times.none[round] / times.read[round]).toFixed(3)} ` +
+          `cpu none=${Math.round(cpu.none[round])}ms mapped=${Math.round(cpu.mapped[round])}ms read=${Math.round(cpu.read[round])}ms | load=${require('node:os').loadavg()[0].toFixed(1)}`,
       );
     }
     // One written document's properties, checked: the mapped job did carry them.
@@ -144,6 +151,8 @@ async function main() {
     read_vs_none: Number((median(times.none) / median(times.read)).toFixed(3)),
     ratio_rounds: times.none.map((n, i) => (n / times.mapped[i]).toFixed(3)).join('/'),
     mapped_vs_none: Number(ratio.toFixed(3)),
+    cpu_rounds_ms: ['none', 'mapped', 'read'].map((k) => `${k} ${cpu[k].map(Math.round).join('/')}`).join(', '),
+    cpu_mapped_vs_none: Number((median(cpu.mapped) / median(cpu.none)).toFixed(3)),
     engine_us_per_doc: Number(us.toFixed(2)),
     none_us_per_doc: Math.round(nonePerDocUs),
     engine_share_of_copy: Number((us / nonePerDocUs).toFixed(4)),

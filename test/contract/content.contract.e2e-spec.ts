@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Readable } from 'node:stream';
 import { parse as parseDisposition } from 'content-disposition';
 import type { Response } from 'supertest';
 import { CAPABILITY_NAMES, EXTENSION_CAPABILITY_NAMES } from '@gateway/connector-api';
@@ -436,6 +437,19 @@ describe.each(Object.values(CONNECTOR_FIXTURES))('Content service contract: $typ
     expect400(await api('put', 'updateProperties', { fileId: id, svc_filename: 'x' }), 'svc_filename');
     expect400(await api('put', 'updateProperties', { fileId: id, '1bad': 'x' }), '1bad');
     expect400(await gw.http().put(`${base}/updateProperties?fileId=${encodeURIComponent(id)}&twice=a&twice=b`).set('Authorization', adminAuth()), 'twice');
+  });
+
+  it('writes the properties given to createFile with the content where its propertyUpdate declares propertiesOnCreate, refusing a bad one by name with nothing written', async () => {
+    const connector = gw.app.get(ConnectorRegistry).get(env.connectorId);
+    // Copy jobs give `properties` to createFile only where this is declared (apps/api/src/jobs/mapping/mapped-properties.ts).
+    if (!connector.propertyUpdate?.propertiesOnCreate) return expect(connector.propertyUpdate?.propertiesOnCreate).toBeFalsy();
+    const actor = { username: 'admin' };
+    const create = (fileName: string, properties: Record<string, string>) => connector.createFile({ folderId, fileName, content: Readable.from([Buffer.from('props')]), properties }, actor);
+    const id = await create(unique('create-props'), { reviewer: 'Zoë', 'ref.code': 'A-1' });
+    expect((await connector.getItem(id)).properties).toMatchObject({ reviewer: 'Zoë', 'ref.code': 'A-1' });
+    const refused = unique('create-props-refused');
+    await expect(create(refused, { reviewer: 'x', svc_filename: 'y' })).rejects.toMatchObject({ parameter: 'svc_filename' });
+    await api('get', 'idbypath', { folderPath: env.testFolderPath, fileName: refused }).expect(404);
   });
 
   it('refuses an update with neither content nor properties, and a type the connector does not list', async () => {

@@ -152,8 +152,12 @@ describe(`Jobs with a property mapping, CMIS → SharePoint REST and filesystem 
       const rows = (await gw.http().get(`${gw.api}/job/service/${jobId}/report`).set('Authorization', adminAuth()).expect(200)).body.results.rows as Array<Record<string, string>>;
       return { status, row: rows[0] };
     };
+    // CMIS declares propertiesOnCreate: the properties go in createDocument itself, no updateProperties after.
+    const updates = jest.spyOn(cmis.propertyUpdate!, 'updateProperties');
     const mapped = await run('fs-typed', { title: { to: 'mpTitle', transform: 'trim' } });
     expect(mapped.row).toMatchObject({ outcome: 'p' });
+    expect(updates).not.toHaveBeenCalled();
+    updates.mockRestore();
     const written = await cmis.getItem(mapped.row.targetId);
     expect(written.typeId).toBe(DOC_TYPE);
     expect(written.properties).toMatchObject({ mpTitle: 'Hello' });

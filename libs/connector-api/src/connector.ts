@@ -113,6 +113,11 @@ export interface NewFile {
   content: Readable;
   /** The version's original dates and authors, for a connector whose `versionStamps` group takes them with the write. */
   stamp?: VersionStamp;
+  /**
+   * Custom properties written with the content, in the same step. Only for a target whose
+   * propertyUpdate group declares `propertiesOnCreate`; others are given none (set them after).
+   */
+  properties?: Record<string, string>;
 }
 
 export interface NewContent {
@@ -151,6 +156,12 @@ export interface FolderCapability {
 
 export interface PropertyUpdateCapability {
   updateProperties(id: string, properties: Record<string, string>, actor: Actor): Promise<string>;
+  /**
+   * Optional: createFile (and directCopy.copyFrom) write NewFile.properties with the content in one
+   * step, checked as updateProperties checks them: a refused property is updateProperties' error
+   * (an InvalidArgumentError naming it) and nothing is written.
+   */
+  readonly propertiesOnCreate?: boolean;
   /** Optional: the properties a document of `type` (a key of types(); default: the type createFile uses) has, writable or not (property-schema.ts). */
   describeProperties?(type?: string): Promise<PropertyDefinition[]>;
 }
@@ -272,6 +283,12 @@ export interface ContentConnector extends Connector {
   types(): Promise<Record<string, string>>;
 
   getItem(id: string): Promise<ItemInfo>;
+  /**
+   * Optional: getItem of many documents at once, where the repository reads them together (the
+   * filesystem: one records query per folder). An id missing from the answer is one getItem would
+   * answer otherwise (an error, a folder, a version id): the caller asks getItem for it.
+   */
+  getItems?(ids: readonly string[]): Promise<Map<string, ItemInfo>>;
   /**
    * Optional: getItem without the path, where leaving it out saves the repository work (a
    * download asks this before openContent). Must agree with getItem on every other field.

@@ -267,7 +267,7 @@ export class CmisClient {
 
   createDocument(
     folderId: string,
-    properties: Record<string, string>,
+    properties: Record<string, string | string[]>,
     content: { stream: Readable; mimeType: string; fileName: string },
     versioningState: 'none' | 'major' | 'minor' | 'checkedout',
     options: CallOptions = {},

@@ -1,9 +1,13 @@
 import { InvalidArgumentError, type Actor, type PropertyDefinition, type PropertyKind, type PropertyUpdateCapability } from '@gateway/connector-api';
+import type { CmisTypeDefinition } from './cmis-client';
 import type { CmisConnector } from './cmis.connector';
 import { gatewayId, isCheckedOut, objectId } from './item-info';
 
 /** The propertyUpdate group: changes checked against the type definition. */
 export class CmisPropertyUpdate implements PropertyUpdateCapability {
+  /** createFile sends NewFile.properties in createDocument itself (createProperties). */
+  readonly propertiesOnCreate = true;
+
   constructor(private readonly connector: CmisConnector) {}
 
   async updateProperties(id: string, properties: Record<string, string>, actor: Actor): Promise<string> {
@@ -42,6 +46,28 @@ export class CmisPropertyUpdate implements PropertyUpdateCapability {
       ...(typeof p.maxLength === 'number' && p.maxLength > 0 ? { maxLength: p.maxLength } : {}),
     }));
   }
+}
+
+/**
+ * createDocument's own properties from NewFile.properties, checked against the type definition as
+ * updateProperties checks them (settable when created: `readwrite` and `oncreate`; a new document is not
+ * checked out, so `whencheckedout` is refused). An empty value sets nothing.
+ */
+export function createProperties(type: CmisTypeDefinition, properties: Record<string, string> | undefined): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  if (properties === undefined) return out;
+  if (properties === null || typeof properties !== 'object') throw new InvalidArgumentError('properties', "Invalid parameter 'properties': must be a map of property names to values");
+  for (const [name, value] of Object.entries(properties)) {
+    const definition = type.propertyDefinitions?.[name];
+    if (!definition) throw new InvalidArgumentError(name, `Invalid parameter '${name}': not a property of type '${type.id}'`, 'INVALID_PROPERTY');
+    if (name === 'cmis:name' || name === 'cmis:objectTypeId') throw new InvalidArgumentError(name, `Invalid parameter '${name}': set by fileName and type`, 'INVALID_PROPERTY');
+    if (definition.updatability !== 'readwrite' && definition.updatability !== 'oncreate') {
+      throw new InvalidArgumentError(name, `Invalid parameter '${name}': the property cannot be set when the document is created`, 'INVALID_PROPERTY');
+    }
+    const converted = convertValue(name, value, definition.propertyType, definition.cardinality === 'multi');
+    if (converted !== null) out[name] = converted;
+  }
+  return out;
 }
 
 /** CMIS property types as kinds (id, uri, html are strings). */

@@ -32,7 +32,7 @@ import { CmisClient, type CmisProperties, type CmisRepositoryInfo, type CmisType
 import { CmisContentUpdate } from './cmis-content-update';
 import { CmisFolders } from './cmis-folders';
 import { CmisMoves } from './cmis-moves';
-import { CmisPropertyUpdate } from './cmis-properties';
+import { CmisPropertyUpdate, createProperties } from './cmis-properties';
 import { CMIS_NAMING_RULES } from './naming-rules';
 import { CmisVersioning } from './cmis-versioning';
 import { checkId, checkLimit, checkName, checkRange, declaredMimeType, decodeCursor, encodeCursor, notAFolder, parseAbsolutePath, toPath, uploading } from './input';
@@ -292,11 +292,13 @@ export class CmisConnector implements ContentConnector {
     if (!type || type.creatable === false) {
       throw new InvalidArgumentError('type', `Invalid parameter 'type': '${typeId}' is not a document type of this repository (the types call lists them)`);
     }
+    // The properties written with the content (propertyUpdate.propertiesOnCreate), checked before the upload.
+    const properties = input.properties === undefined ? {} : createProperties(await this.typeOf({ 'cmis:objectTypeId': type.id }, true), input.properties);
     const user = this.userFor(actor);
     const created = await uploading(() =>
       this.client.createDocument(
         input.folderId,
-        { 'cmis:objectTypeId': type.id, 'cmis:name': name },
+        { ...properties, 'cmis:objectTypeId': type.id, 'cmis:name': name },
         { stream: input.content, mimeType: declaredMimeType(input.mimeType) ?? 'application/octet-stream', fileName: name },
         type.versionable ? 'major' : 'none',
         { as: user, id: input.folderId, parameter: 'folderId' },

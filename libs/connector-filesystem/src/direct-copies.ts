@@ -12,6 +12,7 @@ import {
 import type { DirectCopyAnswer } from './direct-copy';
 import { DirectCopyThread, directCopyScript } from './direct-copy-thread';
 import { mapFsError } from './fs-errors';
+import { initialProperties } from './properties';
 import { decodeId, encodeId, invalid, joinRel, nameOf, parentOf, parseName, repoPath } from './paths';
 import { alreadyExists, checkType, documentLocks, type RepositoryFiles } from './repository-files';
 
@@ -40,6 +41,7 @@ export class DirectCopies implements DirectCopyCapability {
     const from = source.unverifiedFile(sourceId);
     if (from === undefined) return undefined;
     checkType(target.type);
+    const properties = initialProperties(target.properties);
     const folder = decodeId(target.folderId, 'folderId');
     if (folder.version !== undefined) throw invalid('folderId', 'folders have no versions');
     const rel = joinRel(folder.rel, parseName(target.fileName, 'fileName', folder.rel));
@@ -65,6 +67,7 @@ export class DirectCopies implements DirectCopyCapability {
           rel,
           createdBy: actor.username,
           mimeType: declaredMimeType(target.mimeType),
+          ...(properties !== undefined ? { properties } : {}),
         },
       });
       if (result.step === 'large' || result.step === 'fallback') return undefined;

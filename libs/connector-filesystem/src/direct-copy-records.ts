@@ -78,7 +78,7 @@ export class ThreadRecords {
   /** Queues the first record of a document just placed, committed by the next commit(). */
   add(id: number, request: FirstRecordRequest, stat: Extract<DirectCopyResult, { step: 'copied' }>['stat']): void {
     const connection = this.connection(request)!;
-    const record = JSON.stringify(firstRecord(request.rel, stat, { createdBy: request.createdBy, mimeType: request.mimeType }));
+    const record = JSON.stringify(firstRecord(request.rel, stat, { createdBy: request.createdBy, mimeType: request.mimeType, properties: request.properties }));
     this.pending.push({ id, connection, folder: request.folder, name: request.name, record });
   }
 

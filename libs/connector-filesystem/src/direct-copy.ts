@@ -40,6 +40,8 @@ export interface FirstRecordRequest {
   createdBy: string;
   /** The declared media type (declaredMimeType), when one was given. */
   mimeType?: string;
+  /** The custom properties written with the document (createFile's `properties`, checked on the event loop). */
+  properties?: Record<string, string>;
 }
 
 /** Where a copy stopped; the connector turns each into the error its own calls would have thrown. */

@@ -41,6 +41,8 @@ import { errnoCode, mapFsError } from './fs-errors';
 import { DOCUMENT_TYPE, documentItem, folderItem } from './item-info';
 import { MetadataStore, identityOf, latestVersion, unlinkIfPresent } from './metadata-store';
 import { decodeId, encodeId, invalid, joinRel, parseFolderPath, parseName, repoPath } from './paths';
+import { describeDocuments } from './item-batches';
+import { initialProperties } from './properties';
 import { VersionStampsOnFiles } from './version-stamps';
 import { RepositoryFiles, alreadyExists, assertNotHeldByOther, checkType, documentLocks, placeNew } from './repository-files';
 
@@ -108,7 +110,8 @@ export class FilesystemConnector implements ContentConnector {
     this.contentUpdate = group(this.changes, 'updateContent');
     this.versioning = group(this.changes, 'listVersions');
     this.checkInOut = group(this.changes, 'checkOut', 'checkIn');
-    this.propertyUpdate = group(this.changes, 'updateProperties');
+    // createFile and copyFrom write the first record with the properties (properties.ts initialProperties).
+    this.propertyUpdate = { ...group(this.changes, 'updateProperties'), propertiesOnCreate: true };
     this.folders = group(new FolderChanges(this.files), 'createFolder', 'deleteFolder');
     this.directCopy = group(this.copies, 'copyFrom');
     this.move = group(new DocumentMoves(this.files), 'moveItem');
@@ -167,6 +170,11 @@ export class FilesystemConnector implements ContentConnector {
     return documentItem({ id, rel, stat: target.stat, meta, record: target.record });
   }
 
+  /** getItem of many documents, each folder's records in one query (item-batches.ts). */
+  getItems(ids: readonly string[]): Promise<Map<string, ItemInfo>> {
+    return describeDocuments(this.files, ids);
+  }
+
   openContent(id: string, range?: ByteRange): Promise<Readable> {
     return openContent(this.files, id, range);
   }
@@ -211,6 +219,7 @@ export class FilesystemConnector implements ContentConnector {
     // With windowsNames, what Windows refuses besides what paths.ts refuses everywhere.
     const problems = nameViolations(input.fileName, this.namingRules);
     if (problems.length > 0) throw invalid('fileName', problems.join('; '));
+    const properties = initialProperties(input.properties);
     await this.files.locateFolder(input.folderId, 'folderId');
     const abs = this.files.abs(rel);
     // Refuse before reading a possibly large upload; checked again under the lock.
@@ -226,7 +235,7 @@ export class FilesystemConnector implements ContentConnector {
         }
         // The folder was checked above; one removed since makes link() fail with ENOENT (404).
         placeNew(staged, abs, rel);
-        await this.files.recordNew(rel, lstatSync(abs, { bigint: true }), actor, input.mimeType);
+        await this.files.recordNew(rel, lstatSync(abs, { bigint: true }), actor, input.mimeType, properties);
         return encodeId(rel);
       });
     } catch (e) {

@@ -62,3 +62,13 @@ export function parsePropertyChanges(properties: unknown): [string, string][] {
   }
   return changes as [string, string][];
 }
+
+/**
+ * The properties a new document is created with (createFile's and copyFrom's `properties`), checked as
+ * updateProperties checks them, before anything is written; an empty value sets nothing. Undefined: none.
+ */
+export function initialProperties(properties: unknown): Record<string, string> | undefined {
+  if (properties === undefined) return undefined;
+  const set = parsePropertyChanges(properties).filter(([, value]) => value !== '');
+  return set.length === 0 ? undefined : Object.fromEntries(set);
+}

@@ -79,11 +79,15 @@ export function synthesizeMeta(rel: string, stat: StatFields): DocumentMeta {
   };
 }
 
-/** The first record of a document the gateway just placed: synthesizeMeta, with its author and declared media type. */
-export function firstRecord(rel: string, stat: StatFields, by: { createdBy: string; mimeType?: string }, now = new Date()): DocumentMeta {
+/**
+ * The first record of a document the gateway just placed: synthesizeMeta, with its author, declared media type
+ * and the custom properties written with it (createFile's `properties`, checked by then).
+ */
+export function firstRecord(rel: string, stat: StatFields, by: { createdBy: string; mimeType?: string; properties?: Record<string, string> }, now = new Date()): DocumentMeta {
   const meta = synthesizeMeta(rel, stat);
   meta.created = now.toISOString();
   meta.createdBy = by.createdBy;
+  if (by.properties !== undefined) meta.properties = by.properties;
   const latest = latestVersion(meta);
   latest.modifiedBy = by.createdBy;
   if (by.mimeType !== undefined) latest.mimeType = by.mimeType;

@@ -135,9 +135,8 @@ export class RepositoryFiles {
     return doc;
   }
 
-  /** The document's record as it describes the file now (read-only view: nothing is written). */
-  async currentMeta(located: Located): Promise<DocumentMeta> {
-    const stored = this.store.read(located.rel);
+  /** The document's record as it describes the file now (read-only view: nothing is written); `stored`: its record, already read. */
+  async currentMeta(located: Located, stored: DocumentMeta | undefined = this.store.read(located.rel)): Promise<DocumentMeta> {
     const meta = stored ?? synthesizeMeta(located.rel, located.stat);
     if (stored) this.recoverUnrecordedVersion(located, meta);
     reconcile(meta, located.stat);
@@ -215,8 +214,8 @@ export class RepositoryFiles {
   }
 
   /** The first record of a document just placed at `rel`. */
-  async recordNew(rel: string, stat: StatFields, actor: Actor, mimeType: string | undefined): Promise<void> {
-    await this.store.write(rel, firstRecord(rel, stat, { createdBy: actor.username, mimeType: declaredMimeType(mimeType) }), true);
+  async recordNew(rel: string, stat: StatFields, actor: Actor, mimeType: string | undefined, properties?: Record<string, string>): Promise<void> {
+    await this.store.write(rel, firstRecord(rel, stat, { createdBy: actor.username, mimeType: declaredMimeType(mimeType), properties }), true);
   }
 
   /** Streams an upload into the metadata folder's tmp/ (same filesystem as the target, so it can be renamed into place). */

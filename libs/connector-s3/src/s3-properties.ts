@@ -7,6 +7,9 @@ import type { S3Connector } from './s3.connector';
 
 /** The propertyUpdate group: properties kept in the object's user metadata. */
 export class S3PropertyUpdate implements PropertyUpdateCapability {
+  /** createFile puts NewFile.properties in the upload's own user metadata (one PUT, no copy onto itself after). */
+  readonly propertiesOnCreate = true;
+
   constructor(private readonly connector: S3Connector) {}
 
   async updateProperties(id: string, properties: Record<string, string>, actor: Actor): Promise<string> {

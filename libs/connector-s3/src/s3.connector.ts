@@ -56,7 +56,7 @@ import {
   repoPath,
 } from './keys';
 import { ObjectReader } from './object-reader';
-import { CREATED_BY, encodeValue, gatewayField, MODIFIED_BY, propertiesOf } from './metadata';
+import { applyChanges, CREATED_BY, encodeValue, gatewayField, MODIFIED_BY, parsePropertyChanges, propertiesOf } from './metadata';
 import { S3ContentUpdate } from './s3-content-update';
 import { mapS3Error } from './s3-errors';
 import { S3Folders } from './s3-folders';
@@ -267,6 +267,8 @@ export class S3Connector implements ContentConnector {
     if (!isFolderRel(folder) || versionId !== undefined) throw invalid('folderId', `'${input.folderId}' names a document, not a folder`);
     const rel = folder + checkSegment(input.fileName, 'fileName');
     this.checkKeyLength(rel, 'fileName');
+    // The properties written with the content (propertyUpdate.propertiesOnCreate), checked as updateProperties checks them.
+    const properties = input.properties === undefined ? [] : parsePropertyChanges(input.properties);
     await this.assertFolder(folder, input.folderId);
     // Refused before reading a possibly large upload. S3 has no create-only write that every
     // compatible server honours, so two creators racing on one name may both succeed (last wins).
@@ -276,7 +278,7 @@ export class S3Connector implements ContentConnector {
     await this.upload(rel, input.content, {
       contentType: input.mimeType,
       storageClass: input.type,
-      metadata: { [CREATED_BY]: user, [MODIFIED_BY]: user, ...stampMetadata(input.stamp) },
+      metadata: applyChanges({ [CREATED_BY]: user, [MODIFIED_BY]: user, ...stampMetadata(input.stamp) }, properties),
     });
     return encodeId(rel);
   }

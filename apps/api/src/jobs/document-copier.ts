@@ -26,6 +26,8 @@ interface CheckedWrite {
   id: string;
   sent: SentContent;
   verification: Verification;
+  /** The mapped properties went with the content (the target's propertyUpdate.propertiesOnCreate). */
+  propertiesCarried?: boolean;
 }
 
 /** A written copy that failed its check (copy-verification.ts): the document's outcome is an error. */
@@ -140,7 +142,7 @@ export class DocumentCopier {
       const noted = (message?: string) => [message, note].filter((m) => m !== undefined).join('; ') || undefined;
       if (existing === undefined) {
         try {
-          const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type, stamps);
+          const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped, stamps);
           return await written(write.id, noted(), write);
         } catch (e) {
           if (!(e instanceof ConflictError)) throw e;
@@ -149,7 +151,7 @@ export class DocumentCopier {
           if (existing === undefined && name === taken) throw e;
           if (existing === undefined) {
             // Another source's document holds the name: this one goes to its hashed name.
-            const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type, stamps);
+            const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped, stamps);
             return await written(write.id, noted(), write);
           }
         }
@@ -159,7 +161,7 @@ export class DocumentCopier {
       }
       if (onExisting === 'overwrite') {
         await this.target.deleteItem(existing, true, this.actor);
-        const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped?.type, stamps);
+        const write = await this.writeNew(guard, folderId, name, info.mimeType, contents, mapped, stamps);
         return await written(write.id, noted('overwritten'), write);
       }
       let write: CheckedWrite | undefined;
@@ -186,7 +188,7 @@ export class DocumentCopier {
     addedVersion = false,
   ): Promise<DocOutcome> {
     // The mapped properties first: a refusal removes the copy (PropertiesRefused) before anything else is done to it.
-    if (mapped) await this.mapping!.apply(targetId, mapped, addedVersion);
+    if (mapped && !write?.propertiesCarried) await this.mapping!.apply(targetId, mapped, addedVersion);
     const renamed = naming && (await renameNote(this.target, targetId, naming, sourcePath, this.actor));
     const aclWarning = acl && (await this.acls!.apply(targetId, acl, this.actor));
     message = [message, renamed, aclWarning, this.stamps?.warningFor(targetId)].filter(Boolean).join('; ') || undefined;
@@ -242,30 +244,52 @@ export class DocumentCopier {
     return { ids, ...(await this.stamps.plan(id, versions)) };
   }
 
-  private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[], type?: string, stamps?: Map<string, VersionStamp>): Promise<CheckedWrite> {
+  private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[], mapped?: PreparedProperties, stamps?: Map<string, VersionStamp>): Promise<CheckedWrite> {
+    const properties = this.mapping?.onCreate(mapped);
+    if (!properties) return this.writeFirst(guard, folderId, name, mimeType, contents, mapped?.type, undefined, stamps);
+    try {
+      return { ...(await this.writeFirst(guard, folderId, name, mimeType, contents, mapped?.type, properties, stamps)), propertiesCarried: true };
+    } catch (e) {
+      throw this.mapping!.refusedAtCreate(e, properties) ?? e;
+    }
+  }
+
+  private async writeFirst(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[], type?: string, properties?: Record<string, string>, stamps?: Map<string, VersionStamp>): Promise<CheckedWrite> {
     if (guard.cancelled) throw new Cancelled();
     // A target that copies the files of a localFiles source itself (between two filesystem
     // connectors: on its copy thread, off the event loop, hashing what it reads); undefined when it cannot, and the content streams.
     const local = this.source.localFiles;
-    const direct = local && (await this.target.directCopy?.copyFrom(local, contents[0], { folderId, fileName: name, mimeType, type }, this.actor));
+    const direct = local && (await this.target.directCopy?.copyFrom(local, contents[0], { folderId, fileName: name, mimeType, type, ...(properties ? { properties } : {}) }, this.actor));
     let write: CheckedWrite;
     if (direct) {
       const sent = { sha256: direct.sha256, bytes: direct.size, ...(this.verifier.targetHashesSha256 ? { targetHash: direct.sha256 } : {}) };
       write = await this.checked(direct.id, sent, false, direct.sha256);
       await this.stamps?.afterWrite(write.id, stamps?.get(contents[0]), this.actor);
     } else {
-      write = await this.streamNew(guard, folderId, name, mimeType, contents[0], type, stamps?.get(contents[0]));
+      write = await this.streamNew(guard, folderId, name, mimeType, contents[0], type, properties, stamps?.get(contents[0]));
     }
     for (const versionId of contents.slice(1)) write = await this.addVersion(guard, write.id, versionId, name, mimeType, false, stamps?.get(versionId));
     return write;
   }
 
-  private async streamNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, sourceId: string, type?: string, stamp?: VersionStamp): Promise<CheckedWrite> {
+  private async streamNew(
+    guard: CopyGuard,
+    folderId: string,
+    name: string,
+    mimeType: string | undefined,
+    sourceId: string,
+    type?: string,
+    properties?: Record<string, string>,
+    stamp?: VersionStamp,
+  ): Promise<CheckedWrite> {
     const first = await this.open(guard, sourceId);
     const hashing = this.verifier.passThrough();
     try {
       const content = through(first, hashing);
-      const id = await this.target.createFile({ folderId, fileName: name, mimeType, content, ...(type !== undefined ? { type } : {}), ...this.stamps?.withWrite(stamp) }, this.actor);
+      const id = await this.target.createFile(
+        { folderId, fileName: name, mimeType, content, ...(type !== undefined ? { type } : {}), ...(properties ? { properties } : {}), ...this.stamps?.withWrite(stamp) },
+        this.actor,
+      );
       const write = await this.checked(id, hashing.sent(), false);
       await this.stamps?.afterWrite(id, stamp, this.actor);
       return write;

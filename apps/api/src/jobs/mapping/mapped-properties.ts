@@ -1,6 +1,7 @@
-import { GatewayError, type Actor, type ContentConnector, type PropertyDefinition } from '@gateway/connector-api';
+import { GatewayError, InvalidArgumentError, type Actor, type ContentConnector, type PropertyDefinition } from '@gateway/connector-api';
 import type { DocOutcome } from '@gateway/persistence';
 import type { PropertyMapping } from '../../config/property-mapping.dto';
+import { BatchedItemReads } from './batched-item-reads';
 import { checkAgainstTarget, compileMapping, mapDocument, type CompiledMapping, type MappedDocument } from './property-mapping';
 
 /** A document's mapping, settled before anything is written: the target type and properties, or why the document fails. */
@@ -10,32 +11,35 @@ export interface PreparedProperties {
   failure?: string;
 }
 
-/** The target refused the properties of a written document: the copy is removed and the document fails. */
+/** The target refused the properties of a document: the copy (if one was written) is removed and the document fails. */
 export class PropertiesRefused extends Error {
   constructor(
     message: string,
-    readonly targetId: string,
+    /** The copy removed; undefined when the create carrying the properties refused them (nothing was written). */
+    readonly targetId?: string,
   ) {
     super(message);
   }
 
   outcome(docId: string, sourcePath: string): DocOutcome {
-    return { docId, outcome: 'e', sourcePath, targetId: this.targetId, message: this.message };
+    return { docId, outcome: 'e', sourcePath, ...(this.targetId !== undefined ? { targetId: this.targetId } : {}), message: this.message };
   }
 }
 
 /**
  * A copy job's property and type mapping on the copy path (one per copier: it remembers the
- * target's property schema per type). prepare() reads the source document (one getItem: the
- * listing's items do not carry properties), maps it and checks the values against what the
- * target declares, so that a refused value fails the document before a byte is written. apply()
- * sets the properties on the written document through the target's propertyUpdate group.
+ * target's property schema per type). prepare() reads the source document (the listing's items do
+ * not carry properties: the reads of a turn go together, BatchedItemReads), maps it and checks the
+ * values against what the target declares, so that a refused value fails the document before a byte
+ * is written. A target whose propertyUpdate group declares `propertiesOnCreate` is given them with
+ * the content (onCreate(), refusedAtCreate()); on any other, apply() sets them on the written document.
  */
 export class MappedProperties {
   private readonly mapping: CompiledMapping;
   private readonly schemas = new Map<string, Promise<ReadonlyMap<string, PropertyDefinition> | undefined>>();
   /** Whether the source document must be read: not when only constants are written. */
   private readonly readsSource: boolean;
+  private readonly reads: BatchedItemReads;
 
   constructor(
     mapping: PropertyMapping,
@@ -45,10 +49,26 @@ export class MappedProperties {
   ) {
     this.mapping = compileMapping(mapping);
     this.readsSource = this.mapping.rules.size > 0 || this.mapping.types.size > 0 || this.mapping.unmapped !== 'drop';
+    this.reads = new BatchedItemReads(source);
   }
 
   async prepare(sourceId: string): Promise<PreparedProperties> {
-    return this.settle(mapDocument(this.mapping, this.readsSource ? await this.source.getItem(sourceId) : {}));
+    return this.settle(mapDocument(this.mapping, this.readsSource ? await this.reads.read(sourceId) : {}));
+  }
+
+  /** The properties to give the create call itself: those prepared, when the target writes them with the content. */
+  onCreate(prepared: PreparedProperties | undefined): Record<string, string> | undefined {
+    if (!prepared || !this.target.propertyUpdate?.propertiesOnCreate || Object.keys(prepared.properties).length === 0) return undefined;
+    return prepared.properties;
+  }
+
+  /**
+   * A create that carried `properties` and failed: PropertiesRefused when the target refused one of them
+   * (its InvalidArgumentError names the property; nothing was written), else undefined (the error is the write's).
+   */
+  refusedAtCreate(e: unknown, properties: Record<string, string>): PropertiesRefused | undefined {
+    if (!(e instanceof InvalidArgumentError) || !Object.hasOwn(properties, e.parameter)) return undefined;
+    return new PropertiesRefused(`PROPERTY_REFUSED: ${e.code}: ${e.message}; nothing was written`);
   }
 
   /**
@@ -56,7 +76,7 @@ export class MappedProperties {
    * every source property no rule names, and a source type `types` does not map, noted.
    */
   async note(sourceId: string, notes: { unmapped(kind: 'property' | 'type', name: string): void }): Promise<PreparedProperties> {
-    const item = this.readsSource ? await this.source.getItem(sourceId) : undefined;
+    const item = this.readsSource ? await this.reads.read(sourceId) : undefined;
     const doc = mapDocument(this.mapping, item ?? {});
     for (const name of doc.unmapped) notes.unmapped('property', name);
     const typeId = item?.typeId;
