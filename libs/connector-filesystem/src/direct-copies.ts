@@ -38,7 +38,7 @@ export class DirectCopies implements DirectCopyCapability {
    * larger ones on a large-copy thread. For anything else (a version id, a record left over at the
    * name, a copy that failed) the answer is undefined and the caller streams.
    */
-  async copyFrom(source: LocalFilesCapability, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor): Promise<DirectCopyDone | undefined> {
+  async copyFrom(source: LocalFilesCapability, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor, signal?: AbortSignal): Promise<DirectCopyDone | undefined> {
     const from = source.unverifiedFile(sourceId);
     if (from === undefined) return undefined;
     checkType(target.type);
@@ -70,7 +70,7 @@ export class DirectCopies implements DirectCopyCapability {
         },
       };
       const result = await copyThread.copy(request);
-      if (result.step === 'large') return this.copyLarge(request, sourceId, target, rel, actor);
+      if (result.step === 'large') return this.copyLarge(request, sourceId, target, rel, actor, signal);
       if (result.step === 'fallback') return undefined;
       if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);
       return { id: encodeId(rel), sha256: result.sha256, size: result.size };
@@ -82,8 +82,8 @@ export class DirectCopies implements DirectCopyCapability {
    * same document lock (the copy thread found no record at the name). The record is createFile's,
    * written here, and the hash kept as an upload's is (the contentHash group answers it unread).
    */
-  private async copyLarge(request: DirectCopyRequest, sourceId: string, target: Omit<NewFile, 'content'>, rel: string, actor: Actor): Promise<DirectCopyDone | undefined> {
-    const result = await largeCopyThreads.copy({ ...request, maxBytes: Number.POSITIVE_INFINITY, chunked: true, record: undefined });
+  private async copyLarge(request: DirectCopyRequest, sourceId: string, target: Omit<NewFile, 'content'>, rel: string, actor: Actor, signal?: AbortSignal): Promise<DirectCopyDone | undefined> {
+    const result = await largeCopyThreads.copy({ ...request, maxBytes: Number.POSITIVE_INFINITY, chunked: true, record: undefined }, signal);
     if (result.step === 'large' || result.step === 'fallback') return undefined;
     if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);
     try {

@@ -12,13 +12,17 @@ import type { WorkerScript } from './direct-copy-thread';
  * core), so two threads hash two documents at once on two cores; more would share the cores with the
  * event loop and the copy thread. A thread answers the placed file's stat: the event loop writes the
  * record (one per large document, no batching to win). Started on first use, unref'd when idle; a
- * thread that dies answers its copy `lost` and the next copy starts another.
+ * thread that dies answers its copy `lost` and the next copy starts another. A job hands out many
+ * documents at once (GATEWAY_JOB_LOCAL_CONCURRENCY): a copy still queued when its signal aborts (the
+ * job paused or killed) leaves the queue, so a halt waits for the copies under way only.
  */
 export const LARGE_COPY_THREADS = 2;
 
 interface Waiting {
   request: DirectCopyRequest;
   resolve: (result: DirectCopyResult | { step: 'lost' }) => void;
+  /** A thread took it: no longer given up on abort. */
+  taken?: () => void;
 }
 
 export class LargeCopyThreads {
@@ -32,9 +36,20 @@ export class LargeCopyThreads {
     private readonly size = LARGE_COPY_THREADS,
   ) {}
 
-  copy(request: DirectCopyRequest): Promise<DirectCopyResult | { step: 'lost' }> {
-    return new Promise((resolve) => {
-      this.queue.push({ request, resolve });
+  /** Rejects with the signal's reason when it aborts before a thread took the copy. */
+  copy(request: DirectCopyRequest, signal?: AbortSignal): Promise<DirectCopyResult | { step: 'lost' }> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason as Error);
+      const waiting: Waiting = { request, resolve };
+      const giveUp = () => {
+        const at = this.queue.indexOf(waiting);
+        if (at === -1) return;
+        this.queue.splice(at, 1);
+        reject(signal!.reason as Error);
+      };
+      signal?.addEventListener('abort', giveUp, { once: true });
+      waiting.taken = () => signal?.removeEventListener('abort', giveUp);
+      this.queue.push(waiting);
       this.next();
     });
   }
@@ -44,6 +59,7 @@ export class LargeCopyThreads {
       const thread = this.idle.pop() ?? (this.threads.size < this.size ? this.start() : undefined);
       if (thread === undefined) return;
       const waiting = this.queue.shift()!;
+      waiting.taken?.();
       this.threads.set(thread, waiting);
       thread.ref();
       thread.postMessage(waiting.request);

@@ -8,6 +8,7 @@ import { sha256Digest, type Actor, type ContentConnector, type NewContent, type 
 import { DIRECT_COPY_MAX_BYTES, FilesystemConnectorType } from '@gateway/connector-filesystem';
 import { HashingPassThrough } from './copy-verification';
 import { DocumentCopier, type CopyGuard } from './document-copier';
+import { Cancelled } from './run-watcher';
 import type { JobDefinition } from '../config/job-definition.dto';
 
 const actor: Actor = { username: 'alice' };
@@ -251,6 +252,15 @@ describe('DocumentCopier verification', () => {
       expect(outcome).toMatchObject({ outcome: 'p', checksum: sha256(bytes), verified: verify === 'hash' ? 'sha256' : verify });
       expect(made).toHaveLength(1);
       expect((await fsp.readFile(path.join(dir, 'dst', 'out', 'big.bin'))).equals(bytes)).toBe(true);
+    });
+
+    it('a run halted (paused, killed) before the copy started: it gives up its place, the document stays claimed, nothing is written', async () => {
+      const id = await put('big.bin', largeBytes());
+      const halt = new AbortController();
+      halt.abort(new Cancelled('halted'));
+      const copier = new DocumentCopier(definition(), source, target, actor);
+      expect(await copier.copy({ id, rel: 'big.bin', path: '/in/big.bin' }, fresh, false, { ...guard, halted: halt.signal })).toBeUndefined();
+      expect(await targetHas('big.bin')).toBe(false);
     });
 
     it('a byte flipped at the target after the copy: read back (hash), an error naming both hashes, the copy removed', async () => {
