@@ -79,10 +79,12 @@ export class DirectCopies implements DirectCopyCapability {
 
   /**
    * A source the copy thread found larger than it takes, copied on a large-copy thread under the
-   * same document lock (the copy thread found no record at the name). The record is createFile's,
-   * written here, and the hash kept as an upload's is (the contentHash group answers it unread).
+   * same document lock (the copy thread found no record at the name). As createFile, a name taken
+   * (by hand) is refused before the copy, not after it. The record is createFile's, written here, and
+   * the hash kept as an upload's is (the contentHash group answers it unread).
    */
   private async copyLarge(request: DirectCopyRequest, sourceId: string, target: Omit<NewFile, 'content'>, rel: string, actor: Actor, signal?: AbortSignal): Promise<DirectCopyDone | undefined> {
+    if (this.files.exists(request.target, rel)) throw alreadyExists(rel);
     const result = await largeCopyThreads.copy({ ...request, maxBytes: Number.POSITIVE_INFINITY, chunked: true, record: undefined }, signal);
     if (result.step === 'large' || result.step === 'fallback') return undefined;
     if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);

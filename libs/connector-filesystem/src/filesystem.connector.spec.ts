@@ -258,6 +258,11 @@ describe('FilesystemConnector', () => {
         const flipped = Buffer.from(bytes);
         flipped[DIRECT_COPY_MAX_BYTES] ^= 0xff;
         expect(await other.connector.contentHash.hashOf(done!.id)).toBe(createHash('sha256').update(flipped).digest('hex'));
+        // A name taken by hand (no record): refused before anything is copied, the file untouched.
+        await fsp.writeFile(path.join(other.root, 'hand.bin'), 'mine');
+        await expect(other.connector.directCopy.copyFrom(fs.localFiles, encodeId('big.bin'), { folderId: otherRoot, fileName: 'hand.bin' }, alice)).rejects.toBeInstanceOf(ConflictError);
+        expect(await fsp.readFile(path.join(other.root, 'hand.bin'), 'utf8')).toBe('mine');
+        expect(await filesUnder(path.join(other.root, '.gateway', 'tmp'))).toEqual([]);
         // The name is taken now: refused as createFile would, the file untouched.
         await expect(other.connector.directCopy.copyFrom(fs.localFiles, encodeId('big.bin'), { folderId: otherRoot, fileName: 'big.bin' }, alice)).rejects.toBeInstanceOf(ConflictError);
         expect((await fsp.readFile(path.join(other.root, 'big.bin'))).equals(flipped)).toBe(true);
