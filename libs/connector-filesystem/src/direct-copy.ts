@@ -273,7 +273,7 @@ function readCopy(source: number, mode: number, stagedPath: string, maxBytes: nu
  * A source of any size copied from its checked descriptor into a new staged file with the source's
  * mode (less the umask), a chunk at a time through one READ_CHUNK_BYTES buffer, each chunk hashed
  * between its read and its write: memory stays flat, and the chunk is still in the CPU's cache when
- * hashed and written (1 MiB and 4 MiB chunks cost half as much CPU again: bench/README, job-verify).
+ * hashed and written (1 MiB and 4 MiB chunks took 1.5–2.5× the CPU: decision 0092).
  * Until its end, whatever the source then holds (the gateway replaces files by rename, never in place).
  * A failure once staged throws (the caller removes the staged file and streams).
  */
