@@ -9,13 +9,15 @@
 //   huge (only when asked: BENCH_VERIFY_SHAPES=huge): 10 × 1 GiB, one verified job; target: the
 //          gateway's peak RSS < 250 MB (sampled every 50 ms).
 // Ratios are throughputs: rclone time / job time, and none time / hash time (cost = 1 − that).
+// CPU time is printed beside (the gateway's process, rclone as a waited-for child; summed over the
+// rounds): on a loaded shared machine wall times stretch, CPU time barely moves.
 // The gateway runs as shipped (metrics on, default log level, the shipped start command).
 // Outputs stay until the end (see job-vs-cp.js on ext4's recently freed inodes).
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { workDir, median, printResult, printVerdict, sampleRss, benchmark, gatewayApi } = require('./lib/harness');
+const { workDir, median, printResult, printVerdict, sampleRss, processCpuMs, benchmark, gatewayApi } = require('./lib/harness');
 const { startJobsGateway, runJob } = require('./lib/jobs');
 const { makeFile } = require('./lib/files');
 const { ensureDebianPackage } = require('./lib/references');
@@ -67,12 +69,15 @@ async function measure(name, shape) {
   const gw = await startJobsGateway(srcRoot, dstRoot);
   const warm = () => execFileSync('sh', ['-c', 'find "$1" -type f -exec cat {} + > /dev/null', 'warm', path.join(srcRoot, 'tree')]);
   const times = { rclone: [], hash: [], none: [] };
+  const cpu = { rclone: 0, hash: 0, none: 0 };
   let peakRss = 0;
   const job = async (verify, label) => {
     const id = await defineJob(gw, `verify-${name}-${label}`, `/${label}`, verify);
     const rss = sampleRss(gw.pid);
     const t0 = process.hrtime.bigint();
+    const cpu0 = processCpuMs(gw.pid);
     const run = await runJob(gw, id, 100, { documents: Math.floor(shape.files * 0.95), pollMs: 5 });
+    if (label !== 'warmup') cpu[verify] += processCpuMs(gw.pid) - cpu0;
     execFileSync('sync');
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     peakRss = Math.max(peakRss, rss.stop());
@@ -83,7 +88,9 @@ async function measure(name, shape) {
   };
   const timedRclone = (round) => {
     const t0 = process.hrtime.bigint();
+    const cpu0 = processCpuMs('self', true);
     execFileSync(rclone, ['copy', '--transfers', '8', '--config', '/dev/null', path.join(srcRoot, 'tree'), path.join(rcloneRoot, `r${round}`)]);
+    cpu.rclone += processCpuMs('self', true) - cpu0;
     execFileSync('sync');
     return Number(process.hrtime.bigint() - t0) / 1e6;
   };
@@ -120,9 +127,10 @@ async function measure(name, shape) {
     hash_rounds_ms: times.hash.map(Math.round).join('/'),
     hash_mb_per_s: Math.round(mb / (hash / 1000)),
     peak_rss_mb: Math.round(peakRss / 1e6),
+    hash_cpu_ms: Math.round(cpu.hash / times.hash.length),
   };
-  if (times.rclone.length) Object.assign(figures, { rclone_ms: Math.round(median(times.rclone)), rclone_rounds_ms: times.rclone.map(Math.round).join('/'), hash_vs_rclone: ratio(median(times.rclone), hash) });
-  if (times.none.length) Object.assign(figures, { none_ms: Math.round(median(times.none)), none_rounds_ms: times.none.map(Math.round).join('/'), hash_vs_none: ratio(median(times.none), hash) });
+  if (times.rclone.length) Object.assign(figures, { rclone_ms: Math.round(median(times.rclone)), rclone_rounds_ms: times.rclone.map(Math.round).join('/'), hash_vs_rclone: ratio(median(times.rclone), hash), rclone_cpu_ms: Math.round(cpu.rclone / times.rclone.length) });
+  if (times.none.length) Object.assign(figures, { none_ms: Math.round(median(times.none)), none_rounds_ms: times.none.map(Math.round).join('/'), hash_vs_none: ratio(median(times.none), hash), none_cpu_ms: Math.round(cpu.none / times.none.length) });
   printResult(`job-verify (${name}: ${shape.files} files of ${shape.size} bytes)`, figures);
   const pass = Object.entries(shape.targets).every(([k, t]) => figures[k] >= t) && (!shape.rssOnly || peakRss / 1e6 < RSS_TARGET_MB);
   return pass;

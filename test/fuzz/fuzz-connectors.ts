@@ -9,19 +9,23 @@
  * prints "ready" and runs until SIGTERM, then stops the engines. The connector ids are the ones
  * schemathesis.toml's `connectors` dictionary gives `connectorId`: change both together.
  *
- * Left out, with the reason: Solr, Elasticsearch and OpenSearch (JVMs of 0.5 to 1 GiB taking 5 to
- * 12 s to start on two busy cores; MongoDB on FerretDB, 0.3 s, is the search connector here, and the
- * search routes' behaviour is the connector interface's, the same for each engine: the search
- * contract covers the engines), S3Proxy (MinIO is the S3 here), Tika (no route of its own).
+ * Every connector kind is here: two filesystems, S3 (MinIO), CMIS, SharePoint and Graph (the simulators),
+ * and the four search kinds, each loaded with the search contract's corpus through its fixture (Solr,
+ * Elasticsearch and OpenSearch are JVMs taking 5 to 12 s to start, once per npm test's fuzz step).
+ * Left out: S3Proxy (MinIO is the S3 here) and Tika (no route of its own).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { createBucket, connectorParams, directClient } from '../contract/fixtures/s3-engine';
+import { generateCorpus } from '../contract/search-fixtures/corpus';
+import { fixture as elasticsearchFixture } from '../contract/search-fixtures/elasticsearch.fixture';
+import { fixture as openSearchFixture } from '../contract/search-fixtures/opensearch.fixture';
+import { fixture as solrFixture } from '../contract/search-fixtures/solr.fixture';
 import { stopEngines } from '../engines/engines';
 import { startEngines } from '../engines/start';
 
-export const FUZZ_ENGINES = ['cmis', 'ferretdb', 'minio', 'sharepoint', 'graph'] as const;
+export const FUZZ_ENGINES = ['cmis', 'ferretdb', 'minio', 'sharepoint', 'graph', 'solr', 'elasticsearch', 'opensearch'] as const;
 
 async function main(): Promise<void> {
   const folder = process.argv[2];
@@ -41,6 +45,10 @@ async function main(): Promise<void> {
   } finally {
     await mongo.close();
   }
+  // The JVM search engines, each with the search contract's corpus (their fixtures make the collection or index).
+  const corpus = generateCorpus();
+  const searchParams: Record<string, Record<string, unknown>> = {};
+  for (const fixture of [solrFixture, elasticsearchFixture, openSearchFixture]) searchParams[fixture.typeId] = (await fixture.setup(engines, corpus)).params;
   const docsRoot = path.join(folder, 'docs-root');
   fs.mkdirSync(path.join(docsRoot, 'reports'), { recursive: true });
   fs.writeFileSync(path.join(docsRoot, 'reports', 'b.txt'), 'second filesystem\n');
@@ -57,6 +65,7 @@ async function main(): Promise<void> {
     { id: 'sharepoint', typeId: 'sharepoint', params: engines.sharepoint.connectorParams },
     { id: 'graph', typeId: 'graph', params: { ...engines.graph.connectorParams, clientSecret: '${GRAPH_SECRET}' } },
     { id: 'mongodb', typeId: 'mongodb', params: { uri: mongoUri, database: 'fuzz', collection: 'documents' } },
+    ...Object.entries(searchParams).map(([typeId, params]) => ({ id: typeId, typeId, params })),
   ];
   fs.writeFileSync(path.join(folder, 'gateway.yaml'), `connectors:\n${connectors.map((c) => `  - ${JSON.stringify(c)}\n`).join('')}`);
   const env = { S3_TEST_SECRET: engines.minio.secretAccessKey, CMIS_PASSWORD: engines.cmis.password, GRAPH_SECRET: engines.graph.clientSecret };

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Outside fuzzing (issue 16): Schemathesis over the built gateway's /api/docs-json, as admin and as a
 # plain user, every check, a bounded number of examples per operation, on a gateway with one connector
-# of every cheaply started kind (connectorId is drawn from them: schemathesis.toml's `connectors`
+# of every kind (connectorId is drawn from them: schemathesis.toml's `connectors`
 # dictionary). Fails on any server error, response-schema violation or undocumented status code (any
 # failed check).
 # Installs Schemathesis into a venv cached beside the engine builds (PyPI); a fresh machine installs it.
@@ -30,9 +30,9 @@ admin_password="fuzz-admin-$(openssl rand -hex 8)"
 user_password="fuzz-user-$(openssl rand -hex 8)"
 base="http://127.0.0.1:$port"
 
-# One connector of every kind the engine harness starts cheaply (test/fuzz/fuzz-connectors.ts: two
-# filesystems, S3 on MinIO, CMIS, the SharePoint and Graph simulators, MongoDB on FerretDB as the search
-# connector), so content routes meet a search connector and search routes content connectors.
+# One connector of every kind (test/fuzz/fuzz-connectors.ts: two filesystems, S3 on MinIO, CMIS, the
+# SharePoint and Graph simulators, and Solr, Elasticsearch, OpenSearch and MongoDB on FerretDB with the
+# search contract's corpus), so content routes meet search connectors and search routes content connectors.
 gateway=
 engines=
 cleanup() {

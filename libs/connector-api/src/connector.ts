@@ -230,9 +230,10 @@ export interface DirectCopyCapability {
   /**
    * What `createFile({ ...target, content: await openContent(sourceId) })` does, with the same
    * errors; undefined when this connector cannot copy that document directly (a version id, a
-   * large file): the caller then streams it.
+   * large file): the caller then streams it. `signal`: a copy still waiting to start when it aborts
+   * gives up, rejecting with its reason (a job's pause or kill); one under way completes.
    */
-  copyFrom(source: LocalFilesCapability, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor): Promise<DirectCopyDone | undefined>;
+  copyFrom(source: LocalFilesCapability, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor, signal?: AbortSignal): Promise<DirectCopyDone | undefined>;
 }
 
 /** A document copied by `directCopy`: its new id, and the SHA-256 of the bytes copied, hashed as they were read from the source. */

@@ -9,8 +9,9 @@ import {
   type LocalFilesCapability,
   type NewFile,
 } from '@gateway/connector-api';
-import type { DirectCopyAnswer } from './direct-copy';
+import type { DirectCopyAnswer, DirectCopyRequest } from './direct-copy';
 import { DirectCopyThread, directCopyScript } from './direct-copy-thread';
+import { LargeCopyThreads } from './large-copy-threads';
 import { mapFsError } from './fs-errors';
 import { initialProperties } from './properties';
 import { decodeId, encodeId, invalid, joinRel, nameOf, parentOf, parseName, repoPath } from './paths';
@@ -18,8 +19,9 @@ import { alreadyExists, checkType, documentLocks, type RepositoryFiles } from '.
 
 /** Shared by every instance: one thread makes the direct copies' calls (direct-copy-thread.ts). */
 const copyThread = new DirectCopyThread(directCopyScript);
-/** Larger documents are copied the streaming way (copyFile in the pool), so one does not hold up the small ones queued behind it on the copy thread. */
+/** Larger documents go to the large-copy threads (large-copy-threads.ts), so one does not hold up the small ones queued behind it on the copy thread. */
 export const DIRECT_COPY_MAX_BYTES = 1024 * 1024;
+const largeCopyThreads = new LargeCopyThreads();
 
 /**
  * The directCopy group: a document of a `localFiles` source (another filesystem connector) copied
@@ -32,12 +34,12 @@ export class DirectCopies implements DirectCopyCapability {
   constructor(private readonly files: RepositoryFiles) {}
 
   /**
-   * Whole current documents of at most DIRECT_COPY_MAX_BYTES, with the SHA-256 of the bytes the
-   * copy thread read and wrote (the target's own hash of what it wrote: the copy job asks no more); for anything else (a
-   * version id, a larger file, a record left over at the name, a copy that failed) the answer is
-   * undefined and the caller streams.
+   * Whole current documents, with the SHA-256 of the bytes the thread read and wrote (the target's own
+   * hash of what it wrote: the copy job asks no more): up to DIRECT_COPY_MAX_BYTES on the copy thread,
+   * larger ones on a large-copy thread. For anything else (a version id, a record left over at the
+   * name, a copy that failed) the answer is undefined and the caller streams.
    */
-  async copyFrom(source: LocalFilesCapability, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor): Promise<DirectCopyDone | undefined> {
+  async copyFrom(source: LocalFilesCapability, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor, signal?: AbortSignal): Promise<DirectCopyDone | undefined> {
     const from = source.unverifiedFile(sourceId);
     if (from === undefined) return undefined;
     checkType(target.type);
@@ -50,7 +52,7 @@ export class DirectCopies implements DirectCopyCapability {
     return documentLocks.run(abs, async () => {
       // The thread also refuses a name with a record and a file, leaves one with a record and no file
       // (a document deleted by hand) to createFile's path, which clears it, and writes the new record.
-      const result = await copyThread.copy({
+      const request: DirectCopyRequest = {
         source: from.file,
         sourceFolders: from.foldersAbove,
         targetFolder: this.files.abs(folder.rel),
@@ -69,11 +71,33 @@ export class DirectCopies implements DirectCopyCapability {
           mimeType: declaredMimeType(target.mimeType),
           ...(properties !== undefined ? { properties } : {}),
         },
-      });
-      if (result.step === 'large' || result.step === 'fallback') return undefined;
+      };
+      const result = await copyThread.copy(request);
+      if (result.step === 'large') return this.copyLarge(request, sourceId, target, rel, actor, signal);
+      if (result.step === 'fallback') return undefined;
       if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);
       return { id: encodeId(rel), sha256: result.sha256, size: result.size };
     });
+  }
+
+  /**
+   * A source the copy thread found larger than it takes, copied on a large-copy thread under the
+   * same document lock (the copy thread found no record at the name). As createFile, a name taken
+   * (by hand) is refused before the copy, not after it. The record is createFile's, written here, and
+   * the hash kept as an upload's is (the contentHash group answers it unread).
+   */
+  private async copyLarge(request: DirectCopyRequest, sourceId: string, target: Omit<NewFile, 'content'>, rel: string, actor: Actor, signal?: AbortSignal): Promise<DirectCopyDone | undefined> {
+    if (this.files.exists(request.target, rel)) throw alreadyExists(rel);
+    const result = await largeCopyThreads.copy({ ...request, maxBytes: Number.POSITIVE_INFINITY, chunked: true, record: undefined }, signal);
+    if (result.step === 'large' || result.step === 'fallback') return undefined;
+    if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);
+    try {
+      await this.files.recordNew(rel, result.stat, actor, target.mimeType, request.record?.properties);
+    } catch (e) {
+      throw mapFsError(e, repoPath(rel), 'fileName');
+    }
+    this.files.written.remember(result.stat, result.sha256);
+    return { id: encodeId(rel), sha256: result.sha256, size: Number(result.stat.size) };
   }
 
   /** The connector closed its records: the threads close their connections to them. */

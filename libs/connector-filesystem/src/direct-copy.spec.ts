@@ -98,6 +98,33 @@ describe('copyDocumentSync', () => {
       }
     });
 
+    /** The large-copy threads' requests: no size bound, through one 256 KiB chunk at a time. */
+    const CHUNK = 256 * 1024;
+    it.each([0, 1, CHUNK, CHUNK + 1, 4 * CHUNK + 13])('chunked, a source of %i bytes: the same bytes, their SHA-256, the source mode less the umask, nothing staged left', (size) => {
+      const umask = process.umask(0o022);
+      try {
+        const bytes = Buffer.alloc(size);
+        for (let i = 0; i < size; i++) bytes[i] = (i * 13 + (i >> 18)) & 0xff;
+        const source = path.join(src, 'in', 'sub', 'chunked.bin');
+        writeFileSync(source, bytes);
+        chmodSync(source, 0o664);
+        const result = copyDocumentSync(request({ source, maxBytes: Number.POSITIVE_INFINITY, chunked: true }));
+        expect(result).toMatchObject({ step: 'copied', sha256: createHash('sha256').update(bytes).digest('hex'), stat: { size: BigInt(size) } });
+        expect(readFileSync(path.join(dst, 'out', 'a.txt')).equals(bytes)).toBe(true);
+        expect(lstatSync(path.join(dst, 'out', 'a.txt')).mode & 0o777).toBe(0o644);
+        expect(leftovers()).toEqual([]);
+      } finally {
+        process.umask(umask);
+      }
+    });
+
+    it('chunked, onto a staged name already taken: fallback, the name neither overwritten nor removed', () => {
+      writeFileSync(path.join(tmp, 'staged.upload'), 'someone else');
+      expect(copyDocumentSync(request({ maxBytes: Number.POSITIVE_INFINITY, chunked: true }))).toEqual({ step: 'fallback' });
+      expect(placed()).toEqual([]);
+      expect(readFileSync(path.join(tmp, 'staged.upload'), 'utf8')).toBe('someone else');
+    });
+
     it('a reflink mode (COPYFILE_FICLONE, the clone falling back to a copy on ext4) copies a source and hashes it from the descriptor', () => {
       expect(copyDocumentSync(request({ cloneMode: constants.COPYFILE_FICLONE }))).toMatchObject({ step: 'copied', sha256: createHash('sha256').update('alpha').digest('hex') });
       expect(readFileSync(path.join(dst, 'out', 'a.txt'), 'utf8')).toBe('alpha');

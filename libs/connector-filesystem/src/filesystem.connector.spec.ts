@@ -237,14 +237,43 @@ describe('FilesystemConnector', () => {
         expect(await (await other.reopen()).getItem(copied!)).toMatchObject({ createdBy: 'alice', mimeType: 'text/x-note' });
       });
 
-      it('leaves to streaming (undefined, nothing written) what it cannot copy: a version id, a large file, a leftover record', async () => {
+      it('copies a document larger than the copy thread takes on a large-copy thread: every chunk hashed, its record, its hash kept until the file changes', async () => {
+        // Several 256 KiB chunks and a short last one, each byte distinct per position so a chunk written twice or skipped changes the hash.
+        const bytes = Buffer.alloc(DIRECT_COPY_MAX_BYTES * 3 + 12_345);
+        for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31 + (i >> 18)) & 0xff;
+        await fsp.writeFile(path.join(sb.root, 'big.bin'), bytes);
+        const otherRoot = (await other.connector.rootFolder()).folderId;
+        const done = await other.connector.directCopy.copyFrom(fs.localFiles, encodeId('big.bin'), { folderId: otherRoot, fileName: 'big.bin', mimeType: 'application/x-big' }, alice);
+        const sha256 = createHash('sha256').update(bytes).digest('hex');
+        expect(done).toEqual({ id: encodeId('big.bin'), sha256, size: bytes.length });
+        expect((await fsp.readFile(path.join(other.root, 'big.bin'))).equals(bytes)).toBe(true);
+        expect(await other.connector.getItem(done!.id)).toMatchObject({ size: bytes.length, createdBy: 'alice', mimeType: 'application/x-big', versionCount: 1 });
+        expect(await filesUnder(path.join(other.root, '.gateway', 'tmp'))).toEqual([]);
+        expect(await other.connector.contentHash.hashOf(done!.id)).toBe(sha256);
+        // A byte flipped at the target afterwards: the kept hash no longer counts (size and mtime are the file's), the file is hashed again.
+        const handle = await fsp.open(path.join(other.root, 'big.bin'), 'r+');
+        await handle.write(Buffer.from([bytes[DIRECT_COPY_MAX_BYTES] ^ 0xff]), 0, 1, DIRECT_COPY_MAX_BYTES);
+        await handle.utimes(new Date(), new Date(Date.now() + 5000));
+        await handle.close();
+        const flipped = Buffer.from(bytes);
+        flipped[DIRECT_COPY_MAX_BYTES] ^= 0xff;
+        expect(await other.connector.contentHash.hashOf(done!.id)).toBe(createHash('sha256').update(flipped).digest('hex'));
+        // A name taken by hand (no record): refused before anything is copied, the file untouched.
+        await fsp.writeFile(path.join(other.root, 'hand.bin'), 'mine');
+        await expect(other.connector.directCopy.copyFrom(fs.localFiles, encodeId('big.bin'), { folderId: otherRoot, fileName: 'hand.bin' }, alice)).rejects.toBeInstanceOf(ConflictError);
+        expect(await fsp.readFile(path.join(other.root, 'hand.bin'), 'utf8')).toBe('mine');
+        expect(await filesUnder(path.join(other.root, '.gateway', 'tmp'))).toEqual([]);
+        // The name is taken now: refused as createFile would, the file untouched.
+        await expect(other.connector.directCopy.copyFrom(fs.localFiles, encodeId('big.bin'), { folderId: otherRoot, fileName: 'big.bin' }, alice)).rejects.toBeInstanceOf(ConflictError);
+        expect((await fsp.readFile(path.join(other.root, 'big.bin'))).equals(flipped)).toBe(true);
+      });
+
+      it('leaves to streaming (undefined, nothing written) what it cannot copy: a version id, a leftover record', async () => {
         const id = await create('a.txt', 'one');
         await fs.contentUpdate.updateContent(id, { content: body('two') }, bob);
         const otherRoot = (await other.connector.rootFolder()).folderId;
         const to = (fileName: string) => ({ folderId: otherRoot, fileName });
         expect(await other.connector.directCopy.copyFrom(fs.localFiles, (await fs.versioning.listVersions(id))[1].id, to('v.txt'), alice)).toBeUndefined();
-        const big = await create('big.bin', 'x'.repeat(DIRECT_COPY_MAX_BYTES + 1));
-        expect(await other.connector.directCopy.copyFrom(fs.localFiles, big, to('big.bin'), alice)).toBeUndefined();
         // A record whose file was deleted by hand: createFile clears it, so it streams.
         const gone = await other.connector.createFile({ folderId: otherRoot, fileName: 'gone.txt', content: body('old') }, alice);
         await fsp.unlink(path.join(other.root, 'gone.txt'));

@@ -62,6 +62,16 @@ describe('filesystem connector: properties written with the content, documents r
     expect(await absent(dst, '/out', 'b.txt')).toBe(true);
   });
 
+  it('directCopy.copyFrom writes the properties of a document too large for the copy thread (the large-copy path) as well', async () => {
+    const folder = await src.folders!.createFolder('/in', actor);
+    const large = Buffer.alloc(3 * 1024 * 1024 + 7, 0x61);
+    const sourceId = await src.createFile({ folderId: folder, fileName: 'large.bin', content: Readable.from([large]) }, actor);
+    const folderId = await dst.folders!.createFolder('/out', actor);
+    const done = await dst.directCopy!.copyFrom(src.localFiles!, sourceId, { folderId, fileName: 'large.bin', properties: { Title: 'Large' } }, actor);
+    expect(done).toMatchObject({ size: large.length });
+    expect((await dst.getItem(done!.id)).properties).toEqual({ Title: 'Large' });
+  });
+
   it('getItems answers each document as getItem does, and leaves out what getItem answers otherwise', async () => {
     const a = await put(src, '/in', 'a.txt', { p: '1' });
     const b = await put(src, '/in', 'b.txt');

@@ -5,9 +5,10 @@ import * as path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { sha256Digest, type Actor, type ContentConnector, type NewContent, type NewFile } from '@gateway/connector-api';
-import { FilesystemConnectorType } from '@gateway/connector-filesystem';
+import { DIRECT_COPY_MAX_BYTES, FilesystemConnectorType } from '@gateway/connector-filesystem';
 import { HashingPassThrough } from './copy-verification';
 import { DocumentCopier, type CopyGuard } from './document-copier';
+import { Cancelled } from './run-watcher';
 import type { JobDefinition } from '../config/job-definition.dto';
 
 const actor: Actor = { username: 'alice' };
@@ -26,6 +27,15 @@ describe('HashingPassThrough', () => {
     const whole = Buffer.concat(chunks);
     expect(Buffer.concat(out).equals(whole)).toBe(true);
     expect(hashing.sent()).toEqual({ sha256: sha256(whole), bytes: whole.length, targetHash: sha256(whole) });
+  });
+
+  it("a target whose kind of hash is SHA-256 gets the one SHA-256 as its hash", async () => {
+    const bytes = Buffer.from('z'.repeat(300_000));
+    const hashing = new HashingPassThrough('sha256');
+    await pipeline(Readable.from([bytes.subarray(0, 70_000), bytes.subarray(70_000)]), hashing, async (source: AsyncIterable<Buffer>) => {
+      for await (const _ of source) void _;
+    });
+    expect(hashing.sent()).toEqual({ sha256: sha256(bytes), bytes: bytes.length, targetHash: sha256(bytes) });
   });
 
   it('without a target digest, no target hash; before the source ended, no answer', async () => {
@@ -207,6 +217,71 @@ describe('DocumentCopier verification', () => {
       if (outcome?.outcome === 'e' && /^CHECKSUM_MISMATCH/.test(outcome.message ?? '') && !(await targetHas('a.bin'))) caught++;
     }
     expect(caught).toBe(200);
+  });
+
+  describe('a large document copied directly (a large-copy thread of the filesystem target)', () => {
+    /** Several of the thread's 256 KiB chunks and a short last one, no two chunks alike. */
+    const largeBytes = () => {
+      const bytes = Buffer.alloc(DIRECT_COPY_MAX_BYTES * 2 + 777);
+      for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7 + (i >> 16)) & 0xff;
+      return bytes;
+    };
+    /** The target as it is, its direct copies counted: the large copy is made by copyFrom, not streamed. */
+    const counting = (to: ContentConnector, after?: (id: string) => Promise<void>) => {
+      const made: string[] = [];
+      const wrapped = Object.assign(Object.create(to) as ContentConnector, {
+        directCopy: {
+          copyFrom: async (...args: Parameters<NonNullable<ContentConnector['directCopy']>['copyFrom']>) => {
+            const done = await target.directCopy!.copyFrom(...args);
+            if (done) {
+              made.push(done.id);
+              await after?.(done.id);
+            }
+            return done;
+          },
+        },
+      });
+      return { wrapped, made };
+    };
+
+    it.each(['hash', 'size', 'none'] as const)('verify %s: the checksum is the SHA-256 of the whole content, the bytes arrive whole', async (verify) => {
+      const bytes = largeBytes();
+      const id = await put('big.bin', bytes);
+      const { wrapped, made } = counting(target);
+      const outcome = await copy(wrapped, id, { verify }, 'big.bin');
+      expect(outcome).toMatchObject({ outcome: 'p', checksum: sha256(bytes), verified: verify === 'hash' ? 'sha256' : verify });
+      expect(made).toHaveLength(1);
+      expect((await fsp.readFile(path.join(dir, 'dst', 'out', 'big.bin'))).equals(bytes)).toBe(true);
+    });
+
+    it('a run halted (paused, killed) before the copy started: it gives up its place, the document stays claimed, nothing is written', async () => {
+      const id = await put('big.bin', largeBytes());
+      const halt = new AbortController();
+      halt.abort(new Cancelled('halted'));
+      const copier = new DocumentCopier(definition(), source, target, actor);
+      expect(await copier.copy({ id, rel: 'big.bin', path: '/in/big.bin' }, fresh, false, { ...guard, halted: halt.signal })).toBeUndefined();
+      expect(await targetHas('big.bin')).toBe(false);
+    });
+
+    it('a byte flipped at the target after the copy: read back (hash), an error naming both hashes, the copy removed', async () => {
+      const bytes = largeBytes();
+      const id = await put('big.bin', bytes);
+      const at = DIRECT_COPY_MAX_BYTES + 5;
+      const flip = async () => {
+        const handle = await fsp.open(path.join(dir, 'dst', 'out', 'big.bin'), 'r+');
+        await handle.write(Buffer.from([bytes[at] ^ 0x01]), 0, 1, at);
+        await handle.close();
+      };
+      const { wrapped, made } = counting(withoutHashes(target), flip);
+      const flipped = Buffer.from(bytes);
+      flipped[at] ^= 0x01;
+      const outcome = await copy(wrapped, id, {}, 'big.bin');
+      expect(made).toHaveLength(1);
+      expect(outcome).toMatchObject({ outcome: 'e', checksum: sha256(bytes), verified: 'read-back' });
+      expect(outcome?.message).toContain(`CHECKSUM_MISMATCH: source sha256 ${sha256(bytes)}`);
+      expect(outcome?.message).toContain(`target sha256 ${sha256(flipped)}`);
+      expect(await targetHas('big.bin')).toBe(false);
+    });
   });
 
   it('a new version that fails its check removes that version only: the document keeps its earlier content', async () => {

@@ -28,19 +28,22 @@ export class HashingPassThrough extends Transform {
   private bytes = 0;
   private result: SentContent | undefined;
 
-  constructor(private readonly targetDigest?: ContentDigest) {
+  /** `targetDigest`: the target's kind of hash; `sha256` when it is SHA-256 too (the one hash then serves both). */
+  constructor(private readonly targetDigest?: ContentDigest | 'sha256') {
     super();
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
     this.sha256.update(chunk);
-    this.targetDigest?.update(chunk);
+    if (this.targetDigest !== 'sha256') this.targetDigest?.update(chunk);
     callback(null, chunk);
   }
 
   override _flush(callback: TransformCallback): void {
-    this.result = { sha256: this.sha256.digest('hex'), bytes: this.bytes, ...(this.targetDigest ? { targetHash: this.targetDigest.digest() } : {}) };
+    const sha256 = this.sha256.digest('hex');
+    const targetHash = this.targetDigest === 'sha256' ? sha256 : this.targetDigest?.digest();
+    this.result = { sha256, bytes: this.bytes, ...(targetHash !== undefined ? { targetHash } : {}) };
     callback();
   }
 
@@ -70,7 +73,9 @@ export class CopyVerifier {
 
   /** A fresh pass-through for one write. */
   passThrough(): HashingPassThrough {
-    return new HashingPassThrough(this.mode === 'hash' ? this.target.contentHash?.digest() : undefined);
+    if (this.mode !== 'hash' || !this.target.contentHash) return new HashingPassThrough();
+    // A second SHA-256 of the same bytes would cost as much again (~1 s per GiB of the event loop's time).
+    return new HashingPassThrough(this.targetHashesSha256 ? 'sha256' : this.target.contentHash.digest());
   }
 
   /** The target's kind of hash, when it is SHA-256 too (a direct copy's hash then serves as the target's). */

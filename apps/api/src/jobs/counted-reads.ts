@@ -15,6 +15,10 @@ export class CountedReads implements CopyGuard {
     return this.run.cancelled;
   }
 
+  get halted(): AbortSignal | undefined {
+    return this.run.halted;
+  }
+
   track(stream: Readable): Readable {
     const counter = new Transform({
       transform: (chunk: Buffer | string, _encoding: BufferEncoding, done: TransformCallback) => {

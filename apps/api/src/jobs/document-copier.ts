@@ -19,6 +19,8 @@ export const CLOCK_TOLERANCE_MS = 1000;
 export interface CopyGuard {
   readonly cancelled: boolean;
   track(stream: Readable): Readable;
+  /** Aborted once the run takes no more documents (RunWatch.halted): a direct copy still queued gives up its place. */
+  readonly halted?: AbortSignal;
 }
 
 /** A write made and checked: the target id, what was sent, and how the copy was verified. */
@@ -259,7 +261,8 @@ export class DocumentCopier {
     // A target that copies the files of a localFiles source itself (between two filesystem
     // connectors: on its copy thread, off the event loop, hashing what it reads); undefined when it cannot, and the content streams.
     const local = this.source.localFiles;
-    const direct = local && (await this.target.directCopy?.copyFrom(local, contents[0], { folderId, fileName: name, mimeType, type, ...(properties ? { properties } : {}) }, this.actor));
+    const direct =
+      local && (await this.target.directCopy?.copyFrom(local, contents[0], { folderId, fileName: name, mimeType, type, ...(properties ? { properties } : {}) }, this.actor, guard.halted));
     let write: CheckedWrite;
     if (direct) {
       const sent = { sha256: direct.sha256, bytes: direct.size, ...(this.verifier.targetHashesSha256 ? { targetHash: direct.sha256 } : {}) };
