@@ -8,6 +8,7 @@ import { Client } from 'pg';
 import { AUDIT_FLUSH_INTERVAL_MS } from '../../apps/api/src/audit/access-audit.service';
 import { createTestDatabaseUrl, dropTestDatabase } from '../support/database';
 import { ADMIN, basic } from '../support/gateway';
+import { gatewayRows } from '../support/gateway-rows';
 import { seededRandom, stopWhen } from '../support/held-process';
 import { ensureBuilt, spawnGateway, type GatewayProcess } from '../support/process';
 import { readZip } from '../support/zip';
@@ -46,7 +47,11 @@ const READY_TIMEOUT = 120_000;
 const AUDIT_WRITE_ALLOWANCE_MS = 1000;
 
 type KillPoint = 'before-answer' | 'after-answer' | 'mid-run' | 'racing';
-const REQUEST_POINTS: readonly KillPoint[] = ['before-answer', 'after-answer', 'racing'];
+/**
+ * The kills of a request case: a cut request and an acknowledged one in flight together (on different documents or
+ * names), killed at the acknowledged one's answer; then one killed a seeded delay after it was sent.
+ */
+const REQUEST_KILLS: ReadonlyArray<readonly KillPoint[]> = [['before-answer', 'after-answer'], ['racing']];
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -135,24 +140,9 @@ class Crashable {
     await this.start();
   }
 
-  /** Rows of the gateway's database, read beside the process (which may be stopped mid-transaction). `?` placeholders. */
-  async query(sql: string, params: unknown[] = []): Promise<any[]> {
-    if (this.databaseUrl) {
-      const client = new Client({ connectionString: this.databaseUrl });
-      await client.connect();
-      try {
-        let n = 0;
-        return (await client.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows;
-      } finally {
-        await client.end();
-      }
-    }
-    const db = new BetterSqlite3(path.join(this.dataDir, 'gateway.sqlite'), { readonly: true, fileMustExist: true });
-    try {
-      return db.prepare(sql).all(...params);
-    } finally {
-      db.close();
-    }
+  /** Rows of the gateway's database, read beside the process (which may be stopped mid-transaction). */
+  query(sql: string, params: unknown[] = []): Promise<any[]> {
+    return gatewayRows({ databaseUrl: this.databaseUrl, sqliteFile: path.join(this.dataDir, 'gateway.sqlite') }, sql, params);
   }
 
   async close() {
@@ -279,11 +269,18 @@ class Crashable {
   }
 }
 
-/** Waits for the point's moment of a request already under way: its body cut (`sent`), its answer, or a seeded delay. */
-async function reach(point: KillPoint, request: { outcome: Outcome; sent: Promise<void> }, racingDelayMs: number) {
-  await request.sent;
-  if (point === 'after-answer') await request.outcome.headers;
-  if (point === 'racing') await Promise.race([request.outcome.headers, sleep(racingDelayMs)]);
+type Sent = { outcome: Outcome; sent: Promise<void> };
+
+/**
+ * Waits for the kill's moment of requests under way (each with its point): every cut body sent, then the acknowledged
+ * one's answer, or a seeded delay for a racing one.
+ */
+async function killMoment(attempts: ReadonlyArray<{ point: KillPoint; request: Sent }>, racingDelayMs: number) {
+  await Promise.all(attempts.map((a) => a.request.sent));
+  for (const a of attempts) {
+    if (a.point === 'after-answer') await a.request.outcome.headers;
+    if (a.point === 'racing') await Promise.race([a.request.outcome.headers, sleep(racingDelayMs)]);
+  }
 }
 
 /** The assertions of a request's kill point, given whether its change is visible after the restart. */
@@ -349,7 +346,7 @@ describe(`kill -9 at chosen points (seed ${SEED}, ${ROUNDS} round(s)${REDIS_URL 
     await g.close();
   });
   /** The case's kill points, every round. */
-  const rounds = (list: readonly KillPoint[]) => Array.from({ length: ROUNDS }, () => list).flat();
+  const rounds = <T,>(list: readonly T[]): T[] => Array.from({ length: ROUNDS }, () => list).flat();
 
   /** Every version of a document, newest first, with its bytes' hash. */
   const versions = async (id: string) => {
@@ -375,16 +372,19 @@ describe(`kill -9 at chosen points (seed ${SEED}, ${ROUNDS} round(s)${REDIS_URL 
       await g.ok('POST', '/repo/fs/folder?path=/up');
       const folderId = await idOf('/', 'up');
       const committed = new Map<string, string>();
-      for (const [i, point] of rounds(REQUEST_POINTS).entries()) {
-        const content = randomBytes(UPLOAD_MIB * MiB);
-        const name = `up-${i}.bin`;
-        // before-answer: the multipart head and 0..all-but-one MiB of the file sent (chunk 0 is the head).
-        const cutAfterMiB = random.int(0, UPLOAD_MIB - 1);
-        points.push(point === 'before-answer' ? `${point}@${cutAfterMiB}MiB` : point);
-        const request = upload(folderId, name, content, point === 'before-answer' ? 1 + cutAfterMiB : Infinity);
-        await reach(point, request, random.int(0, 300));
+      let n = 0;
+      for (const kill of rounds(REQUEST_KILLS)) {
+        const attempts = kill.map((point) => {
+          const content = randomBytes(UPLOAD_MIB * MiB);
+          const name = `up-${n++}.bin`;
+          // before-answer: the multipart head and 0..all-but-one MiB of the file sent (chunk 0 is the head).
+          const cutAfterMiB = random.int(0, UPLOAD_MIB - 1);
+          points.push(point === 'before-answer' ? `${point}@${cutAfterMiB}MiB` : point);
+          return { point, name, content, request: upload(folderId, name, content, point === 'before-answer' ? 1 + cutAfterMiB : Infinity) };
+        });
+        await killMoment(attempts, random.int(0, 300));
         await g.crashAndRestart();
-        await request.outcome.settled;
+        for (const a of attempts) await a.request.outcome.settled;
 
         expect(fs.readdirSync(path.join(g.fsRoot, '.gateway', 'tmp'))).toEqual([]);
         const listed = Object.values<{ Name: string; Id: string }>(await g.ok('GET', `/repo/fs/folderitems?id=${encodeURIComponent(folderId)}`)).map(
@@ -392,129 +392,156 @@ describe(`kill -9 at chosen points (seed ${SEED}, ${ROUNDS} round(s)${REDIS_URL 
         );
         for (const e of listed) expect([typeof e.name, typeof e.id]).toEqual(['string', 'string']);
         const names = listed.map((e) => e.name);
-        expectPointOutcome(point, request.outcome, names.includes(name), 201);
         for (const n of committed.keys()) expect(names).toContain(n);
-        // Visible means complete: a document that appeared without its answer must be whole, and stays committed from now on.
-        if (names.includes(name)) committed.set(name, sha(content));
+        for (const a of attempts) {
+          expectPointOutcome(a.point, a.request.outcome, names.includes(a.name), 201);
+          // Visible means complete: a document that appeared without its answer must be whole, and stays committed from now on.
+          if (names.includes(a.name)) committed.set(a.name, sha(a.content));
+        }
         expect(names.sort()).toEqual([...committed.keys()].sort());
         for (const e of listed) expect({ name: e.name, sha: sha(await g.bytes(`/repo/fs/file?id=${encodeURIComponent(e.id)}`)) }).toEqual({ name: e.name, sha: committed.get(e.name) });
       }
     }, CASE_TIMEOUT);
 
     it('updateContent: cut mid-body, the previous content; answered, the new one; racing, one or the other, never a mix; versions unchanged', async () => {
-      const first = randomBytes(UPDATE_MIB * MiB);
-      const id = await createDoc('upd.bin', first);
-      const known = [sha(first)]; // newest first, as listversions
-      for (const point of rounds(REQUEST_POINTS)) {
-        const content = randomBytes(UPDATE_MIB * MiB);
-        const cutAfterMiB = random.int(0, UPDATE_MIB - 1);
-        points.push(point === 'before-answer' ? `${point}@${cutAfterMiB}MiB` : point);
-        const request = g.request(
-          'PUT',
-          `/repo/fs/updateContent?fileId=${encodeURIComponent(id)}`,
-          { 'Content-Type': 'application/octet-stream' },
-          mibChunks(content),
-          point === 'before-answer' ? cutAfterMiB : Infinity,
-        );
-        await reach(point, request, random.int(0, 200));
+      // One document per request of a kill; newest first, as listversions.
+      const docs = await Promise.all([0, 1].map(async (d) => {
+        const first = randomBytes(UPDATE_MIB * MiB);
+        return { id: await createDoc(`upd-${d}.bin`, first), known: [sha(first)] };
+      }));
+      for (const kill of rounds(REQUEST_KILLS)) {
+        const attempts = kill.map((point, d) => {
+          const content = randomBytes(UPDATE_MIB * MiB);
+          const cutAfterMiB = random.int(0, UPDATE_MIB - 1);
+          points.push(point === 'before-answer' ? `${point}@${cutAfterMiB}MiB` : point);
+          const request = g.request(
+            'PUT',
+            `/repo/fs/updateContent?fileId=${encodeURIComponent(docs[d].id)}`,
+            { 'Content-Type': 'application/octet-stream' },
+            mibChunks(content),
+            point === 'before-answer' ? cutAfterMiB : Infinity,
+          );
+          return { point, doc: docs[d], content, request };
+        });
+        await killMoment(attempts, random.int(0, 200));
         await g.crashAndRestart();
-        await request.outcome.settled;
+        for (const a of attempts) await a.request.outcome.settled;
 
         expect(fs.readdirSync(path.join(g.fsRoot, '.gateway', 'tmp'))).toEqual([]);
-        const current = sha(await g.bytes(`/repo/fs/file?id=${encodeURIComponent(id)}`));
-        expect([known[0], sha(content)]).toContain(current);
-        expectPointOutcome(point, request.outcome, current === sha(content), 200);
-        if (current === sha(content)) known.unshift(current);
-        expect(await versions(id)).toEqual(known);
+        for (const a of attempts) {
+          const current = sha(await g.bytes(`/repo/fs/file?id=${encodeURIComponent(a.doc.id)}`));
+          expect([a.doc.known[0], sha(a.content)]).toContain(current);
+          expectPointOutcome(a.point, a.request.outcome, current === sha(a.content), 200);
+          if (current === sha(a.content)) a.doc.known.unshift(current);
+        }
+        for (const doc of docs) expect(await versions(doc.id)).toEqual(doc.known);
       }
     }, CASE_TIMEOUT);
 
     it('updateProperties: both properties of one call change together or not at all; answered, both changed', async () => {
       const content = randomBytes(64 * 1024);
-      const id = await createDoc('props.bin', content);
-      let value = 'none';
-      await g.ok('PUT', `/repo/fs/updateProperties?fileId=${encodeURIComponent(id)}&alpha=none&beta=none`);
-      for (const [i, point] of rounds(REQUEST_POINTS).entries()) {
-        points.push(point);
-        const next = `v${i}-${randomBytes(3).toString('hex')}`;
-        // The properties travel in the query; before-answer withholds the last byte of an (empty) JSON body the gateway waits for.
-        const request = g.json('PUT', `/repo/fs/updateProperties?fileId=${encodeURIComponent(id)}&alpha=${next}&beta=${next}`, {}, point === 'before-answer');
-        await reach(point, request, random.int(0, 40));
+      const docs = await Promise.all([0, 1].map(async (d) => ({ id: await createDoc(`props-${d}.bin`, content), value: 'none' })));
+      for (const doc of docs) await g.ok('PUT', `/repo/fs/updateProperties?fileId=${encodeURIComponent(doc.id)}&alpha=none&beta=none`);
+      for (const kill of rounds(REQUEST_KILLS)) {
+        const attempts = kill.map((point, d) => {
+          points.push(point);
+          const next = `v${points.length}-${randomBytes(3).toString('hex')}`;
+          // The properties travel in the query; before-answer withholds the last byte of an (empty) JSON body the gateway waits for.
+          const request = g.json('PUT', `/repo/fs/updateProperties?fileId=${encodeURIComponent(docs[d].id)}&alpha=${next}&beta=${next}`, {}, point === 'before-answer');
+          return { point, doc: docs[d], next, request };
+        });
+        await killMoment(attempts, random.int(0, 40));
         await g.crashAndRestart();
-        await request.outcome.settled;
+        for (const a of attempts) await a.request.outcome.settled;
 
-        const props = await g.ok('GET', `/repo/fs/properties?id=${encodeURIComponent(id)}`);
-        const seen = [props.alpha?.DisplayName, props.beta?.DisplayName];
-        expect([`[${value}],[${value}]`, `[${next}],[${next}]`]).toContain(seen.join(','));
-        expectPointOutcome(point, request.outcome, seen[0] === `[${next}]`, 200);
-        if (seen[0] === `[${next}]`) value = next;
-        expect(sha(await g.bytes(`/repo/fs/file?id=${encodeURIComponent(id)}`))).toBe(sha(content));
+        for (const a of attempts) {
+          const props = await g.ok('GET', `/repo/fs/properties?id=${encodeURIComponent(a.doc.id)}`);
+          const seen = [props.alpha?.DisplayName, props.beta?.DisplayName];
+          expect([`[${a.doc.value}],[${a.doc.value}]`, `[${a.next}],[${a.next}]`]).toContain(seen.join(','));
+          expectPointOutcome(a.point, a.request.outcome, seen[0] === `[${a.next}]`, 200);
+          if (seen[0] === `[${a.next}]`) a.doc.value = a.next;
+          expect(sha(await g.bytes(`/repo/fs/file?id=${encodeURIComponent(a.doc.id)}`))).toBe(sha(content));
+        }
       }
     }, CASE_TIMEOUT);
 
     it('check-in: one new version or none; answered, one; after a lost check-in the document is still checked out and checks in', async () => {
       const content = randomBytes(MiB);
-      const id = await createDoc('ci.bin', content);
-      let count = 1;
-      for (const [i, point] of rounds(REQUEST_POINTS).entries()) {
-        points.push(point);
-        await g.ok('POST', `/repo/fs/checkout?id=${encodeURIComponent(id)}`);
-        const request = g.json('POST', `/repo/fs/checkin?id=${encodeURIComponent(id)}&comment=rep-${i}`, {}, point === 'before-answer');
-        await reach(point, request, random.int(0, 40));
+      const docs = await Promise.all([0, 1].map(async (d) => ({ id: await createDoc(`ci-${d}.bin`, content), count: 1 })));
+      for (const kill of rounds(REQUEST_KILLS)) {
+        const attempts = await Promise.all(kill.map(async (point, d) => {
+          points.push(point);
+          await g.ok('POST', `/repo/fs/checkout?id=${encodeURIComponent(docs[d].id)}`);
+          return { point, doc: docs[d], request: g.json('POST', `/repo/fs/checkin?id=${encodeURIComponent(docs[d].id)}&comment=rep-${points.length}`, {}, point === 'before-answer') };
+        }));
+        await killMoment(attempts, random.int(0, 40));
         await g.crashAndRestart();
-        await request.outcome.settled;
+        for (const a of attempts) await a.request.outcome.settled;
 
-        const after = await versions(id);
-        expect([count, count + 1]).toContain(after.length);
-        expectPointOutcome(point, request.outcome, after.length === count + 1, 200);
-        if (after.length === count) {
-          // Not checked in: the check-out held, and the check-in now succeeds.
-          await g.ok('POST', `/repo/fs/checkin?id=${encodeURIComponent(id)}&comment=again-${i}`);
-          expect(await versions(id)).toHaveLength(count + 1);
+        for (const a of attempts) {
+          const after = await versions(a.doc.id);
+          expect([a.doc.count, a.doc.count + 1]).toContain(after.length);
+          expectPointOutcome(a.point, a.request.outcome, after.length === a.doc.count + 1, 200);
+          if (after.length === a.doc.count) {
+            // Not checked in: the check-out held, and the check-in now succeeds.
+            await g.ok('POST', `/repo/fs/checkin?id=${encodeURIComponent(a.doc.id)}&comment=again-${points.length}`);
+            expect(await versions(a.doc.id)).toHaveLength(a.doc.count + 1);
+          }
+          a.doc.count++;
+          expect(await versions(a.doc.id)).toEqual(Array(a.doc.count).fill(sha(content)));
         }
-        count++;
-        expect(await versions(id)).toEqual(Array(count).fill(sha(content)));
       }
     }, CASE_TIMEOUT);
 
     it('batch export: cut, no export; answered or killed mid-export, it ends ready (a whole, correct zip) or failed with a message; no partial file stays', async () => {
+      // 24 entries of 1 MiB (six documents, each four times under other names): many small steps for a mid-run kill to land between.
       const docs: Record<string, Buffer> = {};
       const batch: Array<{ connId: string; id: string; fileName: string }> = [];
       for (let d = 0; d < 6; d++) {
-        const name = `e${d}.bin`;
-        docs[name] = randomBytes(4 * MiB);
-        batch.push({ connId: 'fs', id: await createDoc(name, docs[name]), fileName: name });
+        const content = randomBytes(MiB);
+        const id = await createDoc(`e${d}.bin`, content);
+        for (let k = 0; k < 4; k++) {
+          docs[`e${d}-${k}.bin`] = content;
+          batch.push({ connId: 'fs', id, fileName: `e${d}-${k}.bin` });
+        }
       }
       const verified = new Set<string>();
       const acknowledged = new Set<string>();
-      for (const point of rounds(['before-answer', 'after-answer', 'mid-run', 'racing'])) {
+      for (const kill of rounds<readonly KillPoint[]>([...REQUEST_KILLS, ['mid-run']])) {
         const before = ((await g.ok('GET', '/files/user')).files as Array<{ id: string }>).map((f) => f.id);
-        const request = g.json('POST', '/repo/batch', { batch }, point === 'before-answer');
-        if (point === 'mid-run') {
-          await request.outcome.settled;
-          expect(request.outcome.answer?.status).toBe(202);
-          const exportId = request.outcome.answer!.body.results.docId as string;
-          // Stopped once the export has written an entry and not all of them: the kill lands in the middle of the zip.
-          let row: any;
+        const attempts = kill.map((point) => ({ point, request: g.json('POST', '/repo/batch', { batch }, point === 'before-answer') }));
+        if (kill.includes('mid-run')) {
+          const { request } = attempts[0];
+          await request.sent;
+          // Stopped from the moment the request is sent, run in slices until its zip is being written (the partial
+          // file `<id>.part` holds a MiB or more; the 202 goes out during a slice); seen stopped, the kill lands mid-zip.
+          const store = path.join(g.dataDir, 'user-files');
+          let part: { name: string; size: number } | undefined;
           await stopWhen([g.gw!.child], async () => {
-            [row] = await g.query('select state, entries_done, entries_total from user_files where id = ?', [exportId]);
-            return row.state !== 'running' || Number(row.entries_done) >= 1;
+            const name = fs.existsSync(store) ? fs.readdirSync(store).find((n) => n.endsWith('.part')) : undefined;
+            part = name === undefined ? undefined : { name, size: fs.statSync(path.join(store, name)).size };
+            return part !== undefined && part.size >= MiB;
           });
-          points.push(`${point}@${String(row.entries_done)}/${String(row.entries_total)}`);
-          expect({ state: row.state, partDone: Number(row.entries_done) >= 1 && Number(row.entries_done) < Number(row.entries_total) }).toEqual({ state: 'running', partDone: true });
+          const [row] = await g.query('select state from user_files where id = ?', [part!.name.replace(/\.part$/, '')]);
+          points.push(`mid-run@${(part!.size / MiB).toFixed(1)}MiB`);
+          expect({ state: row?.state, partial: part!.size < Object.keys(docs).length * MiB }).toEqual({ state: 'running', partial: true });
         } else {
-          points.push(point);
-          await reach(point, request, random.int(0, 100));
+          points.push(...kill);
+          await killMoment(attempts, random.int(0, 100));
         }
         await g.crashAndRestart();
-        await request.outcome.settled;
+        for (const a of attempts) await a.request.outcome.settled;
 
         const files = (await g.ok('GET', '/files/user')).files as Array<{ id: string; state: string; message?: string | null; size: number }>;
         const added = files.filter((f) => !before.includes(f.id)).map((f) => f.id);
-        if (request.outcome.acknowledged) acknowledged.add(request.outcome.answer!.body.results.docId);
-        // An export is visible once its request is acknowledged (the row is written before the 202).
-        expectPointOutcome(point === 'mid-run' ? 'after-answer' : point, request.outcome, added.length === 1, 202);
-        expect(added.length).toBeLessThanOrEqual(1);
+        const answeredIds = attempts.filter((a) => a.request.outcome.acknowledged).map((a) => a.request.outcome.answer!.body.results.docId as string);
+        for (const id of answeredIds) acknowledged.add(id);
+        // An export is visible once its request is acknowledged (the row is written before the 202); a cut one never is.
+        for (const a of attempts) {
+          const visible = a.request.outcome.acknowledged ? added.includes(a.request.outcome.answer!.body.results.docId) : added.some((id) => !answeredIds.includes(id));
+          expectPointOutcome(a.point === 'mid-run' ? 'after-answer' : a.point, a.request.outcome, visible, 202);
+        }
+        expect(added.length).toBeLessThanOrEqual(attempts.length);
         for (const id of acknowledged) expect(files.map((f) => f.id)).toContain(id);
         for (const f of files) {
           expect(['ready', 'failed']).toContain(f.state);
@@ -533,22 +560,27 @@ describe(`kill -9 at chosen points (seed ${SEED}, ${ROUNDS} round(s)${REDIS_URL 
 
     it('user creation: cut, no user; answered, a user with a working password; racing, one or the other', async () => {
       const present = new Map<string, string>();
-      for (const [i, point] of rounds(REQUEST_POINTS).entries()) {
-        points.push(point);
-        const username = `crash-user-${i}`;
-        const password = `${username}-${randomBytes(6).toString('hex')}`;
-        const request = g.json('POST', '/admin/users', { username, password, roles: ['user'] }, point === 'before-answer');
-        await reach(point, request, random.int(0, 250));
+      for (const kill of rounds(REQUEST_KILLS)) {
+        const attempts = kill.map((point) => {
+          points.push(point);
+          const username = `crash-user-${points.length}`;
+          const password = `${username}-${randomBytes(6).toString('hex')}`;
+          return { point, username, password, request: g.json('POST', '/admin/users', { username, password, roles: ['user'] }, point === 'before-answer') };
+        });
+        await killMoment(attempts, random.int(0, 250));
         await g.crashAndRestart();
-        await request.outcome.settled;
+        for (const a of attempts) await a.request.outcome.settled;
 
         const users = ((await g.ok('GET', '/admin/users')) as Array<{ username: string }>).map((u) => u.username);
-        expectPointOutcome(point, request.outcome, users.includes(username), 201);
-        if (users.includes(username)) present.set(username, password);
+        for (const a of attempts) {
+          expectPointOutcome(a.point, a.request.outcome, users.includes(a.username), 201);
+          if (users.includes(a.username)) present.set(a.username, a.password);
+        }
         for (const u of present.keys()) expect(users).toContain(u);
         expect(users.sort()).toEqual([ADMIN.username, ...present.keys()].sort());
-        // Present means usable: the newest user and the first one log in with their passwords.
-        for (const [u, p] of [...present].filter(([u], n) => n === 0 || u === username)) {
+        // Present means usable: the users of this kill and the first one log in with their passwords.
+        const newest = attempts.map((a) => a.username);
+        for (const [u, p] of [...present].filter(([u], n) => n === 0 || newest.includes(u))) {
           expect({ u, status: (await g.call('GET', '/repo/connections', { auth: basic(u, p) })).status }).toEqual({ u, status: 200 });
         }
       }
@@ -618,54 +650,63 @@ describe(`kill -9 at chosen points (seed ${SEED}, ${ROUNDS} round(s)${REDIS_URL 
       }
     };
     const runRow = async (jobId: number) => (await g.query('select status, written from job_runs where id = ?', [`${jobId}_1`]))[0] as { status: string; written: number } | undefined;
-    for (const [i, point] of rounds(['before-answer', 'after-answer', 'mid-run', 'racing']).entries()) {
-      const jobId = (await g.ok('POST', '/admin/jobs', {
-        jobName: `crash-${i}`,
-        source: { connectorId: 'src', folderPath: '/in' },
-        target: { connectorId: 'dst', folderPath: `/out-${i}` },
-        options: { onExisting: 'version' },
-      })).jobId as number;
+    let jobs = 0;
+    for (const kill of rounds<readonly KillPoint[]>([['before-answer', 'after-answer'], ['mid-run'], ['racing']])) {
+      const attempts = await Promise.all(kill.map(async (point) => {
+        const i = jobs++;
+        const jobId = (await g.ok('POST', '/admin/jobs', {
+          jobName: `crash-${i}`,
+          source: { connectorId: 'src', folderPath: '/in' },
+          target: { connectorId: 'dst', folderPath: `/out-${i}` },
+          options: { onExisting: 'version' },
+        })).jobId as number;
+        return { point, i, jobId };
+      }));
       // GET start takes no body; before-answer sends one whose last byte never comes, so the request is never handled.
-      const request = g.json('GET', `/job/service/${jobId}/start`, {}, point === 'before-answer');
-      if (point === 'after-answer' || point === 'mid-run') {
-        await request.outcome.headers;
-        expect(request.outcome.status).toBe(200);
+      const started = attempts.map((a) => ({ ...a, request: g.json('GET', `/job/service/${a.jobId}/start`, {}, a.point === 'before-answer') }));
+      await Promise.all(started.map((a) => a.request.sent));
+      const answered = started.find((a) => a.point === 'after-answer' || a.point === 'mid-run');
+      if (answered) {
+        await answered.request.outcome.headers;
+        expect(answered.request.outcome.status).toBe(200);
         // after-answer: stopped at once; mid-run: once some of the documents, seeded, are written. Seen stopped, then killed.
-        const writtenAtLeast = point === 'mid-run' ? random.int(1, JOB_DOCS - 100) : 0;
+        const writtenAtLeast = answered.point === 'mid-run' ? random.int(1, JOB_DOCS - 100) : 0;
         let row: { status: string; written: number } | undefined;
         await stopWhen([g.gw!.child], async () => {
-          row = await runRow(jobId);
+          row = await runRow(answered.jobId);
           return !row || row.status !== 'RUNNING' || Number(row.written) >= writtenAtLeast;
         });
-        points.push(`${point}@${String(row?.written)}`);
+        points.push(...started.map((a) => (a === answered ? `${a.point}@${String(row?.written)}` : a.point)));
         expect({ status: row?.status, partDone: Number(row?.written) >= writtenAtLeast && Number(row?.written) < JOB_DOCS }).toEqual({ status: 'RUNNING', partDone: true });
       } else {
-        points.push(point);
-        await reach(point, request, random.int(0, 50));
+        points.push(...kill);
+        await killMoment(started, random.int(0, 50));
       }
       await g.crashAndRestart();
-      await request.outcome.settled;
+      for (const a of started) await a.request.outcome.settled;
 
-      let s = await settle(jobId);
-      if (point === 'before-answer') expect({ point, status: request.outcome.status, jobRunId: s.jobRunId, canStartJob: s.canStartJob }).toEqual({ point, status: undefined, jobRunId: null, canStartJob: true });
-      if (point === 'after-answer' || point === 'mid-run') {
-        // Embedded: the restart fails the run cut by the crash (resume finishes it). BullMQ: the restarted process queues its unfinished tasks again.
-        if (REDIS_URL) expect({ point, status: s.status }).toEqual({ point, status: 'COMPLETED' });
-        else expect({ point, status: s.status, canResumeJob: s.canResumeJob, message: /\w/.test(String(s.message)) }).toEqual({ point, status: 'FAILED', canResumeJob: true, message: true });
+      for (const { point, i, jobId, request } of started) {
+        let s = await settle(jobId);
+        if (point === 'before-answer') expect({ point, status: request.outcome.status, jobRunId: s.jobRunId, canStartJob: s.canStartJob }).toEqual({ point, status: undefined, jobRunId: null, canStartJob: true });
+        if (point === 'after-answer' || point === 'mid-run') {
+          // Embedded: the restart fails the run cut by the crash (resume finishes it). BullMQ: the restarted process queues its unfinished tasks again.
+          if (REDIS_URL) expect({ point, status: s.status }).toEqual({ point, status: 'COMPLETED' });
+          else expect({ point, status: s.status, canResumeJob: s.canResumeJob, message: /\w/.test(String(s.message)) }).toEqual({ point, status: 'FAILED', canResumeJob: true, message: true });
+        }
+        if (point === 'racing') expect({ point, acknowledgedButNotStarted: request.outcome.acknowledged && s.jobRunId === null }).toEqual({ point, acknowledgedButNotStarted: false });
+        if (s.status === 'FAILED') {
+          expect(s).toMatchObject({ canResumeJob: true });
+          expect(s.message).toMatch(/\w/);
+          await g.ok('GET', `/job/service/${jobId}/resume`);
+        } else if (s.status !== 'COMPLETED') {
+          // The start never reached the database: the job has not run.
+          expect(s).toMatchObject({ canStartJob: true });
+          await g.ok('GET', `/job/service/${jobId}/start`);
+        }
+        s = await settle(jobId);
+        expect(s).toMatchObject({ status: 'COMPLETED', jobRunId: `${jobId}_1`, read: JOB_DOCS, written: JOB_DOCS, skipped: 0, failed: 0 });
+        expect(listTree(path.join(g.root, 'dst', `out-${i}`))).toEqual(expected);
       }
-      if (point === 'racing') expect({ point, acknowledgedButNotStarted: request.outcome.acknowledged && s.jobRunId === null }).toEqual({ point, acknowledgedButNotStarted: false });
-      if (s.status === 'FAILED') {
-        expect(s).toMatchObject({ canResumeJob: true });
-        expect(s.message).toMatch(/\w/);
-        await g.ok('GET', `/job/service/${jobId}/resume`);
-      } else if (s.status !== 'COMPLETED') {
-        // The start never reached the database: the job has not run.
-        expect(s).toMatchObject({ canStartJob: true });
-        await g.ok('GET', `/job/service/${jobId}/start`);
-      }
-      s = await settle(jobId);
-      expect(s).toMatchObject({ status: 'COMPLETED', jobRunId: `${jobId}_1`, read: JOB_DOCS, written: JOB_DOCS, skipped: 0, failed: 0 });
-      expect(listTree(path.join(g.root, 'dst', `out-${i}`))).toEqual(expected);
     }
     // No document was written twice: the target holds no archived older version.
     const archived: string[] = [];
