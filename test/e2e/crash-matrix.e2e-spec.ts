@@ -513,14 +513,15 @@ describe(`kill -9 at chosen points (seed ${SEED}, ${ROUNDS} round(s)${REDIS_URL 
         if (kill.includes('mid-run')) {
           const { request } = attempts[0];
           await request.sent;
-          // Stopped from the moment the request is sent, run in slices until its zip is being written (the partial
-          // file `<id>.part` holds a MiB or more; the 202 goes out during a slice); seen stopped, the kill lands mid-zip.
+          // Stopped from the moment the request is sent, run in slices until its 202 has arrived and its zip is being
+          // written (the partial file `<id>.part` holds a MiB or more); seen stopped, the kill lands mid-zip.
           const store = path.join(g.dataDir, 'user-files');
           let part: { name: string; size: number } | undefined;
           await stopWhen([g.gw!.child], async () => {
             const name = fs.existsSync(store) ? fs.readdirSync(store).find((n) => n.endsWith('.part')) : undefined;
             part = name === undefined ? undefined : { name, size: fs.statSync(path.join(store, name)).size };
-            return part !== undefined && part.size >= MiB;
+            // The 202 too: what is checked after the restart is an export that was acknowledged.
+            return part !== undefined && part.size >= MiB && request.outcome.status !== undefined;
           });
           const [row] = await g.query('select state from user_files where id = ?', [part!.name.replace(/\.part$/, '')]);
           points.push(`mid-run@${(part!.size / MiB).toFixed(1)}MiB`);
