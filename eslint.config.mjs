@@ -87,7 +87,7 @@ export default tseslint.config(
   },
   {
     files: ['apps/**/*.ts', 'libs/**/*.ts'],
-    ignores: ['**/*.spec.ts'],
+    ignores: ['**/*.spec.ts', '**/*.medium-spec.ts'],
     rules: {
       'import-x/no-restricted-paths': [
         'error',
@@ -96,7 +96,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['test/**/*.ts', '**/*.spec.ts'],
+    files: ['test/**/*.ts', '**/*.spec.ts', '**/*.medium-spec.ts'],
     rules: {
       // HTTP answers (supertest's res.body), JSON.parse and engine replies are `any`: tests assert their shape.
       '@typescript-eslint/no-explicit-any': 'off',

@@ -1,4 +1,7 @@
-/** Two tiers: unit tests beside the code, e2e tests through HTTP against the real bootstrap. */
+/**
+ * Three tiers: unit tests beside the code; medium tests (`*.medium-spec.ts`, beside the code too) running each case on a
+ * real SQLite and a real PostgreSQL, which the project's global setup starts; e2e tests through HTTP against the real bootstrap.
+ */
 const moduleNameMapper = {
   '^@gateway/([^/]+)$': '<rootDir>/libs/$1/src', // tsconfig: "@gateway/*": ["libs/*/src"]
   '^@gateway/connector-s3/params$': '<rootDir>/libs/connector-s3/src/params', // a declared sub-entry
@@ -16,6 +19,17 @@ module.exports = {
       moduleFileExtensions: ['ts', 'js', 'json'],
       transform,
       moduleNameMapper,
+    },
+    {
+      displayName: 'medium',
+      rootDir: __dirname,
+      testEnvironment: 'node',
+      testMatch: ['<rootDir>/apps/**/*.medium-spec.ts', '<rootDir>/libs/**/*.medium-spec.ts'],
+      moduleFileExtensions: ['ts', 'js', 'json'],
+      transform,
+      moduleNameMapper,
+      globalSetup: '<rootDir>/test/medium/global-setup.ts',
+      globalTeardown: '<rootDir>/test/medium/global-teardown.ts',
     },
     {
       displayName: 'e2e',

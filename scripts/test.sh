@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite (`npm test`):
-#   1. type-check and build, then lint (eslint.config.mjs); 2. unit tests;
+#   1. type-check and build, then lint (eslint.config.mjs); 2. unit tests, then medium tests (*.medium-spec.ts: each case
+#      on a real SQLite and a real PostgreSQL, which the jest project's global setup starts through test/engines);
 #   3. the real engines' smoke tests (CMIS, Solr, Elasticsearch, OpenSearch, FerretDB, PostgreSQL, Redis, Tika, ...,
 #      provisioned from Maven Central, the Go module proxy and Debian; builds cached between runs);
 #   4. e2e tests on the embedded SQLite default (the contract suite includes the real CMIS server;
@@ -35,6 +36,10 @@ npx eslint .
 echo "== unit tests =="
 npx jest --config jest.config.js --selectProjects unit --ci
 
+echo "== medium tests (SQLite and PostgreSQL) =="
+# Not skipped by GATEWAY_TEST_SKIP_POSTGRES: the repositories and the job engine always meet both databases.
+npx jest --config jest.config.js --selectProjects medium --ci
+
 echo "== real engines: smoke tests =="
 npx jest -c test/engines/jest.engines.config.js --ci --runInBand
 
@@ -45,7 +50,7 @@ echo "== e2e tests (SQLite) =="
 npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns multinode test/e2e/faults
 
 echo "== soak, 30 s (bench/soak.js: exits non-zero on any 5xx, connection error or upload not read back intact) =="
-# The kill -9 matrix (test/e2e/crash-matrix, CRASH_REPEATS default 2) runs inside the e2e passes; the soak once, embedded default.
+# The kill -9 matrix (test/e2e/crash-matrix, one round over its kill points, CRASH_SEED 41) runs inside the e2e passes; the soak once, embedded default.
 SOAK_SECONDS=${SOAK_SECONDS:-30} node bench/run.js soak
 
 echo "== outside fuzzing: Schemathesis over /api/docs-json (admin and user) =="

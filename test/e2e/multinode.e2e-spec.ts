@@ -1,8 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import Redis from 'ioredis';
+import { Client } from 'pg';
 import { GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { startEngines, stopEngines } from '../engines';
 import { startNginx, type NginxHandle } from '../engines/nginx';
@@ -10,6 +12,8 @@ import { connectorParams, createBucket, directClient, useS3Engine, type S3Engine
 import { createTestDatabaseUrl, dropTestDatabase } from '../support/database';
 import { ADMIN, adminAuth, basic } from '../support/gateway';
 import { sha256, waitFor } from '../support/files';
+import { gatewayRows } from '../support/gateway-rows';
+import { stopWhen } from '../support/held-process';
 import { ensureBuilt, spawnGateway, type GatewayProcess } from '../support/process';
 import { listTree, writeTree } from './jobs-helpers';
 
@@ -351,19 +355,36 @@ describe.each(STORES)('Three gateway nodes on one PostgreSQL and one Redis (issu
       for (const node of nodes) expect((await call(node, 'GET', '/public/download/ready?key=guess', '', { 'X-Forwarded-For': '10.7.2.2' })).status).toBe(404);
     });
 
-    it('refuses on the other nodes, within 1 s, a user deleted or a password changed on one node', async () => {
+    it('refuses on the other nodes, once they have read the events after it, a user deleted or a password changed on one node', async () => {
       const [a, b, c] = nodes;
       const conn = (node: GatewayProcess, auth: string) => call(node, 'GET', '/repo/connections', auth, { 'X-Forwarded-For': '10.7.1.1' }).then((r) => r.status);
       await call(a, 'POST', '/admin/users', adminAuth(), {}, { username: 'ephemeral', password: 'ephemeral-pw-1', roles: ['user'] });
       await call(a, 'POST', '/admin/users', adminAuth(), {}, { username: 'changer', password: 'changer-pw-old', roles: ['user'] });
+      await call(a, 'POST', '/admin/users', adminAuth(), {}, { username: 'barrier', password: 'barrier-pw-1', roles: ['user'] });
       // Verified (and so cached) on every node.
       for (const node of nodes) {
         expect(await conn(node, basic('ephemeral', 'ephemeral-pw-1'))).toBe(200);
         expect(await conn(node, basic('changer', 'changer-pw-old'))).toBe(200);
+        expect(await conn(node, basic('barrier', 'barrier-pw-1'))).toBe(200);
       }
+      // The barrier: its password changed in the database behind the gateway's back (no event), so the nodes go on
+      // accepting the old one from their caches until an event about it reaches them.
+      const db = new Client({ connectionString: databaseUrl });
+      await db.connect();
+      await db.query(`update users set password_hash = (select password_hash from users where username = 'changer') where username = 'barrier'`);
+      await db.end();
       expect((await call(a, 'DELETE', '/admin/users/ephemeral')).status).toBe(200);
       expect((await call(a, 'PATCH', '/admin/users/changer', adminAuth(), {}, { password: 'changer-pw-new' })).status).toBe(200);
-      await sleep(1000);
+      // A has published both events before answering. The test publishes the barrier's after them on the same channel:
+      // each node reads its one subscription in order, so a node that has dropped the barrier has handled both before it.
+      const channel = `gw-${createHash('sha1').update(databaseUrl).digest('hex').slice(0, 12)}:events`;
+      const redis = new Redis(redisUrl);
+      try {
+        expect(await redis.publish(channel, JSON.stringify({ from: 'multinode-test', event: { type: 'user-changed', username: 'barrier' } }))).toBeGreaterThanOrEqual(NODES);
+      } finally {
+        redis.disconnect();
+      }
+      for (const node of [b, c]) while ((await conn(node, basic('barrier', 'barrier-pw-1'))) !== 401);
       for (const node of [b, c]) {
         expect(await conn(node, basic('ephemeral', 'ephemeral-pw-1'))).toBe(401);
         expect(await conn(node, basic('changer', 'changer-pw-old'))).toBe(401);
@@ -546,14 +567,20 @@ describe.each(STORES)('Three gateway nodes on one PostgreSQL and one Redis (issu
       const jobId = jobs.find((j) => j.jobName === 'spread')!.jobId;
       expect((await call(PROXY, 'GET', `/job/service/${jobId}/start`)).status).toBe(200);
       const victim = nodes[2];
-      for (;;) {
-        const s = (await call(nodes[0], 'GET', `/job/service/${jobId}/status`)).body.results;
-        if (s.written >= 200 || s.status !== 'RUNNING') break;
-        await sleep(20);
-      }
+      // The nodes run in slices until the database shows 200 written; seen stopped with the run open, the victim dies mid-run.
+      let row: { status: string; written: number } | undefined;
+      await stopWhen(
+        nodes.map((n) => n.child),
+        async () => {
+          [row] = await gatewayRows({ databaseUrl, sqliteFile: '' }, 'select status, written from job_runs where id = ?', [`${jobId}_1`]);
+          return row !== undefined && (row.status !== 'RUNNING' || Number(row.written) >= 200);
+        },
+      );
+      expect({ status: row?.status, midRun: Number(row?.written) >= 200 && Number(row?.written) < JOB_DOCS }).toEqual({ status: 'RUNNING', midRun: true });
       victim.child.kill('SIGKILL');
       await victim.exited;
       nodes.splice(2, 1);
+      for (const n of nodes) n.child.kill('SIGCONT');
       let done: any;
       for (;;) {
         // Through the proxy, which still lists the dead node: nginx passes its share on to the others.

@@ -64,9 +64,9 @@ export function runRecord(patch: Partial<JobRunRecord> = {}): JobRunRecord {
 }
 
 /**
- * The job store in memory, for unit tests: the same contract as JobsRepository (its own
- * spec checks that one against SQLite), one transition at a time, and a transition or a
- * run plan that throws leaves nothing behind.
+ * The job store in memory, for unit tests: the same contract as JobsRepository, checked case by case beside it
+ * on SQLite and PostgreSQL (apps/api/src/jobs/job-store.medium-spec.ts), one transition at a time, and a transition
+ * or a run plan that throws leaves nothing behind.
  */
 export class InMemoryJobStore implements JobStore {
   readonly jobs = new Map<number, JobRecord<JobDefinition>>();
@@ -132,6 +132,7 @@ export class InMemoryJobStore implements JobStore {
       this.runs.delete(run.id);
       this.tasks.delete(run.id);
       this.docs.delete(run.id);
+      this.unmapped.delete(run.id);
     }
     this.audit.splice(0, this.audit.length, ...this.audit.filter((a) => a.jobId !== id));
     this.indexState.delete(id);

@@ -1,10 +1,6 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { createTestDatabaseUrl, dropTestDatabase } from '../../../test/support/database';
-import { openDatabase, type Database } from './database';
-import { JobsRepository } from './jobs.repository';
-import type { TaskSpec } from './jobs.store';
+import { JobsRepository, type JobsStore, type TaskSpec } from '@gateway/persistence';
+import { DATABASE_KINDS, useDatabase } from '../../../../test/support/databases';
+import { InMemoryJobStore } from '../../../../test/support/in-memory-job-store';
 
 interface Def {
   source: string;
@@ -12,26 +8,19 @@ interface Def {
 }
 
 /**
- * The job store against a real database: SQLite in a temporary folder, or PostgreSQL when
- * GATEWAY_TEST_POSTGRES_URL is set (scripts/test.sh's PostgreSQL pass).
+ * The job store's contract, case by case on each store the job specs use: JobsRepository on a real SQLite and a real
+ * PostgreSQL (the SQL of each dialect: PostgreSQL's jsonb_to_recordset batches among them), and the in-memory store of
+ * test/support that the unit specs of the job engine run on, which must answer as the repository does.
  */
-describe('JobsRepository', () => {
-  let dir: string;
-  let databaseUrl: string | undefined;
-  let database: Database;
-  let repo: JobsRepository<Def>;
+const STORES = [...DATABASE_KINDS, 'in memory'] as const;
 
-  beforeEach(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jobs-repo-'));
-    databaseUrl = await createTestDatabaseUrl();
-    database = await openDatabase({ databaseUrl, sqliteFile: path.join(dir, 'gateway.sqlite') });
-    repo = new JobsRepository<Def>(database);
-  });
+describe.each(STORES)('job store (%s)', (kind) => {
+  const database = kind === 'in memory' ? undefined : useDatabase(kind);
+  let repo: JobsStore<Def>;
 
-  afterEach(async () => {
-    await database.close();
-    if (databaseUrl) await dropTestDatabase(databaseUrl);
-    fs.rmSync(dir, { recursive: true, force: true });
+  beforeEach(() => {
+    // The in-memory store is typed for the job service's definitions; it keeps whatever definition it is given.
+    repo = database ? new JobsRepository<Def>(database()) : (new InMemoryJobStore() as unknown as JobsStore<Def>);
   });
 
   const task = (key: string, kind: TaskSpec['kind'] = 'docs'): TaskSpec => ({ key, kind, payload: `{"k":"${key}"}` });

@@ -1,5 +1,5 @@
 import { DownloadLinksRepository, type DownloadLinkRecord } from './download-links.repository';
-import { useTempDatabase } from '../../../test/support/temp-database';
+import { DATABASE_KINDS, useDatabase } from '../../../test/support/databases';
 import { UsersRepository } from './users.repository';
 
 function link(key: string, overrides: Partial<DownloadLinkRecord> = {}): DownloadLinkRecord {
@@ -17,8 +17,8 @@ function link(key: string, overrides: Partial<DownloadLinkRecord> = {}): Downloa
   };
 }
 
-describe('DownloadLinksRepository (SQLite)', () => {
-  const database = useTempDatabase();
+describe.each(DATABASE_KINDS)('DownloadLinksRepository (%s)', (kind) => {
+  const database = useDatabase(kind);
   let links: DownloadLinksRepository;
   beforeEach(() => {
     links = new DownloadLinksRepository(database());

@@ -1,33 +1,18 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { createTestDatabaseUrl, dropTestDatabase } from '../../../test/support/database';
-import { openDatabase, type Database } from './database';
+import { DATABASE_KINDS, useDatabase } from '../../../test/support/databases';
 import { JobSchedulesRepository, ScheduledStartTaken } from './job-schedules.repository';
 import { JobsRepository } from './jobs.repository';
 
-/** The claims of scheduled starts against a real database (SQLite, or PostgreSQL under GATEWAY_TEST_POSTGRES_URL). */
-describe('JobSchedulesRepository', () => {
-  let dir: string;
-  let databaseUrl: string | undefined;
-  let database: Database;
+/** The claims of scheduled starts against a real database (SQLite and PostgreSQL, each case on both). */
+describe.each(DATABASE_KINDS)('JobSchedulesRepository (%s)', (kind) => {
+  const database = useDatabase(kind);
   let jobs: JobsRepository<{ n: number }>;
   let starts: JobSchedulesRepository;
   let jobId: number;
 
   beforeEach(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'job-schedules-'));
-    databaseUrl = await createTestDatabaseUrl();
-    database = await openDatabase({ databaseUrl, sqliteFile: path.join(dir, 'gateway.sqlite') });
-    jobs = new JobsRepository(database);
-    starts = new JobSchedulesRepository(database);
+    jobs = new JobsRepository(database());
+    starts = new JobSchedulesRepository(database());
     jobId = (await jobs.insertJob({ name: 'nightly', group: 'g', origin: 'api', definition: { n: 1 }, now: 1 }))!;
-  });
-
-  afterEach(async () => {
-    await database.close();
-    if (databaseUrl) await dropTestDatabase(databaseUrl);
-    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   const scheduledRun = (dueAt: number, nodeId: string, queued = false) =>

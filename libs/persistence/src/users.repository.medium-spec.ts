@@ -1,11 +1,11 @@
-import { useTempDatabase } from '../../../test/support/temp-database';
+import { DATABASE_KINDS, useDatabase } from '../../../test/support/databases';
 import { UsersRepository, type UserRecord } from './users.repository';
 
 const alice: UserRecord = { username: 'alice', passwordHash: 'hash-a', roles: ['user', 'admin'], groups: ['finance', 'staff'], createdAt: 1_700_000_000_000 };
 const bob: UserRecord = { username: 'bob', passwordHash: 'hash-b', roles: ['user'], groups: [], createdAt: 1_700_000_000_001 };
 
-describe('UsersRepository (SQLite)', () => {
-  const database = useTempDatabase();
+describe.each(DATABASE_KINDS)('UsersRepository (%s)', (kind) => {
+  const database = useDatabase(kind);
   let users: UsersRepository;
   beforeEach(() => {
     users = new UsersRepository(database());

@@ -1,34 +1,19 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { createTestDatabaseUrl, dropTestDatabase } from '../../../test/support/database';
-import { openDatabase, type Database } from './database';
+import { DATABASE_KINDS, useDatabase } from '../../../test/support/databases';
 import { JobsRepository } from './jobs.repository';
 import { WebhooksRepository, type ClaimedDelivery } from './webhooks.repository';
 
 /**
- * The webhook outbox against a real database (SQLite, or PostgreSQL with GATEWAY_TEST_POSTGRES_URL): events
+ * The webhook outbox against a real database (SQLite and PostgreSQL, each case on both): events
  * written by the run's own transitions, claims by lease, and the per-job order of deliveries.
  */
-describe('WebhooksRepository', () => {
-  let dir: string;
-  let databaseUrl: string | undefined;
-  let database: Database;
+describe.each(DATABASE_KINDS)('WebhooksRepository (%s)', (kind) => {
+  const database = useDatabase(kind);
   let jobs: JobsRepository;
   let hooks: WebhooksRepository;
 
   beforeEach(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'webhooks-repo-'));
-    databaseUrl = await createTestDatabaseUrl();
-    database = await openDatabase({ databaseUrl, sqliteFile: path.join(dir, 'gateway.sqlite') });
-    jobs = new JobsRepository(database);
-    hooks = new WebhooksRepository(database);
-  });
-
-  afterEach(async () => {
-    await database.close();
-    if (databaseUrl) await dropTestDatabase(databaseUrl);
-    fs.rmSync(dir, { recursive: true, force: true });
+    jobs = new JobsRepository(database());
+    hooks = new WebhooksRepository(database());
   });
 
   async function job(name: string): Promise<number> {

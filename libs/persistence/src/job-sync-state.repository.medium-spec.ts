@@ -1,31 +1,16 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { createTestDatabaseUrl, dropTestDatabase } from '../../../test/support/database';
-import { openDatabase, type Database } from './database';
+import { DATABASE_KINDS, useDatabase } from '../../../test/support/databases';
 import { JobSyncStateRepository, type SyncStateRecord } from './job-sync-state.repository';
 import { JobsRepository } from './jobs.repository';
 
-/** The sync state against a real database: SQLite in a temporary folder, or PostgreSQL when GATEWAY_TEST_POSTGRES_URL is set. */
-describe('JobSyncStateRepository', () => {
-  let dir: string;
-  let databaseUrl: string | undefined;
-  let database: Database;
+/** The sync state against a real database: SQLite and PostgreSQL, each case on both. */
+describe.each(DATABASE_KINDS)('JobSyncStateRepository (%s)', (kind) => {
+  const database = useDatabase(kind);
   let repo: JobSyncStateRepository;
   let jobs: JobsRepository;
 
   beforeEach(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sync-repo-'));
-    databaseUrl = await createTestDatabaseUrl();
-    database = await openDatabase({ databaseUrl, sqliteFile: path.join(dir, 'gateway.sqlite') });
-    repo = new JobSyncStateRepository(database);
-    jobs = new JobsRepository(database);
-  });
-
-  afterEach(async () => {
-    await database.close();
-    if (databaseUrl) await dropTestDatabase(databaseUrl);
-    fs.rmSync(dir, { recursive: true, force: true });
+    repo = new JobSyncStateRepository(database());
+    jobs = new JobsRepository(database());
   });
 
   const state = (docId: string, extra: Partial<SyncStateRecord> = {}): SyncStateRecord => ({

@@ -1,5 +1,5 @@
 import { DownloadLinksRepository, type DownloadLinkRecord } from './download-links.repository';
-import { useTempDatabase } from '../../../test/support/temp-database';
+import { DATABASE_KINDS, useDatabase } from '../../../test/support/databases';
 import { UserFilesRepository, type UserFileRecord } from './user-files.repository';
 import { UsersRepository } from './users.repository';
 
@@ -28,8 +28,8 @@ function linkTo(fileId: string, key: string, internal: boolean): DownloadLinkRec
 
 const progress = { entriesDone: 2, bytesDone: 2048, errorCount: 1 };
 
-describe('UserFilesRepository (SQLite)', () => {
-  const database = useTempDatabase();
+describe.each(DATABASE_KINDS)('UserFilesRepository (%s)', (kind) => {
+  const database = useDatabase(kind);
   let files: UserFilesRepository;
   let links: DownloadLinksRepository;
   beforeEach(() => {
