@@ -297,10 +297,10 @@ describe('Search contract: every search connector answers alike', () => {
       }
     });
 
-    it('passes an engine error on as 502 with its message', async () => {
-      const res = await gw.http().post(`${gw.api}/search/search-${name}/query`).set('Authorization', user()).send(env().engineErrorQuery as object).expect(502);
-      expect(res.body).toMatchObject({ success: false, error: { code: 'UPSTREAM_ERROR' } });
-      expect(res.body.message.length).toBeGreaterThan(10);
+    it("answers a raw query the engine refuses as malformed with 400 naming body, with the engine's reason", async () => {
+      const res = await gw.http().post(`${gw.api}/search/search-${name}/query`).set('Authorization', user()).send(env().engineErrorQuery as object).expect(400);
+      expect(res.body).toMatchObject({ success: false, error: { code: 'ENGINE_REFUSED_QUERY', parameter: 'body' } });
+      expect(res.body.message).toMatch(/^The engine refused the raw query: .{10,}/);
     });
 
     it('appears in connections; repositoryInfo derives search and index, nothing of content; content routes answer 501 naming content', async () => {

@@ -78,10 +78,10 @@ export class FilesController {
       'A time-limited public download link. internal=true: `docId` is one of your user files (connectorId absent or ' +
       `'${INTERNAL_CONNECTOR_ID}'; fileName required when connectorId is absent), and the file is kept at least as long as the link. ` +
       'internal=false: `docId` is a document on `connectorId` (checked now, read at download time). `lifeSpan` in days, default 3. ' +
-      'A link to a failed or stopped export is refused (409).',
+      'A link to a failed or stopped export is refused (409). A connector without content (a search connector) answers 501 naming `content`.',
     results: DownloadLinkKeyDto,
     answer: 'The link, identified by `key`',
-    errors: [400, 404, 409, 502, 503, 504],
+    errors: [400, 404, 409, 501, 502, 503, 504],
   })
   createLink(@Query() query: CreateLinkQuery, @CurrentUser() user: AuthenticatedUser): Promise<DownloadLinkKeyDto> {
     return this.links.create(user, query);

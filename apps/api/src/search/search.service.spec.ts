@@ -1,4 +1,4 @@
-import { InvalidArgumentError, PermissionDeniedError, type SearchConnector, type SearchResults } from '@gateway/connector-api';
+import { InvalidArgumentError, PermissionDeniedError, UpstreamError, UpstreamUnavailableError, type SearchConnector, type SearchResults } from '@gateway/connector-api';
 import type { SearchRequest } from '@gateway/search-query';
 import type { ConnectorRegistry } from '../connectors/connector-registry.service';
 import type { AuthenticatedUser } from '../auth/auth.decorators';
@@ -120,5 +120,33 @@ describe('SearchService permission trimming', () => {
     await expect(service.select('rec', undefined, params('q=*:*&acl=no'), ADMIN)).rejects.toMatchObject({ parameter: 'acl' });
     await expect(service.query('rec', undefined, {}, 'FALSE', ADMIN)).rejects.toMatchObject({ parameter: 'acl' });
     await expect(service.select('rec', undefined, params('q=*:*&acl=false&acl=false'), ADMIN)).rejects.toMatchObject({ parameter: 'acl' });
+  });
+});
+
+describe('SearchService raw query refused by the engine', () => {
+  function failingWith(error: Error) {
+    const { service } = recordingConnector({ collection: 'main' });
+    const registry = (service as unknown as { registry: ConnectorRegistry }).registry;
+    registry.searchConnector('rec').search.rawQuery = () => Promise.reject(error);
+    return service;
+  }
+
+  it.each([
+    ['an HTTP engine answering 400', new UpstreamError('OpenSearch: parsing_exception: Unknown key', { engineStatus: 400 })],
+    ['MongoDB BadValue', new UpstreamError('MongoDB: unknown operator: $nosuchoperator', { engineCode: 2 })],
+    ['MongoDB FailedToParse', new UpstreamError('MongoDB: bad', { engineCode: 9 })],
+  ])('is 400 ENGINE_REFUSED_QUERY naming body, with the engine reason: %s', async (_case, error) => {
+    const refused = failingWith(error).query('rec', undefined, {}, undefined, USER);
+    await expect(refused).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(refused).rejects.toMatchObject({ parameter: 'body', code: 'ENGINE_REFUSED_QUERY', message: `The engine refused the raw query: ${error.message}` });
+  });
+
+  it.each([
+    ['an engine failing (500)', new UpstreamError('Solr: boom', { engineStatus: 500 })],
+    ['another MongoDB code', new UpstreamError('MongoDB: not primary', { engineCode: 10107 })],
+    ['no engine status', new UpstreamError('Elasticsearch client: x')],
+    ['an unavailable engine', new UpstreamUnavailableError('Solr cannot be reached')],
+  ])('stays what it was: %s', async (_case, error) => {
+    await expect(failingWith(error).query('rec', undefined, {}, undefined, USER)).rejects.toBe(error);
   });
 });

@@ -3,6 +3,7 @@ import {
   COLLECTION_NAME,
   InvalidArgumentError,
   PermissionDeniedError,
+  UpstreamError,
   type SearchConnector,
   type SearchResults,
 } from '@gateway/connector-api';
@@ -77,7 +78,12 @@ export class SearchService implements OnModuleInit {
   async query(connectorId: string, collectionInPath: string | undefined, body: unknown, acl: string | undefined, user: AuthenticatedUser): Promise<unknown> {
     const connector = this.registry.searchConnector(connectorId);
     const collection = this.collection(connector, collectionInPath);
-    return connector.search.rawQuery(collection, body, this.trimming(connector, acl ?? null, user));
+    const principals = this.trimming(connector, acl ?? null, user);
+    try {
+      return await connector.search.rawQuery(collection, body, principals);
+    } catch (e) {
+      throw refusedByEngine(e) ?? e;
+    }
   }
 
   /**
@@ -185,4 +191,20 @@ function integer(value: string | null, parameter: string, fallback: number, min:
   const n = /^\d{1,9}$/.test(value.trim()) ? Number(value) : NaN;
   if (!(n >= min && n <= max)) throw new InvalidArgumentError(parameter, `${parameter} must be an integer from ${min} to ${max}`);
   return n;
+}
+
+/** MongoDB's codes for a query it cannot read: BadValue (an unknown operator, a wrong operand) and FailedToParse. */
+const MONGO_QUERY_REFUSED = new Set([2, 9]);
+
+/**
+ * A raw query the engine refused as malformed (HTTP 400 from Solr, Elasticsearch, OpenSearch; BadValue or
+ * FailedToParse from MongoDB) is the client's body at fault, not the engine: 400 naming `body`, with the
+ * engine's reason, instead of 502. Select requests never get here with such an error: the gateway writes
+ * their engine syntax itself, so an engine refusing it stays a 502.
+ */
+function refusedByEngine(e: unknown): InvalidArgumentError | undefined {
+  if (!(e instanceof UpstreamError)) return undefined;
+  const { engineStatus, engineCode } = e.details;
+  if (engineStatus !== 400 && !(typeof engineCode === 'number' && MONGO_QUERY_REFUSED.has(engineCode))) return undefined;
+  return new InvalidArgumentError('body', `The engine refused the raw query: ${e.message}`, 'ENGINE_REFUSED_QUERY');
 }
