@@ -14,7 +14,7 @@ const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { gatewayApi: api, workDir, median, printResult, printVerdict, benchmark } = require('./lib/harness');
+const { gatewayApi: api, workDir, median, printResult, printVerdict, benchmark, processCpuMs } = require('./lib/harness');
 const { startJobsGateway, runJob } = require('./lib/jobs');
 const { ensureDebianPackage } = require('./lib/references');
 
@@ -86,6 +86,8 @@ async function main() {
   const jobMs = [];
   const rcloneMs = [];
   const shares = [];
+  // The gateway's CPU time (all threads) during the second run: steadier than wall time on a shared machine.
+  const jobCpuMs = [];
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const tree = path.join(srcRoot, `r${round}`);
@@ -104,7 +106,9 @@ async function main() {
       changeTree(tree);
       const steps = [
         async () => {
+          const cpu0 = processCpuMs(gw.pid);
           const run = await runJob(gw, jobId, 20);
+          jobCpuMs.push(processCpuMs(gw.pid) - cpu0);
           execFileSync('sync');
           if (run.status.status !== 'COMPLETED') throw new Error(`second job run ended ${run.status.status}`);
           jobMs.push(run.ms);
@@ -119,7 +123,7 @@ async function main() {
       sameTree(tree, path.join(rcloneRoot, `r${round}`), 'rclone target');
       console.log(
         `[bench] job-sync round ${round + 1}: job=${Math.round(jobMs[round])}ms rclone=${Math.round(rcloneMs[round])}ms ` +
-          `time_vs_rclone=${(jobMs[round] / rcloneMs[round]).toFixed(3)} bytes_read_share=${(shares[round] * 100).toFixed(2)}% | load=${os.loadavg()[0].toFixed(1)}`,
+          `job_cpu=${Math.round(jobCpuMs[round])}ms time_vs_rclone=${(jobMs[round] / rcloneMs[round]).toFixed(3)} bytes_read_share=${(shares[round] * 100).toFixed(2)}% | load=${os.loadavg()[0].toFixed(1)}`,
       );
     }
   } finally {
@@ -130,6 +134,7 @@ async function main() {
   printResult(`job-sync (${FILES} files of ${SIZE} bytes, second run after the change set)`, {
     job_ms: Math.round(median(jobMs)),
     rclone_ms: Math.round(median(rcloneMs)),
+    job_cpu_ms: Math.round(median(jobCpuMs)),
     job_rounds_ms: jobMs.map(Math.round).join('/'),
     rclone_rounds_ms: rcloneMs.map(Math.round).join('/'),
     ...result,
