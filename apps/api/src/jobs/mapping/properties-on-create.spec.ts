@@ -70,7 +70,7 @@ describe('DocumentCopier: mapped properties carried by the create call, source d
     const copyFrom = jest.spyOn(target.directCopy!, 'copyFrom');
     const outcome = await new DocumentCopier(definition(mapping), source, to, actor).copy({ id, rel: 'a.txt' }, fresh, false, guard);
     expect(outcome).toMatchObject({ outcome: 'p' });
-    expect(copyFrom).toHaveBeenCalledWith(expect.anything(), id, expect.objectContaining({ properties: { Title: 'Report', Wave: '1' } }), actor);
+    expect(copyFrom).toHaveBeenCalledWith(expect.anything(), id, expect.objectContaining({ properties: { Title: 'Report', Wave: '1' } }), actor, undefined);
     expect(updates).not.toHaveBeenCalled();
     expect((await target.getItem(await target.idByPath('/out', 'a.txt'))).properties).toEqual({ Title: 'Report', Wave: '1' });
   });
