@@ -37,12 +37,21 @@ export function answerClientErrors(server: Server, maxHeadBytes: number, limits 
       socket.destroy();
       return;
     }
-    if ((answering.get(socket as Socket) ?? 0) > 0) afterAnswers.set(socket as Socket, () => answerOn(socket, error));
-    else answerOn(socket, error);
+    if ((answering.get(socket as Socket) ?? 0) > 0) {
+      // An oversized head pipelined behind a request still being answered: that answer first. Any other
+      // error on a connection with a request under way (the client closed mid-request, a body that breaks
+      // the framing) means that request cannot complete: the connection ends at once, as Node ends it.
+      // Waiting for its answer instead left such sockets open (CLOSE-WAIT) and server.close() waiting on them.
+      if (error.code === 'HPE_HEADER_OVERFLOW') afterAnswers.set(socket as Socket, () => answerOn(socket, error));
+      else socket.destroy();
+    } else answerOn(socket, error);
   });
 
   function answerOn(socket: Duplex, error: NodeJS.ErrnoException): void {
-    if (!socket.writable) return;
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
     const answer = clientErrorAnswer(error, maxHeadBytes);
     const body = JSON.stringify({ success: false, message: answer.message, error: { code: answer.code } });
     const message =
