@@ -256,19 +256,24 @@ function readCopy(source: number, mode: number, stagedPath: string, maxBytes: nu
   if (length > maxBytes) return 'unread';
   const content = buffer.subarray(0, length);
   hash.update(content);
-  let staged: number;
-  try {
-    staged = openSync(stagedPath, CREATE_STAGED, mode & 0o777);
-  } catch (e) {
-    if (errnoOf(e) === 'EEXIST') return 'taken';
-    throw e;
-  }
+  const staged = openStaged(stagedPath, mode);
+  if (staged === 'taken') return 'taken';
   try {
     for (let written = 0; written < length; ) written += writeSync(staged, content, written, length - written);
   } finally {
     closeSync(staged);
   }
   return 'made';
+}
+
+/** A new staged file with the source's mode (less the umask), or 'taken' when the name exists. */
+function openStaged(stagedPath: string, mode: number): number | 'taken' {
+  try {
+    return openSync(stagedPath, CREATE_STAGED, mode & 0o777);
+  } catch (e) {
+    if (errnoOf(e) === 'EEXIST') return 'taken';
+    throw e;
+  }
 }
 
 /**
@@ -281,13 +286,8 @@ function readCopy(source: number, mode: number, stagedPath: string, maxBytes: nu
  */
 function streamedCopy(source: number, mode: number, stagedPath: string, hash: ReturnType<typeof createHash>): Staged {
   const buffer = copyBuffer(0);
-  let staged: number;
-  try {
-    staged = openSync(stagedPath, CREATE_STAGED, mode & 0o777);
-  } catch (e) {
-    if (errnoOf(e) === 'EEXIST') return 'taken';
-    throw e;
-  }
+  const staged = openStaged(stagedPath, mode);
+  if (staged === 'taken') return 'taken';
   try {
     for (let n = -1, at = 0; n !== 0; at += n) {
       n = readSync(source, buffer, 0, READ_CHUNK_BYTES, at);

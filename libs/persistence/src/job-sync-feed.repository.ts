@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import { DATABASE } from './tokens';
 import type { Database } from './database';
 import type { DatabaseSchema } from './schema';
-import type { SyncStateRecord } from './job-sync-state.repository';
+import { toSyncStateRecord, type SyncStateRecord } from './job-sync-state.repository';
 import { jsonRows } from './jobs.rows';
 
 /** The tables of migration 0170-job-sync-feed. */
@@ -196,18 +196,7 @@ export class JobSyncFeedRepository implements SyncFeedStore {
       .orderBy('s.doc_id')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({
-      docId: r.doc_id,
-      relPath: r.rel_path,
-      sourceStamp: r.source_stamp,
-      versionLabel: r.version_label,
-      size: r.size === null ? null : Number(r.size),
-      modified: r.modified === null ? null : Number(r.modified),
-      checksum: r.checksum,
-      targetId: r.target_id,
-      targetStamp: r.target_stamp,
-      runId: r.run_id,
-    }));
+    return rows.map(toSyncStateRecord);
   }
 
   /** Folder rows this run may trust, the latest run first: its own and those of COMPLETED runs. */

@@ -86,7 +86,7 @@ export class JobSyncStateRepository implements SyncStateStore {
       .where('s.job_id', '=', jobId)
       .where(sql<boolean>`s.doc_id in (select j.d from ${ids})`)
       .execute();
-    for (const r of rows) out.set(r.doc_id, toRecord(r));
+    for (const r of rows) out.set(r.doc_id, toSyncStateRecord(r));
     return out;
   }
 
@@ -126,7 +126,7 @@ export class JobSyncStateRepository implements SyncStateStore {
     const byDocId = (a: Row, b: Row) => (a.doc_id < b.doc_id ? -1 : a.doc_id > b.doc_id ? 1 : 0);
     const bySame = (await candidates('stamp', limit)).sort(byDocId);
     const byShape = bySame.length < limit ? (await candidates('shape', limit - bySame.length)).sort(byDocId) : [];
-    return [...bySame, ...byShape].map(toRecord);
+    return [...bySame, ...byShape].map(toSyncStateRecord);
   }
 
   async goneFromSource(jobId: number, runId: string, limit: number): Promise<SyncStateRecord[]> {
@@ -138,7 +138,7 @@ export class JobSyncStateRepository implements SyncStateStore {
       .orderBy('s.doc_id')
       .limit(limit)
       .execute();
-    return rows.map(toRecord);
+    return rows.map(toSyncStateRecord);
   }
 }
 
@@ -173,7 +173,8 @@ function toRow(jobId: number, r: SyncStateRecord, now: number): JobSyncStateTabl
   };
 }
 
-function toRecord(r: Row): SyncStateRecord {
+/** A job_sync_state row as the record the sync copier reads (also the change feed's gone documents: job-sync-feed.repository.ts). */
+export function toSyncStateRecord(r: Row): SyncStateRecord {
   return {
     docId: r.doc_id,
     relPath: r.rel_path,
