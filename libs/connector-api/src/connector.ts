@@ -66,6 +66,8 @@ export interface VersionInfo {
   comment?: string;
   /** Who wrote this version, where the repository's version list says (a copy job carries it: version-stamps.ts). */
   modifiedBy?: string;
+  /** This version's own custom properties, where the repository keeps them per version (VersioningCapability.versionProperties). */
+  properties?: Record<string, string>;
 }
 
 export interface FolderPage {
@@ -140,6 +142,12 @@ export interface VersioningCapability {
    * one second (SharePoint's dates are to the second) or on skewed clocks would tie or swap.
    */
   listVersions(id: string): Promise<VersionInfo[]>;
+  /**
+   * Optional: each version keeps its own custom properties, listed as VersionInfo.properties, and
+   * propertyUpdate.updateProperties of a document just written sets those of that newest version only,
+   * adding none (CMIS). Absent where the properties are the document's, whichever its version.
+   */
+  readonly versionProperties?: boolean;
 }
 
 export interface CheckInOutCapability {

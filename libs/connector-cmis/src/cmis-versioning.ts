@@ -5,6 +5,9 @@ import { splitVersion, toVersionInfo, versionLabelOf } from './item-info';
 
 /** The versioning group: a document's versions, newest first. */
 export class CmisVersioning implements VersioningCapability {
+  /** Each version is an object of its own, with its own properties; updateProperties of a document changes its latest version in place. */
+  readonly versionProperties = true;
+
   constructor(private readonly connector: CmisConnector) {}
 
   async listVersions(id: string): Promise<VersionInfo[]> {

@@ -150,6 +150,7 @@ export function toItemInfo(props: CmisProperties, id: string, path: string, full
 export function toVersionInfo(props: CmisProperties): VersionInfo {
   const comment = str(props, 'cmis:checkinComment');
   const modifiedBy = str(props, 'cmis:lastModifiedBy');
+  const properties = customProperties(props);
   return {
     id: versionId(props),
     name: str(props, 'cmis:name'),
@@ -160,6 +161,8 @@ export function toVersionInfo(props: CmisProperties): VersionInfo {
     ...(comment !== undefined ? { comment } : {}),
     // Each version's own author: what a copy job carries to the versions it writes.
     ...(modifiedBy !== undefined ? { modifiedBy } : {}),
+    // Each version's own custom properties (a copy job's source_modified, source_author, source_version).
+    ...(Object.keys(properties).length > 0 ? { properties } : {}),
   };
 }
 

@@ -126,21 +126,23 @@ export class DocumentCopier {
         this.written(item, sourcePath, targetId, acl, message, write, { sourceName, targetPath: joinPath(targetDir, name), renamed: name !== path.basename(item.rel) }, mapped, addedVersion);
       const folderId = await this.ensureFolder(targetDir);
 
+      const { ids: contents, note, stamps } = await this.contentsToCopy(item.id);
       let existing: string | undefined;
       if (!claim.fresh || sync?.existsAtTarget) {
         // Redone after a crash, stall, kill or resume: did the earlier attempt's write land?
         ({ name, existing } = await this.names.place(this.target, targetDir, name, sourceName));
         if (existing !== undefined && !claim.fresh) {
           const t = await this.target.getItem(existing);
-          const modified = t.modified?.getTime() ?? 0;
-          if (modified >= claim.claimedAt - CLOCK_TOLERANCE_MS && (info.size === undefined || t.size === undefined || t.size === info.size)) {
+          const since = claim.claimedAt - CLOCK_TOLERANCE_MS;
+          // A stamped copy reports the source's date, not its write's (version-stamps.ts).
+          const landed = this.stamps ? this.stamps.writtenSince(t.modified, stamps?.get(contents[contents.length - 1]), since) : (t.modified?.getTime() ?? 0) >= since;
+          if (landed && (info.size === undefined || t.size === undefined || t.size === info.size)) {
             // Whether that write made the document or added a version is not known: under `version`, a refusal removes only the latest version.
             return await written(existing, 'recovered: written by an earlier attempt of this run', undefined, onExisting === 'version');
           }
         }
       }
 
-      const { ids: contents, note, stamps } = await this.contentsToCopy(item.id);
       const noted = (message?: string) => [message, note].filter((m) => m !== undefined).join('; ') || undefined;
       if (existing === undefined) {
         try {
