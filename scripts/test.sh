@@ -68,10 +68,11 @@ trap cleanup EXIT
 echo "== job e2e tests (SQLite + Redis/BullMQ) =="
 redis_url=$(scripts/redis.sh start "$services/redis")
 # jobs-webhooks (3½ min: an endpoint down for 3 minutes) runs twice: embedded on SQLite (the e2e pass above) and on PostgreSQL + BullMQ (the last pass).
-# jobs-names (200 hostile names through four targets and back, ~50 s) and jobs-version-stamps (each version's dates and
-# authors at every target kind) test what a copy writes at the target, not how its tasks are queued: they run in the two
-# embedded passes (SQLite, PostgreSQL), not in the BullMQ ones.
-queue_independent="jobs-names jobs-version-stamps"
+# jobs-names (200 hostile names through four targets and back, ~50 s), jobs-version-stamps (each version's dates and
+# authors at every target kind) and jobs-version-chain (30 versions through four repositories, ~16 s) test what a copy
+# writes at the target, not how its tasks are queued: they run in the two embedded passes (SQLite, PostgreSQL), not in
+# the BullMQ ones.
+queue_independent="jobs-names jobs-version-stamps jobs-version-chain"
 GATEWAY_TEST_REDIS_URL=$redis_url npx jest --config jest.config.js test/e2e/jobs test/e2e/crash-matrix --selectProjects e2e --ci --runInBand --testPathIgnorePatterns jobs-webhooks $queue_independent
 
 if [ "${GATEWAY_TEST_SKIP_POSTGRES:-}" = "1" ]; then
