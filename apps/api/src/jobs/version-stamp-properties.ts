@@ -20,11 +20,11 @@ export interface CarriedStamp {
 /** The original a version's properties carry (a copy of a copy); an unreadable date is left out, so the version's own date stands. */
 export function carriedStamp(properties: Readonly<Record<string, string | null>> | undefined): CarriedStamp {
   if (!properties) return {};
-  const modified = properties[SOURCE_MODIFIED] ? new Date(properties[SOURCE_MODIFIED]) : undefined;
+  const modified = dateOf(properties[SOURCE_MODIFIED]);
   const author = properties[SOURCE_AUTHOR];
   const version = properties[SOURCE_VERSION];
   return {
-    ...(modified && Number.isFinite(modified.getTime()) ? { modified } : {}),
+    ...(modified ? { modified } : {}),
     ...(author ? { modifiedBy: author } : {}),
     ...(version ? { version } : {}),
   };
@@ -53,8 +53,17 @@ export async function propertyRoute(target: ContentConnector): Promise<PropertyR
   if (!target.versioning?.versionProperties) return { write: false, why: `its properties are the document's, not each version's, so ${names} would keep the newest version's only` };
   const described = await target.propertyUpdate.describeProperties?.();
   if (described) {
-    const missing = SOURCE_STAMP_PROPERTIES.filter((name) => !described.some((p) => p.name === name && p.writable && p.kind === 'string' && !p.multiValue));
+    // source_modified may be a date property of the type (it takes ISO 8601); the others are text.
+    const fits = (name: string, kind: string) => kind === 'string' || (name === SOURCE_MODIFIED && kind === 'date');
+    const missing = SOURCE_STAMP_PROPERTIES.filter((name) => !described.some((p) => p.name === name && p.writable && fits(name, p.kind) && !p.multiValue));
     if (missing.length > 0) return { write: false, why: `its document type does not declare ${missing.join(', ')} (writable single strings), which would keep them per version` };
   }
   return { write: true };
+}
+
+/** A carried date: ISO 8601, or epoch milliseconds (as a repository reports a date-typed property); undefined when neither. */
+function dateOf(value: string | null | undefined): Date | undefined {
+  if (!value) return undefined;
+  const date = new Date(/^-?\d+$/.test(value) ? Number(value) : value);
+  return Number.isFinite(date.getTime()) ? date : undefined;
 }
