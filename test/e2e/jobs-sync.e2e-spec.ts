@@ -12,8 +12,12 @@ import { ADMIN, adminAuth } from '../support/gateway';
 import { ensureBuilt, spawnGateway, type GatewayProcess } from '../support/process';
 import { MODE, REDIS_URL, call, defineJob, jobBody, listTree, sleep, startJobsGateway, treeBytes, waitStatus, writeTree, type JobsGateway } from './jobs-helpers';
 
-/** Documents of the first run; the change set is scaled from the issue's acceptance (10,000 there). */
-const N = 500;
+/**
+ * Documents of the first run, the change set scaled from them. The issue's acceptance is 10,000: scripts/test.sh
+ * runs it at that size once (SYNC_ACCEPTANCE_DOCS=10000, the embedded SQLite pass), the other passes at 500.
+ */
+const N = Number(process.env.SYNC_ACCEPTANCE_DOCS || 500);
+if (!Number.isInteger(N) || N < 500 || N > 10_000 || N % 100 !== 0) throw new Error(`SYNC_ACCEPTANCE_DOCS: a multiple of 100 from 500 to 10,000, not ${process.env.SYNC_ACCEPTANCE_DOCS}`);
 const FOLDERS = 10;
 
 const digests = (files: Record<string, Buffer>) => Object.fromEntries(Object.entries(files).map(([k, v]) => [k, `${v.length}:${sha256(v)}`]));
@@ -86,11 +90,11 @@ describe(`Sync jobs, filesystem → CMIS (OpenCMIS InMemory), ${MODE} mode`, () 
 
     // The change set: 1% changed, 0.5% deleted, 0.5% renamed, 0.5% moved to another folder, 1% added.
     const rels = Object.keys(files);
-    const pick = (from: number, n: number) => rels.slice(from, from + n);
+    const pick = (from: number, n: number) => rels.slice(from, from + Math.floor(n));
     const changed = pick(0, N / 100);
-    const deleted = pick(100, N / 200);
-    const renamed = pick(200, N / 200);
-    const moved = pick(300, N / 200);
+    const deleted = pick(N / 5, N / 200);
+    const renamed = pick((2 * N) / 5, N / 200);
+    const moved = pick((3 * N) / 5, N / 200);
     const expected = { ...files };
     for (const rel of changed) {
       expected[rel] = randomBytes(1500);
@@ -157,8 +161,11 @@ describe(`Sync jobs, filesystem → CMIS (OpenCMIS InMemory), ${MODE} mode`, () 
     expect(report.body.results.rows).toEqual([
       expect.objectContaining({ relPath: conflicted, outcome: 'e', message: expect.stringMatching(/^TARGET_CHANGED: changed at the target since run 2 wrote it \(target stamp \S+, ours \S+; source stamp \S+\); kept/) }),
     ]);
-    expect((await connectorTree(cmis, target))[conflicted]).toEqual(edit);
-  });
+    const kept: Buffer[] = [];
+    for await (const c of await cmis.openContent(await cmis.idByPath(path.posix.dirname(`${target}/${conflicted}`), path.posix.basename(conflicted)))) kept.push(c as Buffer);
+    expect(Buffer.concat(kept)).toEqual(edit);
+    // Only a bound for a hung run (a loaded machine writes 10,000 CMIS documents slowly); it measures nothing.
+  }, 60_000 + N * 60);
 });
 
 async function api(gw: GatewayProcess, p: string) {
