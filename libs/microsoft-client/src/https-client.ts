@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ContentTransport } from '@gateway/content-transport';
 import { GatewayError, UpstreamError, UpstreamTimeoutError, UpstreamUnavailableError } from '@gateway/errors';
-import { createAgents } from './agent';
+import { createAgents, type ConnectorAgents } from './agent';
 import { DEFAULT_RETRY, decideThrottleRetry, isThrottle, retryAfterSeconds, type RetryOptions } from './retry';
 import { mapServiceError, parseServiceError, type ServiceErrorContext } from './service-errors';
 
@@ -60,7 +60,7 @@ export interface MicrosoftHttpClientOptions {
   userAgent?: string;
   /** Injected by tests; defaults to a real timer. */
   sleep?: (ms: number) => Promise<void>;
-  agents?: { https: https.Agent; http: http.Agent };
+  agents?: ConnectorAgents;
 }
 
 /** Metadata answers are small; anything bigger is not an answer we understand. */
@@ -79,7 +79,7 @@ export const WRITE_SLICE_BYTES = 256 * 1024;
  * covers the whole exchange, a download's body included.
  */
 export class MicrosoftHttpClient {
-  readonly agents: { https: https.Agent; http: http.Agent };
+  readonly agents: ConnectorAgents;
   private readonly retry: RetryOptions;
   private readonly connectTimeoutMs: number;
   private readonly idleTimeoutMs: number;
@@ -213,7 +213,7 @@ export class MicrosoftHttpClient {
     const url = new URL(req.url);
     this.contentTransport ??= new ContentTransport({
       // The agent's trust: the public roots and the connector's caFile (agent.ts).
-      ca: this.agents.https.options.ca,
+      ca: this.agents.ca,
       connectTimeoutMs: this.connectTimeoutMs,
       connectTimeout: () => new UpstreamTimeoutError(`Could not connect to ${this.options.service} within ${this.connectTimeoutMs} ms`),
       idleTimeoutMs: this.idleTimeoutMs,
