@@ -108,6 +108,7 @@ const READ_CHUNK_BYTES = 256 * 1024;
 let readCopyBuffer = Buffer.alloc(0);
 
 function copyBuffer(maxBytes: number): Buffer {
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: a buffer reallocated at the same size (or on every call) costs more, copies the same
   if (readCopyBuffer.length < maxBytes + READ_CHUNK_BYTES) readCopyBuffer = Buffer.allocUnsafe(maxBytes + READ_CHUNK_BYTES);
   return readCopyBuffer;
 }
@@ -224,9 +225,11 @@ type Staged = 'made' | 'taken' | 'unread' | 'failed';
 function cloneCopy(req: DirectCopyRequest, source: number, hash: ReturnType<typeof createHash>): Staged {
   const buffer = copyBuffer(0);
   try {
-    for (let n = -1, at = 0; n !== 0; at += n) {
-      n = readSync(source, buffer, 0, READ_CHUNK_BYTES, at);
+    for (let at = 0; ; ) {
+      const n = readSync(source, buffer, 0, READ_CHUNK_BYTES, at);
+      if (n === 0) break;
       hash.update(buffer.subarray(0, n));
+      at += n;
     }
   } catch {
     return 'unread';
@@ -249,11 +252,16 @@ function readCopy(source: number, mode: number, stagedPath: string, maxBytes: nu
   const buffer = copyBuffer(maxBytes);
   let length = 0;
   try {
-    for (let n = -1; n !== 0 && length <= maxBytes; length += n) n = readSync(source, buffer, length, Math.min(READ_CHUNK_BYTES, buffer.length - length), length);
+    for (;;) {
+      const n = readSync(source, buffer, length, buffer.length - length, length);
+      if (n === 0) break;
+      length += n;
+      // Grown since its fstat: the buffer's chunk more than maxBytes lets this be seen.
+      if (length > maxBytes) return 'unread';
+    }
   } catch {
     return 'unread';
   }
-  if (length > maxBytes) return 'unread';
   const content = buffer.subarray(0, length);
   hash.update(content);
   const staged = openStaged(stagedPath, mode);
@@ -271,6 +279,7 @@ function openStaged(stagedPath: string, mode: number): number | 'taken' {
   try {
     return openSync(stagedPath, CREATE_STAGED, mode & 0o777);
   } catch (e) {
+    // Stryker disable next-line ConditionalExpression: an open with O_CREAT | O_EXCL that fails otherwise made no file, so the caller's removal of the name after a throw finds none
     if (errnoOf(e) === 'EEXIST') return 'taken';
     throw e;
   }
@@ -289,11 +298,13 @@ function streamedCopy(source: number, mode: number, stagedPath: string, hash: Re
   const staged = openStaged(stagedPath, mode);
   if (staged === 'taken') return 'taken';
   try {
-    for (let n = -1, at = 0; n !== 0; at += n) {
-      n = readSync(source, buffer, 0, READ_CHUNK_BYTES, at);
+    for (let at = 0; ; ) {
+      const n = readSync(source, buffer, 0, READ_CHUNK_BYTES, at);
+      if (n === 0) break;
       const chunk = buffer.subarray(0, n);
       hash.update(chunk);
       for (let written = 0; written < n; ) written += writeSync(staged, chunk, written, n - written);
+      at += n;
     }
   } finally {
     closeSync(staged);
