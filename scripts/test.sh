@@ -72,8 +72,8 @@ redis_url=$(scripts/redis.sh start "$services/redis")
 # jobs-webhooks (3½ min: an endpoint down for 3 minutes) runs twice: embedded on SQLite (the e2e pass above) and on PostgreSQL + BullMQ (the last pass).
 # jobs-names (200 hostile names through four targets and back, ~50 s), jobs-version-stamps (each version's dates and
 # authors at every target kind) and jobs-version-chain (30 versions through four repositories, ~16 s) test what a copy
-# writes at the target, not how its tasks are queued: they run in the two embedded passes (SQLite, PostgreSQL), not in
-# the BullMQ ones.
+# writes at the target, not how its tasks are queued: they run in the embedded passes (SQLite, and PostgreSQL but
+# jobs-names), not in the BullMQ ones.
 queue_independent="jobs-names jobs-version-stamps jobs-version-chain"
 GATEWAY_TEST_REDIS_URL=$redis_url npx jest --config jest.config.js test/e2e/jobs test/e2e/crash-matrix --selectProjects e2e --ci --runInBand --testPathIgnorePatterns jobs-webhooks $queue_independent
 
@@ -89,8 +89,10 @@ export GATEWAY_TEST_POSTGRES_URL
 # proxy-large and test/docker start the built gateway on its own SQLite, and the browser test reads
 # only users: the first pass covers them, and they are the slowest after it. The SharePoint
 # large-transfer and fidelity files, text extraction (Tika), and the S3 multipart writer and user-file
-# store files (the lib classes on the engines, no gateway) touch no table at all.
-npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns search.contract proxy-large test/docker test/browser multinode sharepoint-large sharepoint-fidelity text-extraction s3-multipart-writer s3-user-file-store jobs-webhooks
+# store files (the lib classes on the engines, no gateway) touch no table at all. jobs-names (200 hostile names
+# through four targets and back, ~80 s) tests the names a copy writes at its targets; its records go through the
+# same repositories as every job's, which the medium tests and the other job files run on PostgreSQL.
+npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns search.contract proxy-large test/docker test/browser multinode sharepoint-large sharepoint-fidelity text-extraction s3-multipart-writer s3-user-file-store jobs-webhooks jobs-names
 
 echo "== job e2e tests and three nodes (PostgreSQL + Redis/BullMQ) =="
 GATEWAY_TEST_REDIS_URL=$redis_url npx jest --config jest.config.js test/e2e/jobs test/e2e/multinode --selectProjects e2e --ci --runInBand --testPathIgnorePatterns $queue_independent
