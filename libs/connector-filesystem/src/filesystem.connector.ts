@@ -1,4 +1,4 @@
-import { constants, lstatSync, renameSync, unlinkSync } from 'node:fs';
+import { constants, lstatSync, renameSync } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import {
@@ -251,7 +251,8 @@ export class FilesystemConnector implements ContentConnector {
       assertNotHeldByOther(meta, actor, rel);
       // Only an explicit false keeps older versions (the spec's default is true).
       if (allVersions !== false || meta.versions.length === 1) {
-        unlinkSync(abs);
+        // On the thread pool: an unlink can take a millisecond in the kernel (a sync run's overwrites and deletions).
+        await fsp.unlink(abs);
         await this.store.remove(rel);
         return encodeId(rel);
       }

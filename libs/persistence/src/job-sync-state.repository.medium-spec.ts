@@ -44,9 +44,17 @@ describe.each(DATABASE_KINDS)('JobSyncStateRepository (%s)', (kind) => {
     await repo.saveSyncStates(jobId, [state('a'), state('b'), state('c', { size: 99 }), state('d', { modified: 5 }), state('e'), state('z', { size: 7, sourceStamp: 'etag:new' })], 10);
     await jobs.claimDocs(jobId, run.id, [{ docId: 'e', relPath: 'e', sourcePath: '/in/e' }], 20);
     const doc = { docId: 'a', stamp: 'etag:new', size: 1024, modified: 1_700_000_000_123 };
-    expect((await repo.renameCandidates(jobId, run.id, doc, 10)).map((s) => s.docId)).toEqual(['z', 'b']);
-    expect((await repo.renameCandidates(jobId, run.id, doc, 1)).map((s) => s.docId)).toEqual(['z']);
-    expect(await repo.renameCandidates(jobId + 1, run.id, doc, 10)).toEqual([]);
+    const ids = async (docs: Array<typeof doc>, limit: number, job = jobId) =>
+      Object.fromEntries([...(await repo.renameCandidates(job, run.id, docs, limit))].map(([k, v]) => [k, v.map((s) => s.docId)]));
+    expect(await ids([doc], 10)).toEqual({ a: ['z', 'b'] });
+    expect(await ids([doc], 1)).toEqual({ a: ['z'] });
+    expect(await ids([doc], 10, jobId + 1)).toEqual({});
+    // Asked together: each document its own candidates (never itself), one without any left out.
+    const other = { docId: 'n', stamp: 'etag:c', size: 5, modified: 5 };
+    const none = { docId: 'x', stamp: 'etag:none', size: 1, modified: 1 };
+    expect(await ids([doc, other, none], 10)).toEqual({ a: ['z', 'b'], n: ['c'] });
+    expect(await ids([{ ...doc, docId: 'b' }], 2)).toEqual({ b: ['z', 'a'] });
+    expect((await repo.renameCandidates(jobId, run.id, [doc], 10)).get('a')?.[1]).toEqual(state('b'));
   });
 
   it('moves a state to a new id in one step', async () => {

@@ -46,6 +46,14 @@ export interface SyncStateRecord {
   runId: string;
 }
 
+/** A new document whose rename candidates are looked for. */
+export interface RenameQuery {
+  docId: string;
+  stamp: string;
+  size: number;
+  modified: number;
+}
+
 /** The sync state as the jobs use it: this repository, or an in-memory fake in unit tests. */
 export interface SyncStateStore {
   /** The states of these source documents. */
@@ -56,10 +64,11 @@ export interface SyncStateStore {
    */
   saveSyncStates(jobId: number, rows: readonly SyncStateRecord[], now: number, forget?: readonly string[]): Promise<void>;
   /**
-   * Rename candidates of a new document: documents written before, other than `docId` and not listed
-   * by this run so far, with the same source stamp (first) or the same size and modification time.
+   * Rename candidates of new documents, by document id (`limit` each at most): documents written before,
+   * other than the document itself and not listed by this run so far, with the same source stamp (first)
+   * or the same size and modification time; each kind in doc_id order. A document without any: no entry.
    */
-  renameCandidates(jobId: number, runId: string, doc: { docId: string; stamp: string; size: number; modified: number }, limit: number): Promise<SyncStateRecord[]>;
+  renameCandidates(jobId: number, runId: string, docs: readonly RenameQuery[], limit: number): Promise<Map<string, SyncStateRecord[]>>;
   /** Documents written before that this run did not list (gone from the source), `limit` at a time, in id order. */
   goneFromSource(jobId: number, runId: string, limit: number): Promise<SyncStateRecord[]>;
 }
@@ -105,28 +114,44 @@ export class JobSyncStateRepository implements SyncStateStore {
     });
   }
 
-  async renameCandidates(jobId: number, runId: string, doc: { docId: string; stamp: string; size: number; modified: number }, limit: number): Promise<SyncStateRecord[]> {
-    // Two queries, each on its index: one with `or` scanned the table per new document (a first run is all new documents).
-    // No ORDER BY: to return rows in doc_id order SQLite (without ANALYZE statistics) walks the primary key
-    // (job_id, doc_id) instead of the stamp or shape index, every row of the job per new document, so a first
-    // run of n documents did n²/2 row visits (10,000 files: 30 s; 100,000: not done after 19 min). The rows
-    // come in index order and are sorted here; which `max` of several equal candidates is looked at is then the
-    // index's choice, and each is checked (stamp or SHA-256) before it is taken.
-    const candidates = (same: 'stamp' | 'shape', max: number) =>
-      this.db
-        .selectFrom('job_sync_state as s')
-        .select(COLUMNS.map((c) => `s.${c}` as const))
-        .where('s.job_id', '=', jobId)
-        .$if(same === 'stamp', (q) => q.where('s.source_stamp', '=', doc.stamp))
-        .$if(same === 'shape', (q) => q.where('s.size', '=', doc.size).where('s.modified', '=', doc.modified).where('s.source_stamp', '!=', doc.stamp))
-        .where('s.doc_id', '!=', doc.docId)
-        .where((eb) => eb.not(eb.exists(eb.selectFrom('job_run_docs as d').select('d.doc_id').where('d.run_id', '=', runId).whereRef('d.doc_id', '=', 's.doc_id'))))
-        .limit(max)
-        .execute();
-    const byDocId = (a: Row, b: Row) => (a.doc_id < b.doc_id ? -1 : a.doc_id > b.doc_id ? 1 : 0);
-    const bySame = (await candidates('stamp', limit)).sort(byDocId);
-    const byShape = bySame.length < limit ? (await candidates('shape', limit - bySame.length)).sort(byDocId) : [];
-    return [...bySame, ...byShape].map(toSyncStateRecord);
+  async renameCandidates(jobId: number, runId: string, docs: readonly RenameQuery[], limit: number): Promise<Map<string, SyncStateRecord[]>> {
+    const out = new Map<string, SyncStateRecord[]>();
+    if (docs.length === 0) return out;
+    const unique = [...new Map(docs.map((d) => [d.docId, d])).values()];
+    const asked = () =>
+      jsonRows(
+        this.database.engine,
+        unique.map((d) => ({ d: d.docId, st: d.stamp, sz: String(d.size), md: String(d.modified) })),
+        ['d', 'st', 'sz', 'md'],
+      );
+    const columns = sql.raw(COLUMNS.map((c) => `s.${c}`).join(', '));
+    // One query per kind for every asked document: the asked rows drive the join (CROSS JOIN: SQLite keeps
+    // that order; a plain join scanned the job's states, 14 ms a query), each on its index
+    // (job_sync_state_stamp, job_sync_state_shape). The window bounds what one document gets (many files
+    // of one size and time); its ORDER BY sorts the joined rows only, so the plan stays on those indexes
+    // (a top-level ORDER BY doc_id ... LIMIT once walked the primary key: n² row visits on a first run).
+    const candidates = async (same: 'stamp' | 'shape') => {
+      const match =
+        same === 'stamp'
+          ? sql`s.source_stamp = j.st`
+          : sql`s.size = cast(j.sz as bigint) and s.modified = cast(j.md as bigint) and s.source_stamp <> j.st`;
+      const rows = await sql<Row & { asked_by: string }>`
+        select * from (
+          select j.d as asked_by, ${columns}, row_number() over (partition by j.d order by s.doc_id) as rank_in_doc
+          from ${asked()} cross join job_sync_state s
+          where s.job_id = ${jobId} and ${match} and s.doc_id <> j.d and not exists (select 1 from job_run_docs r where r.run_id = ${runId} and r.doc_id = s.doc_id)
+        ) c where c.rank_in_doc <= ${limit}
+        order by c.asked_by, c.rank_in_doc`.execute(this.db);
+      return rows.rows;
+    };
+    for (const same of ['stamp', 'shape'] as const) {
+      for (const r of await candidates(same)) {
+        const list = out.get(r.asked_by) ?? [];
+        if (list.length < limit) list.push(toSyncStateRecord(r));
+        out.set(r.asked_by, list);
+      }
+    }
+    return out;
   }
 
   async goneFromSource(jobId: number, runId: string, limit: number): Promise<SyncStateRecord[]> {

@@ -132,12 +132,14 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     let finished = false;
     let failure: string | undefined;
     let rest: DocOutcome[] = [];
+    // A listed page's tasks, inserted by the transition that ends this task (one transaction less per page).
+    let listed: TaskSpec[] = [];
     try {
       if (!ctx) throw loadFailure;
       if (planned.kind === 'enum') {
         // An indexing run makes sure of its collection as it starts (a kill before the first write leaves it there, empty).
         if (ctx.indexer && ref.key === ROOT_TASK_KEY) await ctx.indexer.ensureCollection();
-        await this.enumerate(ref, ctx, planned.payload);
+        listed = await this.enumerate(ref, ctx, planned.payload);
         finished = true;
       } else if (planned.kind === 'sweep') {
         finished = await ctx.sweeper!.sweep(() => !watch.takes(ref.attempt));
@@ -160,7 +162,7 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     const jobId = ctx?.jobId ?? 0;
     // The task's last outcomes are written in the transition that ends it (one transaction less
     // per task); should that fail, they are written on their own first, as before.
-    const ended = await this.end(ref, jobId, rest, finished, failure, maxErrors).catch(async (e: unknown) => {
+    const ended = await this.end(ref, jobId, rest, finished, failure, maxErrors, listed).catch(async (e: unknown) => {
       if (rest.length === 0) throw e;
       try {
         await this.repo.finishDocs(jobId, ref.runId, rest, Date.now());
@@ -168,8 +170,9 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
         finished = false;
         failure ??= this.describeFailure(writeError, ref);
       }
-      return this.end(ref, jobId, [], finished, failure, maxErrors);
+      return this.end(ref, jobId, [], finished, failure, maxErrors, listed);
     });
+    if (listed.length > 0) await this.enqueueTasks(ref, listed);
     if (ended.failing) await this.notify(ref.runId);
     if (ended.sweep) await this.queue.enqueue([{ runId: ref.runId, key: SWEEP_TASK_KEY, attempt: ref.attempt }]);
     // The run settled by this task without a commit above (it turned failing as the task ended): commit now.
@@ -199,9 +202,11 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
   }
 
   /** The transition that ends a task: its last outcomes, its row, and the run moved on (settle). */
-  private end(ref: TaskRef, jobId: number, rest: DocOutcome[], finished: boolean, failure: string | undefined, maxErrors: number) {
+  private end(ref: TaskRef, jobId: number, rest: DocOutcome[], finished: boolean, failure: string | undefined, maxErrors: number, listed: TaskSpec[] = []) {
     const sweeps = this.contexts.get(ref.runId)?.sweeper !== undefined;
     return this.repo.transition(ref.runId, async (locked): Promise<{ failing: boolean; sweep?: boolean; status?: string }> => {
+      // What the task listed, as its own transition inserted it before (whatever happened to the run meanwhile).
+      if (listed.length > 0) await locked.insertTasks(listed);
       // Outcomes count whatever happened to the run meanwhile: their documents were claimed by it.
       if (rest.length > 0) await locked.finishDocs(jobId, rest, Date.now());
       const failing = rest.length > 0 && locked.run.attempt === ref.attempt && failingReason(locked.run, maxErrors) !== undefined;
@@ -232,9 +237,9 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     return p.items.map((i) => ({ docId: i.id, relPath: i.rel, sourcePath: ctx.copier.sourcePath(i) }));
   }
 
-  /** Lists one page of a folder and queues what it found (task-plan.ts). */
-  private async enumerate(ref: TaskRef, ctx: RunContext, p: EnumPayload): Promise<void> {
-    if (ref.key === ROOT_TASK_KEY && ctx.feed && (await ctx.feed.enumerate((tasks) => this.queueTasks(ref, tasks)))) return;
+  /** Lists one page of a folder and answers what it found (task-plan.ts), for the transition ending the task to insert. */
+  private async enumerate(ref: TaskRef, ctx: RunContext, p: EnumPayload): Promise<TaskSpec[]> {
+    if (ref.key === ROOT_TASK_KEY && ctx.feed && (await ctx.feed.enumerate((tasks) => this.queueTasks(ref, tasks)))) return [];
     const source = ctx.copier.source;
     const folderId =
       p.folderId ??
@@ -244,11 +249,15 @@ export class JobExecutor implements OnModuleInit, BeforeApplicationShutdown {
     const page = await source.listFolder(folderId, { limit: LIST_PAGE, cursor: p.cursor });
     const tasks = folderPageTasks(ref.key, p, folderId, page, ctx.copier.def.source.recursive, ctx.copier.def.options.mode === 'sync');
     await ctx.feed?.listed(p, page);
-    await this.queueTasks(ref, tasks);
+    return tasks;
   }
 
   private async queueTasks(ref: TaskRef, tasks: TaskSpec[]): Promise<void> {
     await this.repo.transition(ref.runId, (locked) => locked.insertTasks(tasks));
+    await this.enqueueTasks(ref, tasks);
+  }
+
+  private async enqueueTasks(ref: TaskRef, tasks: TaskSpec[]): Promise<void> {
     const refs = (listing: boolean) => tasks.filter((t) => isListingKey(t.key) === listing).map((t) => ({ runId: ref.runId, key: t.key, attempt: ref.attempt }));
     // The page's documents first: the copies start with the first page listed, while listing goes on in its own lane.
     await this.queue.enqueue(refs(false));

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Actor, ContentConnector } from '@gateway/connector-api';
 import { FilesystemConnectorType } from '@gateway/connector-filesystem';
-import type { DocOutcome, LockedRun, RemovedDoc, SyncStateRecord, SyncStateStore } from '@gateway/persistence';
+import type { DocOutcome, LockedRun, RemovedDoc, RenameQuery, SyncStateRecord, SyncStateStore } from '@gateway/persistence';
 import type { JobDefinition } from '../../config/job-definition.dto';
 import { DocumentCopier, resolveFolderId, type CopyGuard } from '../document-copier';
 import type { JobStore } from '../job-store';
@@ -26,12 +26,17 @@ class MemorySyncStates implements SyncStateStore {
     for (const id of forget) this.rows.delete(id);
     for (const r of rows) this.rows.set(r.docId, { ...r });
   }
-  async renameCandidates(_jobId: number, runId: string, doc: { docId: string; stamp: string; size: number; modified: number }, limit: number) {
+  async renameCandidates(_jobId: number, runId: string, docs: readonly RenameQuery[], limit: number) {
     const listed = this.listed.get(runId) ?? new Set();
-    return [...this.rows.values()]
-      .filter((r) => r.docId !== doc.docId && !listed.has(r.docId) && (r.sourceStamp === doc.stamp || (r.size === doc.size && r.modified === doc.modified)))
-      .sort((a, b) => Number(b.sourceStamp === doc.stamp) - Number(a.sourceStamp === doc.stamp) || a.docId.localeCompare(b.docId))
-      .slice(0, limit);
+    const out = new Map<string, SyncStateRecord[]>();
+    for (const doc of docs) {
+      const found = [...this.rows.values()]
+        .filter((r) => r.docId !== doc.docId && !listed.has(r.docId) && (r.sourceStamp === doc.stamp || (r.size === doc.size && r.modified === doc.modified)))
+        .sort((a, b) => Number(b.sourceStamp === doc.stamp) - Number(a.sourceStamp === doc.stamp) || a.docId.localeCompare(b.docId))
+        .slice(0, limit);
+      if (found.length > 0) out.set(doc.docId, found);
+    }
+    return out;
   }
   async goneFromSource(_jobId: number, runId: string, limit: number) {
     const listed = this.listed.get(runId) ?? new Set();

@@ -8,6 +8,7 @@ import { CLOCK_TOLERANCE_MS, errorMessage, findId, type CopyGuard, type Document
 import { DocumentFilter } from '../document-filter';
 import { Cancelled } from '../run-watcher';
 import type { DocItem } from '../task-plan';
+import { RenameLookups } from './rename-lookups';
 import { sourceStamp, targetStamp } from './sync-stamps';
 
 /** Rename candidates looked at per new document at most (same stamp first, then same size and modification time). */
@@ -37,6 +38,8 @@ export class SyncCopier {
   private readonly pending = new Map<string, { row: SyncStateRecord; forget?: string }>();
   /** Old ids whose target document a rename of this process has taken (its state not yet written). */
   private readonly taken = new Set<string>();
+  /** Rename candidates of the new documents, asked together per event-loop turn. */
+  private readonly renames: RenameLookups;
 
   constructor(
     private readonly copier: DocumentCopier,
@@ -47,6 +50,7 @@ export class SyncCopier {
     private readonly actor: Actor,
   ) {
     this.filter = new DocumentFilter(copier.def.options);
+    this.renames = new RenameLookups(states, jobId, runId, RENAME_CANDIDATES);
   }
 
   get def() {
@@ -189,7 +193,7 @@ export class SyncCopier {
    */
   private async renameOf(info: DocItem, stamp: string, guard: CopyGuard): Promise<SyncStateRecord | undefined> {
     if (info.size === undefined || info.modified === undefined) return undefined;
-    const candidates = await this.states.renameCandidates(this.jobId, this.runId, { docId: info.id, stamp, size: info.size, modified: info.modified }, RENAME_CANDIDATES);
+    const candidates = await this.renames.candidates({ docId: info.id, stamp, size: info.size, modified: info.modified });
     let sha256: string | undefined;
     for (const candidate of candidates) {
       if (this.taken.has(candidate.docId) || (await this.stillAtSource(candidate.docId))) continue;
