@@ -19,6 +19,30 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# jobs-webhooks spends three of its three and a half minutes waiting out an endpoint that is down (its deliveries
+# retried): it runs beside the pass it belongs to, in a jest process of its own, its output printed when it ends.
+# Its gateways use their own databases and data folders, and so their own BullMQ queues (the prefix is the database's).
+webhooks_log=$(mktemp /tmp/gateway-test-webhooks-XXXXXX.log)
+webhooks_pid=
+# A pass that fails ends the script: the run beside it goes too.
+webhooks_stop() {
+  if [ -n "$webhooks_pid" ]; then kill "$webhooks_pid" 2>/dev/null || true; fi
+  rm -f "$webhooks_log"
+}
+trap webhooks_stop EXIT
+webhooks_beside() {
+  node_modules/.bin/jest --config jest.config.js --selectProjects e2e --ci --runInBand test/e2e/jobs-webhooks > "$webhooks_log" 2>&1 &
+  webhooks_pid=$!
+}
+webhooks_joined() {
+  local status=0
+  wait "$webhooks_pid" || status=$?
+  webhooks_pid=
+  echo "-- jobs-webhooks, run beside this pass --"
+  cat "$webhooks_log"
+  return $status
+}
+
 # The full run needs every engine: with a selection, the tests of the others would fail, naming the engines left out.
 # (The global setup fails the run when a selected engine does not start.)
 if [ -n "${GATEWAY_TEST_ENGINES:-}" ]; then
@@ -49,7 +73,9 @@ echo "== e2e tests (SQLite) =="
 # Redis through the proxies whatever the pass: both run once, in the PostgreSQL pass.
 # jobs-sync's acceptance (issue 36: 10,000 documents fs → CMIS, then the change set) runs at full size in this pass
 # only (a few minutes of CMIS writes), at 500 in the others.
-SYNC_ACCEPTANCE_DOCS=10000 npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns multinode test/e2e/faults
+webhooks_beside
+SYNC_ACCEPTANCE_DOCS=10000 npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns multinode test/e2e/faults jobs-webhooks
+webhooks_joined
 
 echo "== soak, 30 s (bench/soak.js: exits non-zero on any 5xx, connection error or upload not read back intact) =="
 # The kill -9 matrix (test/e2e/crash-matrix, one round over its kill points, CRASH_SEED 41) runs inside the e2e passes; the soak once, embedded default.
@@ -61,6 +87,7 @@ test/fuzz/schemathesis.sh
 services=$(mktemp -d /tmp/gateway-test-services-XXXXXX)
 chmod 755 "$services" # PostgreSQL runs as the unprivileged postgres user and must reach its folder
 cleanup() {
+  webhooks_stop
   scripts/redis.sh stop "$services/redis" || true
   scripts/postgres.sh stop "$services/pg" || true
   rm -rf "$services"
@@ -95,4 +122,7 @@ export GATEWAY_TEST_POSTGRES_URL
 npx jest --config jest.config.js --selectProjects e2e --ci --runInBand --testPathIgnorePatterns search.contract proxy-large test/docker test/browser multinode sharepoint-large sharepoint-fidelity text-extraction s3-multipart-writer s3-user-file-store jobs-webhooks jobs-names
 
 echo "== job e2e tests and three nodes (PostgreSQL + Redis/BullMQ) =="
-GATEWAY_TEST_REDIS_URL=$redis_url npx jest --config jest.config.js test/e2e/jobs test/e2e/multinode --selectProjects e2e --ci --runInBand --testPathIgnorePatterns $queue_independent
+export GATEWAY_TEST_REDIS_URL=$redis_url
+webhooks_beside
+npx jest --config jest.config.js test/e2e/jobs test/e2e/multinode --selectProjects e2e --ci --runInBand --testPathIgnorePatterns $queue_independent jobs-webhooks
+webhooks_joined
