@@ -19,31 +19,14 @@ const fs = require('node:fs');
 const https = require('node:https');
 const os = require('node:os');
 const path = require('node:path');
-const { ROOT, startGateway, startEngine, median, printResult, printVerdict, benchmark } = require('./lib/harness');
+const { startGateway, startEngine, median, printResult, printVerdict, benchmark } = require('./lib/harness');
+const { loadGraphTypeScript, bounded } = require('./lib/graph-bench');
 const { api, runJob } = require('./lib/jobs');
 
 const ITEMS = Number(process.env.BENCH_ITEMS || 100_000);
 const FOLDERS = Number(process.env.BENCH_FOLDERS || 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 1);
 const TARGET = 10;
-
-function loadTypeScript() {
-  const tsconfig = JSON.parse(fs.readFileSync(path.join(ROOT, 'tsconfig.json'), 'utf8').replace(/^\s*\/\/.*$/gm, ''));
-  require('tsconfig-paths').register({ baseUrl: ROOT, paths: tsconfig.compilerOptions.paths });
-  if (!process[Symbol.for('ts-node.register.instance')]) require('ts-node').register({ transpileOnly: true, project: path.join(ROOT, 'tsconfig.json') });
-  return {
-    GraphSetup: require(path.join(ROOT, 'test/contract/fixtures/graph-engine.ts')).GraphSetup,
-    SimulatorControl: require(path.join(ROOT, 'test/engines/simulators/common/control.ts')).SimulatorControl,
-  };
-}
-
-/** Runs `task` over `items`, `width` at a time. */
-async function bounded(items, width, task) {
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await task(items[next++]);
-  }));
-}
 
 /** Every file under `dir`, by relative path, with its size. */
 function filesUnder(dir, rel = '', out = new Map()) {
@@ -56,7 +39,7 @@ function filesUnder(dir, rel = '', out = new Map()) {
 }
 
 async function main() {
-  const ts = loadTypeScript();
+  const ts = loadGraphTypeScript();
   const graph = await startEngine('graph');
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-job-sync-feed-'));
   let gw;

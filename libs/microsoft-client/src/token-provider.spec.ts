@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createAgents } from './agent';
 import { readText } from './https-client';
 import { loadCertificateCredential, MsalTokenProvider } from './token-provider';
+import { makeTestCa } from '../../../test/support/test-ca';
 
 /**
  * msal-node against a real local HTTPS token endpoint signed by a throw-away CA: proves the agent's
@@ -22,19 +23,14 @@ describe('MsalTokenProvider', () => {
   let tokenPosts: URLSearchParams[] = [];
   let expiresIn = 3599;
 
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-
   beforeAll(async () => {
-    openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=test CA');
-    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'srv.key', '-out', 'srv.csr', '-subj', '/CN=127.0.0.1');
-    writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-    openssl('x509', '-req', '-in', 'srv.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'srv.pem', '-days', '2', '-extfile', 'ext.cnf');
+    const { key, cert, openssl } = makeTestCa(dir);
     // The app's credential: an RSA (PKCS#1) key and its certificate in one PEM, as often exported.
     openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'app.key', '-out', 'app.crt', '-days', '2', '-subj', '/CN=gateway app');
     const pkcs1 = execFileSync('openssl', ['rsa', '-in', join(dir, 'app.key'), '-traditional'], { stdio: 'pipe' }).toString();
     writeFileSync(join(dir, 'app.pem'), pkcs1 + readFileSync(join(dir, 'app.crt'), 'utf8'));
 
-    server = createServer({ key: readFileSync(join(dir, 'srv.key')), cert: readFileSync(join(dir, 'srv.pem')) }, async (req, res) => {
+    server = createServer({ key, cert }, async (req, res) => {
       const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       if (req.method === 'GET' && req.url === `/${tenant}/v2.0/.well-known/openid-configuration`) {
         return json(200, {
