@@ -14,7 +14,7 @@ import {
   type IndexCapability,
 } from '@gateway/connector-api';
 import { MongoBulkWriteError, type WriteError } from 'mongodb';
-import { checkMongoRawQuery, checkMongoTrimmedRawQuery, missingLastFinds, toMongoRequest, trimMongoFilter, trimMongoPipeline, type SearchRequest } from '@gateway/search-query';
+import { checkMongoRawQuery, checkMongoTrimmedRawQuery, missingLastFinds, toMongoRequest, trimMongoFilter, trimMongoRequest, type SearchRequest } from '@gateway/search-query';
 import { mapMongoError } from './mongo-errors';
 import { redactUri, type MongoParams } from './params';
 
@@ -222,24 +222,6 @@ export class MongoConnector extends EngineConnector {
     if (found.length === 0) throw new NotFoundError('collection', collection);
     this.knownCollections.set(collection, Date.now());
   }
-}
-
-/** Every filter of the request (find, count, both missing-last parts) and every facet pipeline, trimmed. */
-function trimMongoRequest(mongo: ReturnType<typeof toMongoRequest>, principals: readonly string[]): ReturnType<typeof toMongoRequest> {
-  return {
-    ...mongo,
-    filter: trimMongoFilter(mongo.filter, principals),
-    facetPipelines: Object.fromEntries(Object.entries(mongo.facetPipelines).map(([field, pipeline]) => [field, trimMongoPipeline(pipeline, principals)])),
-    ...(mongo.missingLast
-      ? {
-          missingLast: {
-            ...mongo.missingLast,
-            withValue: trimMongoFilter(mongo.missingLast.withValue, principals),
-            withoutValue: trimMongoFilter(mongo.missingLast.withoutValue, principals),
-          },
-        }
-      : {}),
-  };
 }
 
 function count(value: unknown, name: string, fallback: number): number {

@@ -11,6 +11,7 @@ import {
   trimElasticsearchBody,
   trimMongoFilter,
   trimMongoPipeline,
+  trimMongoRequest,
   trimSolrRequest,
 } from './acl-trim';
 
@@ -180,6 +181,32 @@ describe('MongoDB trimming', () => {
   it('puts the $match first in a pipeline', () => {
     expect(trimMongoPipeline([{ $group: { _id: '$author' } }], BOB)).toEqual([{ $match: acl }, { $group: { _id: '$author' } }]);
     expect(trimMongoPipeline([], BOB)).toEqual([{ $match: acl }]);
+  });
+
+  it('trims every part of a request: the find and count filter, each facet pipeline, both missing-last parts; the rest as given', () => {
+    const request = {
+      filter: { author: 'x' },
+      projection: { id: 1 as const },
+      sort: { title: 1 as const, id: 1 as const },
+      skip: 10,
+      limit: 5,
+      facetPipelines: { author: [{ $match: { author: 'x' } }, { $group: { _id: '$author' } }], tags: [] },
+      missingLast: { field: 'title', withValue: { title: { $exists: true } }, withoutValue: { title: { $exists: false } } },
+    };
+    const before = JSON.stringify(request);
+    expect(trimMongoRequest(request, BOB)).toEqual({
+      filter: { $and: [{ author: 'x' }, acl] },
+      projection: { id: 1 },
+      sort: { title: 1, id: 1 },
+      skip: 10,
+      limit: 5,
+      facetPipelines: { author: [{ $match: acl }, { $match: { author: 'x' } }, { $group: { _id: '$author' } }], tags: [{ $match: acl }] },
+      missingLast: { field: 'title', withValue: { $and: [{ title: { $exists: true } }, acl] }, withoutValue: { $and: [{ title: { $exists: false } }, acl] } },
+    });
+    expect(JSON.stringify(request)).toBe(before);
+    const plain = trimMongoRequest({ filter: {}, sort: { id: 1 }, skip: 0, limit: 10, facetPipelines: {} }, BOB);
+    expect(plain).toEqual({ filter: acl, sort: { id: 1 }, skip: 0, limit: 10, facetPipelines: {} });
+    expect('missingLast' in plain).toBe(false);
   });
 
   it.each([

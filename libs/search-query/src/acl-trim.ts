@@ -8,6 +8,7 @@
  * are refused while trimming, with 400 naming `body`.
  */
 import { InvalidArgumentError } from '@gateway/errors';
+import type { toMongoRequest } from './mongo';
 
 /** The index field holding the principals that may read a document (INDEX_FIELDS). */
 export const ACL_FIELD = 'acl_read';
@@ -165,6 +166,24 @@ export function trimMongoFilter(filter: Record<string, unknown>, principals: rea
 /** An aggregation pipeline with the acl `$match` first, so no later stage sees another document. */
 export function trimMongoPipeline(pipeline: readonly Record<string, unknown>[], principals: readonly string[]): Record<string, unknown>[] {
   return [{ $match: mongoAclFilter(principals) }, ...pipeline];
+}
+
+/** Every filter of the request (find, count, both missing-last parts) and every facet pipeline, trimmed. */
+export function trimMongoRequest(mongo: ReturnType<typeof toMongoRequest>, principals: readonly string[]): ReturnType<typeof toMongoRequest> {
+  return {
+    ...mongo,
+    filter: trimMongoFilter(mongo.filter, principals),
+    facetPipelines: Object.fromEntries(Object.entries(mongo.facetPipelines).map(([field, pipeline]) => [field, trimMongoPipeline(pipeline, principals)])),
+    ...(mongo.missingLast
+      ? {
+          missingLast: {
+            ...mongo.missingLast,
+            withValue: trimMongoFilter(mongo.missingLast.withValue, principals),
+            withoutValue: trimMongoFilter(mongo.missingLast.withoutValue, principals),
+          },
+        }
+      : {}),
+  };
 }
 
 /**

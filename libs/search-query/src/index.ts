@@ -33,5 +33,6 @@ export {
   trimElasticsearchBody,
   trimMongoFilter,
   trimMongoPipeline,
+  trimMongoRequest,
   trimSolrRequest,
 } from './acl-trim';
