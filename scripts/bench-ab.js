@@ -35,7 +35,7 @@ function runOne(root, tag, name, log) {
       const parts = rest.split('\n');
       rest = parts.pop();
       for (const line of parts) {
-        if (!line.startsWith(`[bench] ${name}:`)) continue;
+        if (!line.startsWith(`[bench] ${name}:`) && !line.startsWith(`[bench] ${name} `)) continue;
         const tagged = `${tag} ${line}`;
         lines.push(tagged);
         console.log(tagged);
