@@ -25,7 +25,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const autocannon = require('autocannon');
-const { ROOT, startGateway, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
+const { ROOT, startGateway, gatewayApi, median, printResult, printVerdict, workDir, benchmark } = require('./lib/harness');
 const { startBareRelay } = require('./lib/references');
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S || 8);
@@ -97,15 +97,22 @@ function cannon(options) {
 
 /** The trimmed connection answers every query of the mix as the untrimmed one does (numFound), or the comparison would be of other answers. */
 async function sameAnswersTrimmed(gateway, name) {
-  const numFound = async (connector, q) => {
-    const res = await fetch(`${gateway.baseUrl}/api/search/${connector}/select?${paramsOf(q)}`, { headers: { authorization: gateway.auth } });
-    if (!res.ok) throw new Error(`${connector} ${q}: ${res.status} ${await res.text()}`);
-    return (await res.json()).results.numFound;
-  };
+  const numFound = async (connector, q) => (await gatewayApi(gateway, 'GET', `/search/${connector}/select?${paramsOf(q)}`)).results.numFound;
   for (const q of MIX) {
     const [plain, trimmed] = [await numFound(name, q), await numFound(TRIMMED(name), q)];
     if (plain !== trimmed) throw new Error(`${name}: '${q}' found ${plain} untrimmed and ${trimmed} trimmed: the corpus's acl_read does not show every document to the bench's user`);
   }
+}
+
+/**
+ * Two measurements of `DURATION_S` each, taken as four half-length runs A B B A (the engines' JITs and caches keep
+ * warming for minutes: whichever of two back-to-back runs came first measured up to a third slower); the mean
+ * rps and p50 of each side.
+ */
+async function alternated(runA, runB) {
+  const halves = [await runA(DURATION_S / 2), await runB(DURATION_S / 2), await runB(DURATION_S / 2), await runA(DURATION_S / 2)];
+  const mean = (x, y) => ({ rps: (x.rps + y.rps) / 2, p50: (x.p50 + y.p50) / 2 });
+  return [mean(halves[0], halves[3]), mean(halves[1], halves[2])];
 }
 
 /** A closed loop of `concurrency` workers calling `call` round-robin over the mix for DURATION_S. */
@@ -217,25 +224,14 @@ async function main() {
           await direct[name](concurrency, WARMUP_S);
           if (relays[name]) await direct[name](concurrency, WARMUP_S, relays[name].url);
         }
-        // Untrimmed and trimmed in four half-length runs, A B B A: the engines' JITs and caches keep warming for
-        // minutes, and whichever of two back-to-back runs came first measured up to a third slower.
-        const halves = [];
-        for (const connector of [name, TRIMMED(name), TRIMMED(name), name]) halves.push({ connector, ...(await throughGateway(DURATION_S / 2, connector)) });
-        const meanOf = (connector) => {
-          const runs = halves.filter((h) => h.connector === connector);
-          return { rps: (runs[0].rps + runs[1].rps) / 2, p50: (runs[0].p50 + runs[1].p50) / 2 };
-        };
-        const through = meanOf(name);
-        const trimmed = meanOf(TRIMMED(name));
+        const [through, trimmed] = await alternated((d) => throughGateway(d), (d) => throughGateway(d, TRIMMED(name)));
         // MongoDB (FerretDB here) answers a dozen mixes a second, so the filter's cost is mostly the engine's: its own
-        // trimmed/untrimmed, the connector's trimmed request sent direct, A B B A as above.
+        // trimmed/untrimmed, the connector's trimmed request sent direct.
         let engineTrimmed;
         if (name === 'mongodb') {
           const principals = sq.aclPrincipals('admin');
-          const runs = [];
-          for (const trim of [false, true, true, false]) runs.push({ trim, ...(await direct.mongodb(concurrency, DURATION_S / 2, trim ? principals : undefined)) });
-          const rps = (trim) => runs.filter((r) => r.trim === trim).reduce((sum, r) => sum + r.rps, 0) / 2;
-          engineTrimmed = rps(true) / rps(false);
+          const [plain, trim] = await alternated((d) => direct.mongodb(concurrency, d), (d) => direct.mongodb(concurrency, d, principals));
+          engineTrimmed = trim.rps / plain.rps;
         }
         const straight = await direct[name](concurrency, DURATION_S);
         const relayed = relays[name] ? await direct[name](concurrency, DURATION_S, relays[name].url) : undefined;
