@@ -20,7 +20,7 @@ const { execFileSync } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
-const { workDir, median, printResult, printVerdict, processCpuMs, benchmark } = require('./lib/harness');
+const { workDir, median, printResult, printVerdict, processCpuMs, threadCpuMs, threadCpuDelta, benchmark } = require('./lib/harness');
 const { startJobsGateway, defineJob, runJob } = require('./lib/jobs');
 const { ensureDebianPackage } = require('./lib/references');
 
@@ -154,12 +154,14 @@ async function measure(name, shape) {
           const mainThread = `${gw.pid}/task/${gw.pid}`;
           const cpu0 = processCpuMs(gw.pid, false);
           const main0 = processCpuMs(mainThread, false);
+          const threads0 = threadCpuMs(gw.pid);
           const t0 = process.hrtime.bigint();
           const run = await runJob(gw, jobId, POLL_MS, finishing(shape.files));
           execFileSync('sync');
           const ms = Number(process.hrtime.bigint() - t0) / 1e6;
           cpu.job.push(processCpuMs(gw.pid, false) - cpu0);
           cpu.job_main.push(processCpuMs(mainThread, false) - main0);
+          console.log(`[bench] job-vs-cp ${name} round ${round + 1} gateway threads (CPU ms): ${threadCpuDelta(threads0, threadCpuMs(gw.pid))}`);
           if (run.status.status !== 'COMPLETED' || run.status.written !== shape.files) {
             throw new Error(`job run ended ${run.status.status} with ${run.status.written}/${shape.files} written`);
           }

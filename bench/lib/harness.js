@@ -132,6 +132,32 @@ function processCpuMs(pid, children = false) {
   return (Number(u) + Number(s)) * TICK_MS;
 }
 
+/** CPU ms of each thread of a process (utime + stime, /proc/<pid>/task/<tid>/stat), by thread id, with the thread's name. */
+function threadCpuMs(pid) {
+  const threads = new Map();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      threads.set(tid, { name: tid === String(pid) ? 'main' : name, ms: (Number(fields[11]) + Number(fields[12])) * TICK_MS });
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return threads;
+}
+
+/** What each thread of a process spent between two threadCpuMs snapshots, as `name=ms` (the busiest first, idle ones left out). */
+function threadCpuDelta(before, after) {
+  return [...after]
+    .map(([tid, t]) => ({ name: `${t.name}#${tid}`, ms: t.ms - (before.get(tid)?.ms ?? 0) }))
+    .filter((t) => t.ms > 0)
+    .sort((a, b) => b.ms - a.ms)
+    .map((t) => `${t.name}=${Math.round(t.ms)}`)
+    .join(' ');
+}
+
 /** Samples a process's RSS every `everyMs` until stopped; returns the peak. */
 function sampleRss(pid, everyMs = 50) {
   let peak = 0;
@@ -197,4 +223,4 @@ function benchmark(mod, main) {
   if (require.main === mod) main().then((ok) => process.exit(ok ? 0 : 1), (e) => (console.error(e), process.exit(2)));
 }
 
-module.exports = { ROOT, benchmark, stopper, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, startEngine, rssBytes, processCpuMs, sampleRss, median, printResult, printVerdict };
+module.exports = { ROOT, benchmark, stopper, gatewayApi, ensureBuilt, freePort, workDir, waitFor, startGateway, startEngine, rssBytes, processCpuMs, threadCpuMs, threadCpuDelta, sampleRss, median, printResult, printVerdict };

@@ -17,6 +17,15 @@ import { initialProperties } from './properties';
 import { decodeId, encodeId, invalid, joinRel, nameOf, parentOf, parseName, repoPath } from './paths';
 import { alreadyExists, checkType, documentLocks, type RepositoryFiles } from './repository-files';
 
+/** A target folder as the copy thread's requests name it: its rel, its path, and the folders above it (each checked to be a real folder). */
+interface TargetFolder {
+  rel: string;
+  abs: string;
+  parents: readonly string[];
+}
+/** Target folders remembered per instance (targetFolder): a job's tasks copy into a few folders at a time. */
+const KNOWN_FOLDERS = 64;
+
 /** Shared by every instance: one thread makes the direct copies' calls (direct-copy-thread.ts). */
 const copyThread = new DirectCopyThread(directCopyScript);
 /** Larger documents go to the large-copy threads (large-copy-threads.ts), so one does not hold up the small ones queued behind it on the copy thread. */
@@ -31,6 +40,8 @@ const largeCopyThreads = new LargeCopyThreads();
  * openContent reads otherwise has withdrawn that group, so it is never copied here.
  */
 export class DirectCopies implements DirectCopyCapability {
+  private readonly folders = new Map<string, TargetFolder>();
+
   constructor(private readonly files: RepositoryFiles) {}
 
   /**
@@ -44,8 +55,7 @@ export class DirectCopies implements DirectCopyCapability {
     if (from === undefined) return undefined;
     checkType(target.type);
     const properties = initialProperties(target.properties);
-    const folder = decodeId(target.folderId, 'folderId');
-    if (folder.version !== undefined) throw invalid('folderId', 'folders have no versions');
+    const folder = this.targetFolder(target.folderId);
     const rel = joinRel(folder.rel, parseName(target.fileName, 'fileName', folder.rel));
     const abs = this.files.abs(rel);
     const store = this.files.store;
@@ -55,8 +65,8 @@ export class DirectCopies implements DirectCopyCapability {
       const request: DirectCopyRequest = {
         source: from.file,
         sourceFolders: from.foldersAbove,
-        targetFolder: this.files.abs(folder.rel),
-        targetFolderParents: this.files.foldersAbove(folder.rel),
+        targetFolder: folder.abs,
+        targetFolderParents: folder.parents,
         target: abs,
         staged: store.tempFile('upload'),
         cloneMode: store.cloneMode,
@@ -78,6 +88,23 @@ export class DirectCopies implements DirectCopyCapability {
       if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);
       return { id: encodeId(rel), sha256: result.sha256, size: result.size };
     });
+  }
+
+  /**
+   * The target folder of a copy, decoded and placed once per folder: a job's documents come in runs
+   * of one folder, and decoding its id and building its paths was a measurable share of the event
+   * loop's time per document. Holds the last few folders (their ids are checked as decodeId checks).
+   */
+  private targetFolder(folderId: string): TargetFolder {
+    const known = this.folders.get(folderId);
+    if (known) return known;
+    const { rel, version } = decodeId(folderId, 'folderId');
+    if (version !== undefined) throw invalid('folderId', 'folders have no versions');
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: a cache cleared sooner or later only costs decodes
+    if (this.folders.size >= KNOWN_FOLDERS) this.folders.clear();
+    const folder = { rel, abs: this.files.abs(rel), parents: this.files.foldersAbove(rel) };
+    this.folders.set(folderId, folder);
+    return folder;
   }
 
   /**

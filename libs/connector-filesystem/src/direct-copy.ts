@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants, copyFileSync, fstatSync, linkSync, lstatSync, openSync, readSync, renameSync, writeSync, type Stats } from 'node:fs';
+import { closeSync, constants, copyFileSync, fstatSync, linkSync, lstatSync, openSync, readSync, renameSync, writeSync, type BigIntStats, type Stats } from 'node:fs';
 import { LINK_UNSUPPORTED, errnoOf, unlinkQuietly } from './fs-calls';
 
 /**
@@ -192,7 +192,7 @@ function copyInto(req: DirectCopyRequest, source: number, sourceStat: Stats, fol
   } catch {
     staged = 'failed';
   }
-  if (staged !== 'made') {
+  if (staged !== 'made' && typeof staged !== 'object') {
     // As createFile does when its copy fails: stream from the source instead (that path reports the
     // error, if there still is one, the usual way). A staged name that was taken, or not made, is not ours to remove.
     if (staged === 'failed') unlinkQuietly(req.staged);
@@ -209,7 +209,8 @@ function copyInto(req: DirectCopyRequest, source: number, sourceStat: Stats, fol
       if (lstatSync(req.target, { throwIfNoEntry: false }) !== undefined) return { step: 'exists' };
       renameSync(req.staged, req.target);
     }
-    const placed = lstatSync(req.target, { bigint: true });
+    // The staged file's own stat where it was written from a descriptor: the link (or rename) placed that inode, and neither changes its size or times.
+    const placed = typeof staged === 'object' ? staged : lstatSync(req.target, { bigint: true });
     return { step: 'copied', sha256: hash.digest('hex'), stat: { ino: placed.ino, size: placed.size, mtimeNs: placed.mtimeNs, birthtimeNs: placed.birthtimeNs } };
   } catch (e) {
     return { step: 'target', code: errnoOf(e) };
@@ -218,8 +219,12 @@ function copyInto(req: DirectCopyRequest, source: number, sourceStat: Stats, fol
   }
 }
 
-/** How staging went: made; the name was taken (EEXIST); the source could not be read (nothing made); failed after it was made. */
-type Staged = 'made' | 'taken' | 'unread' | 'failed';
+/**
+ * How staging went: made (with the staged file's stat when it was written through a descriptor, which
+ * spares an lstat of the placed name); the name was taken (EEXIST); the source could not be read
+ * (nothing made); failed after it was made.
+ */
+type Staged = 'made' | BigIntStats | 'taken' | 'unread' | 'failed';
 
 /** A clone of the source (COPYFILE_FICLONE: its extents shared, no data copied), hashed from the checked descriptor; a failure throws. */
 function cloneCopy(req: DirectCopyRequest, source: number, hash: ReturnType<typeof createHash>): Staged {
@@ -268,10 +273,10 @@ function readCopy(source: number, mode: number, stagedPath: string, maxBytes: nu
   if (staged === 'taken') return 'taken';
   try {
     for (let written = 0; written < length; ) written += writeSync(staged, content, written, length - written);
+    return fstatSync(staged, { bigint: true });
   } finally {
     closeSync(staged);
   }
-  return 'made';
 }
 
 /** A new staged file with the source's mode (less the umask), or 'taken' when the name exists. */
@@ -306,10 +311,10 @@ function streamedCopy(source: number, mode: number, stagedPath: string, hash: Re
       for (let written = 0; written < n; ) written += writeSync(staged, chunk, written, n - written);
       at += n;
     }
+    return fstatSync(staged, { bigint: true });
   } finally {
     closeSync(staged);
   }
-  return 'made';
 }
 
 /** Every path is a real folder, not a link to one (lstat): what keeps a path from leaving a connector's root. */

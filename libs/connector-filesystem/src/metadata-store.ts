@@ -146,7 +146,8 @@ export class MetadataStore {
       mkdirSync(this.tmpDir, { recursive: true });
       this.tmpCheckedAt = now;
     }
-    return path.join(this.tmpDir, `${now}-${this.tmpPrefix}-${(this.tmpCounter++).toString(36)}.${suffix}`);
+    // Concatenation, not path.join: tmpDir is normalised and the name has no separator (a copy job asks once per document).
+    return `${this.tmpDir}${path.sep}${now}-${this.tmpPrefix}-${(this.tmpCounter++).toString(36)}.${suffix}`;
   }
 
   async trashEntry(): Promise<string> {

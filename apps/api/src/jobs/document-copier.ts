@@ -108,10 +108,11 @@ export class DocumentCopier {
     const skip = this.filter.skipReason(item);
     if (skip) return { docId: item.id, outcome: 's', sourcePath, message: skip };
     // Outside the try: a mapping file that cannot be read fails the run, not one document.
-    await this.acls?.ready();
+    // (Each optional step is awaited only when the job has it: a turn of the event loop per await, per document.)
+    if (this.acls) await this.acls.ready();
     try {
       // Before anything is written: under aclMapping.unmapped: fail an unmapped entry fails the document here.
-      const acl = await this.acls?.plan(item.id);
+      const acl = this.acls && (await this.acls.plan(item.id));
       let info = item;
       if (fetch) {
         const fresh = await this.source.getItem(item.id);
@@ -126,7 +127,7 @@ export class DocumentCopier {
         this.written(item, sourcePath, targetId, acl, message, write, { sourceName, targetPath: joinPath(targetDir, name), renamed: name !== path.basename(item.rel) }, mapped, addedVersion);
       const folderId = await this.ensureFolder(targetDir);
 
-      const { ids: contents, note, stamps } = await this.contentsToCopy(item.id);
+      const { ids: contents, note, stamps } = this.stamps ? await this.contentsToCopy(item.id) : { ids: [item.id], note: undefined, stamps: undefined };
       let existing: string | undefined;
       if (!claim.fresh || sync?.existsAtTarget) {
         // Redone after a crash, stall, kill or resume: did the earlier attempt's write land?
@@ -193,7 +194,7 @@ export class DocumentCopier {
   ): Promise<DocOutcome> {
     // The mapped properties first: a refusal removes the copy (PropertiesRefused) before anything else is done to it.
     if (mapped && !write?.propertiesCarried) await this.mapping!.apply(targetId, mapped, addedVersion);
-    const renamed = naming && (await renameNote(this.target, targetId, naming, sourcePath, this.actor));
+    const renamed = naming?.renamed ? await renameNote(this.target, targetId, naming, sourcePath, this.actor) : undefined;
     const aclWarning = acl && (await this.acls!.apply(targetId, acl, this.actor));
     message = [message, renamed, aclWarning, this.stamps?.warningFor(targetId)].filter(Boolean).join('; ') || undefined;
     let removed = false;
@@ -263,17 +264,17 @@ export class DocumentCopier {
     // A target that copies the files of a localFiles source itself (between two filesystem
     // connectors: on its copy thread, off the event loop, hashing what it reads); undefined when it cannot, and the content streams.
     const local = this.source.localFiles;
-    const direct =
-      local && (await this.target.directCopy?.copyFrom(local, contents[0], { folderId, fileName: name, mimeType, type, ...(properties ? { properties } : {}) }, this.actor, guard.halted));
+    const target = properties ? { folderId, fileName: name, mimeType, type, properties } : { folderId, fileName: name, mimeType, type };
+    const direct = local && (await this.target.directCopy?.copyFrom(local, contents[0], target, this.actor, guard.halted));
     let write: CheckedWrite;
     if (direct) {
-      const sent = { sha256: direct.sha256, bytes: direct.size, ...(this.verifier.targetHashesSha256 ? { targetHash: direct.sha256 } : {}) };
+      const sent: SentContent = this.verifier.targetHashesSha256 ? { sha256: direct.sha256, bytes: direct.size, targetHash: direct.sha256 } : { sha256: direct.sha256, bytes: direct.size };
       write = await this.checked(direct.id, sent, false, direct.sha256);
-      await this.stamps?.afterWrite(write.id, stamps?.get(contents[0]), this.actor);
+      if (this.stamps) await this.stamps.afterWrite(write.id, stamps?.get(contents[0]), this.actor);
     } else {
       write = await this.streamNew(guard, folderId, name, mimeType, contents[0], type, properties, stamps?.get(contents[0]));
     }
-    for (const versionId of contents.slice(1)) write = await this.addVersion(guard, write.id, versionId, name, mimeType, false, stamps?.get(versionId));
+    for (let i = 1; i < contents.length; i++) write = await this.addVersion(guard, write.id, contents[i], name, mimeType, false, stamps?.get(contents[i]));
     return write;
   }
 
