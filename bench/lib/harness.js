@@ -88,7 +88,9 @@ async function startGateway(env = {}) {
   const child = spawn(process.execPath, [...nodeArgs, ...command.args], {
     cwd: ROOT,
     env: gatewayEnv,
-    stdio: ['ignore', 'ignore', 'inherit'],
+    // BENCH_GW_STDOUT=1 passes the gateway's stdout through: its logs, and what V8 prints there
+    // (`BENCH_GATEWAY_NODE_ARGS='--trace-gc --trace-gc-nvp'`: each collection's pause, survivors and promotion).
+    stdio: ['ignore', process.env.BENCH_GW_STDOUT ? 'inherit' : 'ignore', 'inherit'],
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitFor(`${baseUrl}/api/health`);
