@@ -21,6 +21,7 @@ const { workDir, median, printResult, printVerdict, sampleRss, processCpuMs, ben
 const { startJobsGateway, runJob } = require('./lib/jobs');
 const { makeFile } = require('./lib/files');
 const { ensureDebianPackage } = require('./lib/references');
+const { settleAfterLastDelete, removeOutputs } = require('./lib/settle');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const MiB = 1024 * 1024;
@@ -61,10 +62,9 @@ async function measure(name, shape) {
   makeTree(srcRoot, shape);
   const dstRoot = path.join(base, 'dst');
   const rcloneRoot = path.join(base, 'rclone-out');
-  for (const d of [dstRoot, rcloneRoot]) {
-    fs.rmSync(d, { recursive: true, force: true });
-    fs.mkdirSync(d, { recursive: true });
-  }
+  removeOutputs(dstRoot, rcloneRoot);
+  for (const d of [dstRoot, rcloneRoot]) fs.mkdirSync(d, { recursive: true });
+  await settleAfterLastDelete('job-verify');
   const rclone = ensureDebianPackage('rclone', 'rclone');
   const gw = await startJobsGateway(srcRoot, dstRoot);
   const warm = () => execFileSync('sh', ['-c', 'find "$1" -type f -exec cat {} + > /dev/null', 'warm', path.join(srcRoot, 'tree')]);
@@ -117,8 +117,7 @@ async function measure(name, shape) {
     }
   } finally {
     await gw.stop();
-    fs.rmSync(dstRoot, { recursive: true, force: true });
-    fs.rmSync(rcloneRoot, { recursive: true, force: true });
+    removeOutputs(dstRoot, rcloneRoot);
   }
   const mb = (shape.files * shape.size) / MiB;
   const hash = median(times.hash);

@@ -20,6 +20,7 @@ const { execFileSync } = require('node:child_process');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
+const { settleAfterLastDelete, removeOutputs } = require('./lib/settle');
 const { workDir, median, printResult, printVerdict, processCpuMs, threadCpuMs, threadCpuDelta, benchmark } = require('./lib/harness');
 const { startJobsGateway, defineJob, runJob } = require('./lib/jobs');
 const { ensureDebianPackage } = require('./lib/references');
@@ -80,32 +81,6 @@ function withChildCpu(fn) {
   return [result, processCpuMs('self', true) - before];
 }
 
-// When this benchmark last deleted its outputs: the next run waits until ext4 reuses those inodes
-// again (see the comment at the top; ~60 s after a delete, 300 s while their inode table block is
-// dirty), so that it does not measure the previous run. BENCH_SETTLE_S=0 skips the wait.
-const SETTLE_MS = Number(process.env.BENCH_SETTLE_S ?? 360) * 1000;
-const deletedAtFile = () => path.join(workDir('job-vs-cp'), 'outputs-deleted-at');
-async function settleAfterLastDelete() {
-  let last;
-  try {
-    last = Number(fs.readFileSync(deletedAtFile(), 'utf8'));
-  } catch {
-    return;
-  }
-  const wait = last + SETTLE_MS - Date.now();
-  if (wait <= 0) return;
-  console.log(`[bench] job-vs-cp: the last run deleted its outputs ${Math.round((Date.now() - last) / 1000)} s ago; waiting ${Math.round(wait / 1000)} s for ext4 to reuse those inodes (BENCH_SETTLE_S)`);
-  await new Promise((resolve) => setTimeout(resolve, wait));
-}
-function removeOutputs(...dirs) {
-  let removed = false;
-  for (const dir of dirs) {
-    removed = removed || (fs.existsSync(dir) && fs.readdirSync(dir).length > 0);
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-  if (removed) fs.writeFileSync(deletedAtFile(), String(Date.now()));
-}
-
 const ratioOf = (reference, job) => Number((reference / job).toFixed(3));
 const perRound = (reference, job) => reference.map((r, i) => ratioOf(r, job[i])).join('/');
 
@@ -116,7 +91,7 @@ async function measure(name, shape) {
   const dstRoot = path.join(base, 'dst');
   const cpRoot = path.join(base, 'cp-out');
   removeOutputs(dstRoot, cpRoot);
-  await settleAfterLastDelete();
+  await settleAfterLastDelete('job-vs-cp');
   fs.mkdirSync(dstRoot, { recursive: true });
   fs.mkdirSync(cpRoot, { recursive: true });
   const rclone = ensureDebianPackage('rclone', 'rclone');
