@@ -125,18 +125,18 @@ async function measure(name, shape) {
         async () => timed(rcloneMs, cpu.rclone, () => timeRclone(rclone, path.join(srcRoot, 'tree'), path.join(cpRoot, `rclone${round}`))),
         async () => {
           const jobId = await defineJob(gw, `bench-${name}-${round}`, '/tree', `/out${round}`);
-          // The gateway's main thread (the event loop) on its own: /proc/<pid>/task/<pid>/stat.
-          const mainThread = `${gw.pid}/task/${gw.pid}`;
+          // The gateway's threads, the main one (the event loop) among them: /proc/<pid>/task/<tid>/stat.
           const cpu0 = processCpuMs(gw.pid, false);
-          const main0 = processCpuMs(mainThread, false);
           const threads0 = threadCpuMs(gw.pid);
           const t0 = process.hrtime.bigint();
           const run = await runJob(gw, jobId, POLL_MS, finishing(shape.files));
           execFileSync('sync');
           const ms = Number(process.hrtime.bigint() - t0) / 1e6;
           cpu.job.push(processCpuMs(gw.pid, false) - cpu0);
-          cpu.job_main.push(processCpuMs(mainThread, false) - main0);
-          console.log(`[bench] job-vs-cp ${name} round ${round + 1} gateway threads (CPU ms): ${threadCpuDelta(threads0, threadCpuMs(gw.pid))}`);
+          const threads1 = threadCpuMs(gw.pid);
+          const main = String(gw.pid);
+          cpu.job_main.push(threads1.get(main).ms - threads0.get(main).ms);
+          console.log(`[bench] job-vs-cp ${name} round ${round + 1} gateway threads (CPU ms): ${threadCpuDelta(threads0, threads1)}`);
           if (run.status.status !== 'COMPLETED' || run.status.written !== shape.files) {
             throw new Error(`job run ended ${run.status.status} with ${run.status.written}/${shape.files} written`);
           }

@@ -134,15 +134,13 @@ function processCpuMs(pid, children = false) {
   return (Number(u) + Number(s)) * TICK_MS;
 }
 
-/** CPU ms of each thread of a process (utime + stime, /proc/<pid>/task/<tid>/stat), by thread id, with the thread's name. */
+/** CPU ms of each thread of a process (processCpuMs of /proc/<pid>/task/<tid>), by thread id, with the thread's name ('main' for the event loop). */
 function threadCpuMs(pid) {
   const threads = new Map();
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     try {
-      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-      threads.set(tid, { name: tid === String(pid) ? 'main' : name, ms: (Number(fields[11]) + Number(fields[12])) * TICK_MS });
+      const name = tid === String(pid) ? 'main' : fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      threads.set(tid, { name, ms: processCpuMs(`${pid}/task/${tid}`) });
     } catch {
       // the thread ended between the listing and the read
     }

@@ -33,15 +33,16 @@ function countEntries(dir, limit) {
   let count = 0;
   const pending = [dir];
   while (pending.length > 0 && count < limit) {
+    const folder = pending.pop();
     let entries;
     try {
-      entries = fs.readdirSync(pending.pop(), { withFileTypes: true });
+      entries = fs.readdirSync(folder, { withFileTypes: true });
     } catch {
       continue;
     }
     for (const entry of entries) {
       count++;
-      if (entry.isDirectory()) pending.push(path.join(entry.parentPath ?? entry.path, entry.name));
+      if (entry.isDirectory()) pending.push(path.join(folder, entry.name));
     }
   }
   return count;

@@ -192,7 +192,7 @@ function copyInto(req: DirectCopyRequest, source: number, sourceStat: Stats, fol
   } catch {
     staged = 'failed';
   }
-  if (staged !== 'made' && typeof staged !== 'object') {
+  if (typeof staged !== 'object') {
     // As createFile does when its copy fails: stream from the source instead (that path reports the
     // error, if there still is one, the usual way). A staged name that was taken, or not made, is not ours to remove.
     if (staged === 'failed') unlinkQuietly(req.staged);
@@ -209,9 +209,8 @@ function copyInto(req: DirectCopyRequest, source: number, sourceStat: Stats, fol
       if (lstatSync(req.target, { throwIfNoEntry: false }) !== undefined) return { step: 'exists' };
       renameSync(req.staged, req.target);
     }
-    // The staged file's own stat where it was written from a descriptor: the link (or rename) placed that inode, and neither changes its size or times.
-    const placed = typeof staged === 'object' ? staged : lstatSync(req.target, { bigint: true });
-    return { step: 'copied', sha256: hash.digest('hex'), stat: { ino: placed.ino, size: placed.size, mtimeNs: placed.mtimeNs, birthtimeNs: placed.birthtimeNs } };
+    // The staged file's stat is the placed one's: the link (or rename) placed that inode, and neither changes its size or times.
+    return { step: 'copied', sha256: hash.digest('hex'), stat: { ino: staged.ino, size: staged.size, mtimeNs: staged.mtimeNs, birthtimeNs: staged.birthtimeNs } };
   } catch (e) {
     return { step: 'target', code: errnoOf(e) };
   } finally {
@@ -220,11 +219,10 @@ function copyInto(req: DirectCopyRequest, source: number, sourceStat: Stats, fol
 }
 
 /**
- * How staging went: made (with the staged file's stat when it was written through a descriptor, which
- * spares an lstat of the placed name); the name was taken (EEXIST); the source could not be read
- * (nothing made); failed after it was made.
+ * How staging went: made (the staged file's stat, which is the placed file's: no lstat of the placed
+ * name); the name was taken (EEXIST); the source could not be read (nothing made); failed after it was made.
  */
-type Staged = 'made' | BigIntStats | 'taken' | 'unread' | 'failed';
+type Staged = BigIntStats | 'taken' | 'unread' | 'failed';
 
 /** A clone of the source (COPYFILE_FICLONE: its extents shared, no data copied), hashed from the checked descriptor; a failure throws. */
 function cloneCopy(req: DirectCopyRequest, source: number, hash: ReturnType<typeof createHash>): Staged {
@@ -241,11 +239,12 @@ function cloneCopy(req: DirectCopyRequest, source: number, hash: ReturnType<type
   }
   try {
     copyFileSync(req.source, req.staged, constants.COPYFILE_EXCL | req.cloneMode);
-    return 'made';
   } catch (e) {
     if (errnoOf(e) === 'EEXIST') return 'taken';
     throw e;
   }
+  // No descriptor to fstat: the clone's stat by its (fresh, tmp/) name.
+  return lstatSync(req.staged, { bigint: true });
 }
 
 /**

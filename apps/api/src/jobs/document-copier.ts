@@ -127,7 +127,8 @@ export class DocumentCopier {
         this.written(item, sourcePath, targetId, acl, message, write, { sourceName, targetPath: joinPath(targetDir, name), renamed: name !== path.basename(item.rel) }, mapped, addedVersion);
       const folderId = await this.ensureFolder(targetDir);
 
-      const { ids: contents, note, stamps } = this.stamps ? await this.contentsToCopy(item.id) : { ids: [item.id], note: undefined, stamps: undefined };
+      // Without copyVersions the document alone, with no await for it.
+      const { ids: contents, note, stamps } = this.stamps ? await this.versionsToCopy(item.id, this.stamps) : { ids: [item.id], note: undefined, stamps: undefined };
       let existing: string | undefined;
       if (!claim.fresh || sync?.existsAtTarget) {
         // Redone after a crash, stall, kill or resume: did the earlier attempt's write land?
@@ -231,22 +232,21 @@ export class DocumentCopier {
   }
 
   /**
-   * The source ids whose content is written, oldest first: every version, or just the document. A target
+   * Under copyVersions, the source ids whose content is written, oldest first: every version. A target
    * that keeps no versions (no versioning group: S3 without bucket versioning) gets the current version,
    * and the outcome says so (`note`): later versions written over earlier ones would lose them silently.
    */
-  private async contentsToCopy(id: string): Promise<{ ids: string[]; note?: string; stamps?: Map<string, VersionStamp> }> {
-    if (!this.stamps) return { ids: [id] };
-    if (!this.source.versioning) return { ids: [id], ...(await this.stamps.plan(id, undefined)) };
+  private async versionsToCopy(id: string, versionStamps: VersionStamps): Promise<{ ids: string[]; note?: string; stamps?: Map<string, VersionStamp> }> {
+    if (!this.source.versioning) return { ids: [id], ...(await versionStamps.plan(id, undefined)) };
     if (!this.target.versioning || !this.target.contentUpdate) {
-      const { stamps, note } = await this.stamps.plan(id, undefined);
+      const { stamps, note } = await versionStamps.plan(id, undefined);
       return { ids: [id], stamps, note: ['copyVersions: the target keeps no versions, the current version only was copied', note].filter(Boolean).join('; ') };
     }
     const versions = await this.source.versioning.listVersions(id);
     // listVersions is newest first in the repository's own order. A sort by modified date put
     // versions written within one second (SharePoint's dates are to the second) in any order.
     const ids = versions.length === 0 ? [id] : versions.map((v) => v.id).reverse();
-    return { ids, ...(await this.stamps.plan(id, versions)) };
+    return { ids, ...(await versionStamps.plan(id, versions)) };
   }
 
   private async writeNew(guard: CopyGuard, folderId: string, name: string, mimeType: string | undefined, contents: string[], mapped?: PreparedProperties, stamps?: Map<string, VersionStamp>): Promise<CheckedWrite> {
@@ -297,7 +297,7 @@ export class DocumentCopier {
         this.actor,
       );
       const write = await this.checked(id, hashing.sent(), false);
-      await this.stamps?.afterWrite(id, stamp, this.actor);
+      if (this.stamps) await this.stamps.afterWrite(id, stamp, this.actor);
       return write;
     } finally {
       // A target that refused before reading (it exists, bad name) leaves the stream open.
@@ -312,7 +312,7 @@ export class DocumentCopier {
     try {
       const id = await this.target.contentUpdate!.updateContent(targetId, { content: through(content, hashing), mimeType, fileName: name, ...this.stamps?.withWrite(stamp) }, this.actor);
       const write = await this.checked(id, hashing.sent(), addedVersion);
-      await this.stamps?.afterWrite(id, stamp, this.actor);
+      if (this.stamps) await this.stamps.afterWrite(id, stamp, this.actor);
       return write;
     } finally {
       if (!content.readableEnded) content.destroy();
