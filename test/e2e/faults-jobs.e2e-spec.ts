@@ -169,15 +169,15 @@ describe('Engine faults while a job runs: PostgreSQL and Redis outages', () => {
         const copied = treeBytes(jobs.dstRoot);
         expect(Object.keys(copied).sort()).toEqual(Object.keys(files).map((f) => f.replace(/^in\//, 'out/')).sort());
         for (const [file, content] of Object.entries(files)) expect(copied[file.replace(/^in\//, 'out/')].toString()).toBe(content);
-        // The audit agrees: one read and one processed record per document, nothing else.
+        // The audit agrees: one processed record per document, each with its read, nothing else.
         const db = new Client({ connectionString: url });
         await db.connect();
         try {
-          const audit = await db.query<{ record_type: string; records: string; docs: string }>(
-            'select record_type, count(*) as records, count(distinct doc_id) as docs from job_audit where run_id = $1 group by record_type order by record_type',
+          const audit = await db.query<{ record_type: string; records: string; docs: string; reads: string }>(
+            'select record_type, count(*) as records, count(distinct doc_id) as docs, count(read_at) as reads from job_audit where run_id = $1 group by record_type order by record_type',
             [state.results.jobRunId],
           );
-          expect(audit.rows.map((r) => `${r.record_type} ${r.records} ${r.docs}`)).toEqual([`p ${DOCS} ${DOCS}`, `r ${DOCS} ${DOCS}`]);
+          expect(audit.rows.map((r) => `${r.record_type} ${r.records} ${r.docs} ${r.reads}`)).toEqual([`p ${DOCS} ${DOCS} ${DOCS}`]);
         } finally {
           await db.end();
         }

@@ -31,6 +31,8 @@ interface DocRow {
   state: 'claimed' | 'done';
   outcome: ClaimedDoc['outcome'];
   claimedAt: number;
+  /** The source path it was read from (its `r` record while unfinished). */
+  sourcePath: string | null;
 }
 
 /** A run record in state RUNNING with every counter at zero; `patch` sets the rest. */
@@ -76,7 +78,7 @@ export class InMemoryJobStore implements JobStore {
   /** runId → doc id → row. */
   readonly docs = new Map<string, Map<string, DocRow>>();
   /** With `plan`: a dry run's planned action (migration 0120's column). */
-  readonly audit: Array<AuditRecord & { plan: string | null }> = [];
+  readonly audit: Array<AuditRecord & { plan: string | null; readAt: number | null }> = [];
   /** Per run, documents by unmapped kind and name (job_run_unmapped). */
   private readonly unmapped = new Map<string, Map<string, UnmappedCount>>();
   /** jobId → doc id → what an indexing job last wrote. */
@@ -283,9 +285,9 @@ export class InMemoryJobStore implements JobStore {
         out.set(d.docId, { docId: d.docId, state: row.state, outcome: row.outcome, claimedAt: row.claimedAt, fresh: false });
         continue;
       }
-      rows.set(d.docId, { relPath: d.relPath, state: 'claimed', outcome: null, claimedAt: now });
+      // The read is the claim's (its source path and time), then its outcome record's (readAt), as the repository keeps it.
+      rows.set(d.docId, { relPath: d.relPath, state: 'claimed', outcome: null, claimedAt: now, sourcePath: d.sourcePath });
       run.read++;
-      this.addAudit(jobId, run.id, d.docId, 'r', d.sourcePath, null, null, now);
       out.set(d.docId, { docId: d.docId, state: 'claimed', outcome: null, claimedAt: now, fresh: true });
     }
     return out;
@@ -306,7 +308,7 @@ export class InMemoryJobStore implements JobStore {
       else run.skipped++;
       if (o.removed) run.removed++;
       run.bytesRead += o.bytesRead ?? 0;
-      this.addAudit(jobId, run.id, o.docId, o.outcome, o.sourcePath, o.targetId ?? null, o.message ?? null, now, o.checksum ?? null, o.verified ?? null, o.plan ?? null);
+      this.addAudit(jobId, run.id, o.docId, o.outcome, o.sourcePath, o.targetId ?? null, o.message ?? null, now, o.checksum ?? null, o.verified ?? null, o.plan ?? null, row.claimedAt);
       for (const u of o.unmapped ?? []) {
         const counts = this.unmapped.get(run.id) ?? new Map<string, UnmappedCount>();
         this.unmapped.set(run.id, counts);
@@ -324,7 +326,7 @@ export class InMemoryJobStore implements JobStore {
     for (const d of docs) {
       state?.delete(d.docId);
       if (rows.has(d.docId)) continue;
-      rows.set(d.docId, { relPath: d.sourcePath ?? d.docId, state: 'done', outcome: 'p', claimedAt: now });
+      rows.set(d.docId, { relPath: d.sourcePath ?? d.docId, state: 'done', outcome: 'p', claimedAt: now, sourcePath: null });
       run.removed++;
       this.addAudit(jobId, run.id, d.docId, 'p', d.sourcePath, d.targetId, d.message, now);
     }
@@ -379,7 +381,7 @@ export class InMemoryJobStore implements JobStore {
           docId,
           relPath: row.relPath,
           outcome,
-          sourcePath: audit?.sourcePath ?? null,
+          sourcePath: audit?.sourcePath ?? row.sourcePath,
           targetId: audit?.targetId ?? null,
           message: audit?.message ?? null,
           checksum: audit?.checksum ?? null,
@@ -404,7 +406,21 @@ export class InMemoryJobStore implements JobStore {
   }
 
   async latestAudit(jobId: number, docId: string, recordType: AuditRecordType): Promise<AuditRecord | undefined> {
+    if (recordType === 'r') return this.latestRead(jobId, docId);
     return [...this.audit].reverse().find((a) => a.jobId === jobId && a.docId === docId && a.recordType === recordType && a.plan === null);
+  }
+
+  /** The latest read: an unfinished claim, or an outcome record's readAt, whichever is later. */
+  private latestRead(jobId: number, docId: string): AuditRecord | undefined {
+    const read = (runId: string, sourcePath: string | null, createdAt: number): AuditRecord => ({ jobId, runId, docId, recordType: 'r', sourcePath, targetId: null, message: null, createdAt, checksum: null, verified: null });
+    const audited = [...this.audit].reverse().find((a) => a.jobId === jobId && a.docId === docId && a.readAt !== null);
+    let latest = audited && read(audited.runId, audited.sourcePath, audited.readAt!);
+    for (const [runId, rows] of this.docs) {
+      const row = rows.get(docId);
+      if (this.runs.get(runId)?.jobId !== jobId || row?.state !== 'claimed') continue;
+      if (!latest || row.claimedAt >= latest.createdAt) latest = read(runId, row.sourcePath, row.claimedAt);
+    }
+    return latest;
   }
 
   async pruneAudit(before: number): Promise<number> {
@@ -438,8 +454,9 @@ export class InMemoryJobStore implements JobStore {
     checksum: string | null = null,
     verified: string | null = null,
     plan: string | null = null,
+    readAt: number | null = null,
   ): void {
-    this.audit.push({ id: this.audit.length + 1, jobId, runId, docId, recordType, sourcePath, targetId, message, createdAt, checksum, verified, plan });
+    this.audit.push({ jobId, runId, docId, recordType, sourcePath, targetId, message, createdAt, checksum, verified, plan, readAt });
   }
 
   /** One store operation at a time, like the run lock (SQLite's write lock). */

@@ -27,8 +27,8 @@ class TransactionLockedRun implements LockedRun {
       ['d', 'r', 's'],
     );
     const inserted = await sql<{ doc_id: string }>`
-      insert into job_run_docs (run_id, doc_id, rel_path, state, outcome, claimed_at)
-      select ${run.id}, j.d, j.r, 'claimed', null, cast(${now} as bigint) from ${rows} where true
+      insert into job_run_docs (run_id, doc_id, rel_path, state, outcome, claimed_at, source_path)
+      select ${run.id}, j.d, j.r, 'claimed', null, cast(${now} as bigint), j.s from ${rows} where true
       on conflict (run_id, doc_id) do nothing
       returning doc_id`.execute(trx);
     const fresh = new Set(inserted.rows.map((r) => r.doc_id));
@@ -46,15 +46,8 @@ class TransactionLockedRun implements LockedRun {
         });
       }
     }
+    // The read is recorded by the claim itself (its source path and time); its outcome's audit record keeps it (read_at).
     if (fresh.size > 0) {
-      const audits = jsonRows(
-        this.engine,
-        unique.filter((d) => fresh.has(d.docId)).map((d) => ({ d: d.docId, s: d.sourcePath })),
-        ['d', 's'],
-      );
-      await sql`
-        insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, created_at)
-        select cast(${jobId} as integer), ${run.id}, j.d, 'r', j.s, null, null, cast(${now} as bigint) from ${audits}`.execute(trx);
       const row = await trx
         .updateTable('job_runs')
         .set((eb) => ({ read: eb('read', '+', fresh.size) }))
@@ -76,20 +69,23 @@ class TransactionLockedRun implements LockedRun {
     }
     // Under the run lock nothing else moves these rows: the update that turns a claimed row
     // done says which documents were still claimed, the ones this batch finishes.
-    const finished = new Set<string>();
+    // (With when each was read: the `r` record its outcome's audit record keeps.)
+    const finished = new Map<string, string>();
     for (const [outcome, ids] of byOutcome) {
-      const rows = await sql<{ doc_id: string }>`
+      const rows = await sql<{ doc_id: string; claimed_at: number | string }>`
         update job_run_docs set state = 'done', outcome = ${outcome}
         where run_id = ${run.id} and state = 'claimed' and doc_id in (select j.d from ${jsonRows(this.engine, ids.map((d) => ({ d })), ['d'])})
-        returning doc_id`.execute(trx);
-      for (const r of rows.rows) finished.add(r.doc_id);
+        returning doc_id, claimed_at`.execute(trx);
+      for (const r of rows.rows) finished.set(r.doc_id, String(r.claimed_at));
     }
     if (finished.size === 0) return;
     const delta = { written: 0, skipped: 0, failed: 0, removed: 0, bytes: 0, bytesRead: 0 };
     const audits: Array<Record<string, string | null>> = [];
     const unmapped = new Map<string, number>();
     for (const o of outcomes) {
-      if (!finished.delete(o.docId)) continue; // finished already, or listed twice in this batch
+      const readAt = finished.get(o.docId);
+      if (readAt === undefined) continue; // finished already, or listed twice in this batch
+      finished.delete(o.docId);
       if (o.outcome === 'p') {
         delta.written++;
         delta.bytes += o.bytes ?? 0;
@@ -98,7 +94,7 @@ class TransactionLockedRun implements LockedRun {
       else delta.skipped++;
       if (o.removed) delta.removed++;
       delta.bytesRead += o.bytesRead ?? 0;
-      audits.push({ d: o.docId, o: o.outcome, s: o.sourcePath, t: o.targetId ?? null, m: o.message ?? null, c: o.checksum ?? null, v: o.verified ?? null, a: o.plan ?? null });
+      audits.push({ d: o.docId, o: o.outcome, s: o.sourcePath, t: o.targetId ?? null, m: o.message ?? null, c: o.checksum ?? null, v: o.verified ?? null, a: o.plan ?? null, r: readAt });
       for (const u of o.unmapped ?? []) {
         const key = JSON.stringify([u.kind, u.name]);
         unmapped.set(key, (unmapped.get(key) ?? 0) + 1);
@@ -114,8 +110,8 @@ class TransactionLockedRun implements LockedRun {
         .execute();
     }
     await sql`
-      insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, checksum, verified, plan, created_at)
-      select cast(${jobId} as integer), ${run.id}, j.d, j.o, j.s, j.t, j.m, j.c, j.v, j.a, cast(${now} as bigint) from ${jsonRows(this.engine, audits, ['d', 'o', 's', 't', 'm', 'c', 'v', 'a'])}`.execute(trx);
+      insert into job_audit (job_id, run_id, doc_id, record_type, source_path, target_id, message, checksum, verified, plan, read_at, created_at)
+      select cast(${jobId} as integer), ${run.id}, j.d, j.o, j.s, j.t, j.m, j.c, j.v, j.a, cast(j.r as bigint), cast(${now} as bigint) from ${jsonRows(this.engine, audits, ['d', 'o', 's', 't', 'm', 'c', 'v', 'a', 'r'])}`.execute(trx);
     const row = await trx
       .updateTable('job_runs')
       .set((eb) => ({

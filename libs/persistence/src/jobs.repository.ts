@@ -294,7 +294,7 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       plan: string | null;
       created_at: number | string | null;
     }>`
-      select d.doc_id, d.rel_path, d.outcome, d.claimed_at, a.source_path, a.target_id, a.message, a.checksum, a.verified, a.plan, a.created_at
+      select d.doc_id, d.rel_path, d.outcome, d.claimed_at, coalesce(a.source_path, d.source_path) as source_path, a.target_id, a.message, a.checksum, a.verified, a.plan, a.created_at
       from job_run_docs d
       left join job_audit a on a.job_id = ${jobId} and a.doc_id = d.doc_id and a.record_type = coalesce(d.outcome, 'r') and a.run_id = d.run_id
       where d.run_id = ${runId} ${filter} ${after}
@@ -335,6 +335,7 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
   // ---- audit --------------------------------------------------------------
 
   async latestAudit(jobId: number, docId: string, recordType: AuditRecordType): Promise<AuditRecord | undefined> {
+    if (recordType === 'r') return this.latestRead(jobId, docId);
     const row = await this.db
       .selectFrom('job_audit')
       .selectAll()
@@ -347,7 +348,6 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
       .executeTakeFirst();
     return row
       ? {
-          id: Number(row.id),
           jobId: Number(row.job_id),
           runId: row.run_id,
           docId: row.doc_id,
@@ -360,6 +360,48 @@ export class JobsRepository<D = unknown> implements JobsStore<D> {
           verified: row.verified,
         }
       : undefined;
+  }
+
+  /**
+   * The `r` record: the latest read of the document, which is its claim while unfinished (job_run_docs), then
+   * its outcome's audit record (read_at); runs before migration 0180 wrote reads as audit records of their own.
+   * Dry runs read too: their records count here, as before (latestAudit leaves their planned outcomes out).
+   */
+  private async latestRead(jobId: number, docId: string): Promise<AuditRecord | undefined> {
+    const audited = await this.db
+      .selectFrom('job_audit')
+      .select(['run_id', 'source_path', 'record_type', 'read_at', 'created_at'])
+      .where('job_id', '=', jobId)
+      .where('doc_id', '=', docId)
+      .where((eb) => eb.or([eb('record_type', '=', 'r'), eb('read_at', 'is not', null)]))
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    const claimed = await this.db
+      .selectFrom('job_run_docs as d')
+      .innerJoin('job_runs as r', 'r.id', 'd.run_id')
+      .select(['d.run_id', 'd.source_path', 'd.claimed_at'])
+      .where('r.job_id', '=', jobId)
+      .where('d.doc_id', '=', docId)
+      .where('d.state', '=', 'claimed')
+      .orderBy('d.claimed_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    const auditedAt = audited && Number(audited.record_type === 'r' ? audited.created_at : audited.read_at);
+    const read = (runId: string, sourcePath: string | null, at: number): AuditRecord => ({
+      jobId,
+      runId,
+      docId,
+      recordType: 'r',
+      sourcePath,
+      targetId: null,
+      message: null,
+      createdAt: at,
+      checksum: null,
+      verified: null,
+    });
+    if (claimed && (auditedAt === undefined || Number(claimed.claimed_at) >= auditedAt)) return read(claimed.run_id, claimed.source_path, Number(claimed.claimed_at));
+    return audited && read(audited.run_id, audited.source_path, auditedAt!);
   }
 
   // ---- indexing jobs --------------------------------------------------------

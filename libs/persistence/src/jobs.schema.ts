@@ -71,6 +71,8 @@ export interface JobRunDocsTable {
   /** p, e, d or s once done. */
   outcome: string | null;
   claimed_at: number;
+  /** Migration 0180: the source path it was read from (what its `r` record says while it is unfinished). */
+  source_path: string | null;
 }
 
 export interface JobAuditTable {
@@ -88,6 +90,8 @@ export interface JobAuditTable {
   verified: string | null;
   /** Migration 0120: a dry run's planned action (create, skip, overwrite, version, rename, fail); null on a real run's records. */
   plan: string | null;
+  /** Migration 0180: on an outcome's record, when the document was read (its claim): the `r` record of that run. */
+  read_at: number | null;
 }
 
 /** Per run, the documents on which a mapping noted each unmapped name (migration 0120-job-dry-runs). */

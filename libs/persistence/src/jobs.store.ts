@@ -125,7 +125,6 @@ export interface UnmappedCount {
 }
 
 export interface AuditRecord {
-  id: number;
   jobId: number;
   runId: string;
   docId: string;

@@ -337,7 +337,9 @@ describe('JobControlService', () => {
       const run = runIn('RUNNING');
       const old = Date.now() - 3 * 24 * 3_600_000;
       await fx.store.claimDocs(jobId, run.id, [{ docId: 'old', relPath: 'o', sourcePath: '/in/o' }], old);
+      await fx.store.finishDocs(jobId, run.id, [{ docId: 'old', outcome: 'p', sourcePath: '/in/o' }], old);
       await fx.store.claimDocs(jobId, run.id, [{ docId: 'new', relPath: 'n', sourcePath: '/in/n' }], Date.now());
+      await fx.store.finishDocs(jobId, run.id, [{ docId: 'new', outcome: 'p', sourcePath: '/in/n' }], Date.now());
       await service.onApplicationBootstrap();
       expect(fx.store.audit).toHaveLength(2);
 

@@ -428,11 +428,44 @@ describe.each(STORES)('job store (%s)', (kind) => {
       const second = await repo.createRun(jobId, { kind: 'runerrors', startedBy: 'a', now: 300 }, async () => []);
       await repo.claimDocs(jobId, second.id, [{ docId: 'd', relPath: 'd', sourcePath: '/in/d' }], 300);
       await repo.finishDocs(jobId, second.id, [{ docId: 'd', outcome: 'e', sourcePath: '/in/d', message: 'second' }], 400);
-      expect(await repo.latestAudit(jobId, 'd', 'e')).toMatchObject({ runId: second.id, message: 'second', jobId, docId: 'd', recordType: 'e', id: expect.any(Number) });
-      expect(await repo.pruneAudit(250)).toBe(2);
-      expect(await repo.latestAudit(jobId, 'd', 'r')).toMatchObject({ runId: second.id });
+      expect(await repo.latestAudit(jobId, 'd', 'e')).toMatchObject({ runId: second.id, message: 'second', jobId, docId: 'd', recordType: 'e' });
+      // One record per document and run: the first run's outcome, which carries its read.
+      expect(await repo.pruneAudit(250)).toBe(1);
+      expect(await repo.latestAudit(jobId, 'd', 'r')).toMatchObject({ runId: second.id, createdAt: 300, sourcePath: '/in/d' });
       expect(await repo.pruneAudit(250)).toBe(0);
     });
+
+    it('answers reads from the claim while unfinished, then from the outcome, the latest first', async () => {
+      const { jobId, run } = await jobWithRun();
+      await repo.claimDocs(jobId, run.id, [{ docId: 'new', relPath: 'new', sourcePath: '/in/new' }], 100);
+      expect(await repo.latestAudit(jobId, 'new', 'r')).toMatchObject({ runId: run.id, sourcePath: '/in/new', createdAt: 100 });
+      await repo.finishDocs(jobId, run.id, [{ docId: 'new', outcome: 'p', sourcePath: '/in/new', targetId: 't' }], 150);
+      expect(await repo.latestAudit(jobId, 'new', 'r')).toMatchObject({ runId: run.id, sourcePath: '/in/new', createdAt: 100, targetId: null, message: null });
+      expect(await repo.latestAudit(jobId, 'new', 'p')).toMatchObject({ createdAt: 150, targetId: 't' });
+      // A later run's claim is the latest read, before and after its outcome; another job's reads are not this one's.
+      const second = await repo.createRun(jobId, { kind: 'runerrors', startedBy: 'a', now: 200 }, async () => []);
+      await repo.claimDocs(jobId, second.id, [{ docId: 'new', relPath: 'new', sourcePath: '/in/new-2' }], 200);
+      expect(await repo.latestAudit(jobId, 'new', 'r')).toMatchObject({ runId: second.id, sourcePath: '/in/new-2', createdAt: 200 });
+      await repo.finishDocs(jobId, second.id, [{ docId: 'new', outcome: 's', sourcePath: '/in/new-2' }], 250);
+      expect(await repo.latestAudit(jobId, 'new', 'r')).toMatchObject({ runId: second.id, sourcePath: '/in/new-2', createdAt: 200 });
+      const other = (await repo.insertJob({ name: 'other', group: 'g', origin: 'api', definition: { source: '/in', n: 1 }, now: 10 }))!;
+      expect(await repo.latestAudit(other, 'new', 'r')).toBeUndefined();
+    });
+
+    // Only the repository has databases written by earlier builds.
+    if (database) {
+      it('answers the reads that runs before migration 0180 recorded on their own, until a later read', async () => {
+        const { jobId, run } = await jobWithRun();
+        await database()
+          .db.insertInto('job_audit')
+          .values({ job_id: jobId, run_id: run.id, doc_id: 'old', record_type: 'r', source_path: '/in/old', target_id: null, message: null, created_at: 50, checksum: null, verified: null, plan: null, read_at: null })
+          .execute();
+        expect(await repo.latestAudit(jobId, 'old', 'r')).toMatchObject({ runId: run.id, recordType: 'r', sourcePath: '/in/old', createdAt: 50, targetId: null });
+        await repo.claimDocs(jobId, run.id, [{ docId: 'old', relPath: 'old', sourcePath: '/in/old-2' }], 60);
+        await repo.finishDocs(jobId, run.id, [{ docId: 'old', outcome: 'p', sourcePath: '/in/old-2' }], 70);
+        expect(await repo.latestAudit(jobId, 'old', 'r')).toMatchObject({ sourcePath: '/in/old-2', createdAt: 60 });
+      });
+    }
   });
 
   describe('index state (indexing jobs)', () => {

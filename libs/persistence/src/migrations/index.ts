@@ -15,6 +15,7 @@ import * as m0110 from './0110-job-audit-checksums';
 import * as m0120 from './0120-job-dry-runs';
 import * as m0160 from './0160-job-sync-state';
 import * as m0170 from './0170-job-sync-feed';
+import * as m0180 from './0180-job-reads-with-outcomes';
 
 /**
  * Every migration, in order. Written with Kysely's schema builder only, so the
@@ -37,4 +38,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0120-job-dry-runs': m0120,
   '0160-job-sync-state': m0160,
   '0170-job-sync-feed': m0170,
+  '0180-job-reads-with-outcomes': m0180,
 };
