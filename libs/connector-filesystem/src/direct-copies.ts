@@ -9,20 +9,14 @@ import {
   type LocalFilesCapability,
   type NewFile,
 } from '@gateway/connector-api';
-import type { DirectCopyAnswer, DirectCopyRequest } from './direct-copy';
+import type { CopyTargetFolder, DirectCopyAnswer, DirectCopyRequest } from './direct-copy';
 import { DirectCopyThread, directCopyScript } from './direct-copy-thread';
 import { LargeCopyThreads } from './large-copy-threads';
 import { mapFsError } from './fs-errors';
 import { initialProperties } from './properties';
-import { decodeId, encodeId, invalid, joinRel, nameOf, parentOf, parseName, repoPath } from './paths';
+import { decodeId, encodeId, invalid, joinRel, parseName, repoPath } from './paths';
 import { alreadyExists, checkType, documentLocks, type RepositoryFiles } from './repository-files';
 
-/** A target folder as the copy thread's requests name it: its rel, its path, and the folders above it (each checked to be a real folder). */
-interface TargetFolder {
-  rel: string;
-  abs: string;
-  parents: readonly string[];
-}
 /** Target folders remembered per instance (targetFolder): a job's tasks copy into a few folders at a time. */
 const KNOWN_FOLDERS = 64;
 
@@ -40,7 +34,7 @@ const largeCopyThreads = new LargeCopyThreads();
  * openContent reads otherwise has withdrawn that group, so it is never copied here.
  */
 export class DirectCopies implements DirectCopyCapability {
-  private readonly folders = new Map<string, TargetFolder>();
+  private readonly folders = new Map<string, CopyTargetFolder>();
 
   constructor(private readonly files: RepositoryFiles) {}
 
@@ -56,7 +50,8 @@ export class DirectCopies implements DirectCopyCapability {
     checkType(target.type);
     const properties = initialProperties(target.properties);
     const folder = this.targetFolder(target.folderId);
-    const rel = joinRel(folder.rel, parseName(target.fileName, 'fileName', folder.rel));
+    const name = parseName(target.fileName, 'fileName', folder.rel);
+    const rel = joinRel(folder.rel, name);
     const abs = this.files.abs(rel);
     const store = this.files.store;
     return documentLocks.run(abs, async () => {
@@ -65,25 +60,19 @@ export class DirectCopies implements DirectCopyCapability {
       const request: DirectCopyRequest = {
         source: from.file,
         sourceFolders: from.foldersAbove,
-        targetFolder: folder.abs,
-        targetFolderParents: folder.parents,
-        target: abs,
+        into: folder,
+        name,
         staged: store.tempFile('upload'),
         cloneMode: store.cloneMode,
         maxBytes: DIRECT_COPY_MAX_BYTES,
         record: {
-          database: store.databaseFile,
-          key: store.recordsKey,
-          folder: parentOf(rel),
-          name: nameOf(rel),
-          rel,
           createdBy: actor.username,
           mimeType: declaredMimeType(target.mimeType),
           ...(properties !== undefined ? { properties } : {}),
         },
       };
       const result = await copyThread.copy(request);
-      if (result.step === 'large') return this.copyLarge(request, sourceId, target, rel, actor, signal);
+      if (result.step === 'large') return this.copyLarge(request, abs, sourceId, target, rel, actor, signal);
       if (result.step === 'fallback') return undefined;
       if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);
       return { id: encodeId(rel), sha256: result.sha256, size: result.size };
@@ -95,14 +84,15 @@ export class DirectCopies implements DirectCopyCapability {
    * of one folder, and decoding its id and building its paths was a measurable share of the event
    * loop's time per document. Holds the last few folders (their ids are checked as decodeId checks).
    */
-  private targetFolder(folderId: string): TargetFolder {
+  private targetFolder(folderId: string): CopyTargetFolder {
     const known = this.folders.get(folderId);
     if (known) return known;
     const { rel, version } = decodeId(folderId, 'folderId');
     if (version !== undefined) throw invalid('folderId', 'folders have no versions');
     // Stryker disable next-line ConditionalExpression,EqualityOperator: a cache cleared sooner or later only costs decodes
     if (this.folders.size >= KNOWN_FOLDERS) this.folders.clear();
-    const folder = { rel, abs: this.files.abs(rel), parents: this.files.foldersAbove(rel) };
+    const { store } = this.files;
+    const folder = { rel, path: this.files.abs(rel), parents: this.files.foldersAbove(rel), records: { database: store.databaseFile, key: store.recordsKey } };
     this.folders.set(folderId, folder);
     return folder;
   }
@@ -113,8 +103,8 @@ export class DirectCopies implements DirectCopyCapability {
    * (by hand) is refused before the copy, not after it. The record is createFile's, written here, and
    * the hash kept as an upload's is (the contentHash group answers it unread).
    */
-  private async copyLarge(request: DirectCopyRequest, sourceId: string, target: Omit<NewFile, 'content'>, rel: string, actor: Actor, signal?: AbortSignal): Promise<DirectCopyDone | undefined> {
-    if (this.files.exists(request.target, rel)) throw alreadyExists(rel);
+  private async copyLarge(request: DirectCopyRequest, abs: string, sourceId: string, target: Omit<NewFile, 'content'>, rel: string, actor: Actor, signal?: AbortSignal): Promise<DirectCopyDone | undefined> {
+    if (this.files.exists(abs, rel)) throw alreadyExists(rel);
     const result = await largeCopyThreads.copy({ ...request, maxBytes: Number.POSITIVE_INFINITY, chunked: true, record: undefined }, signal);
     if (result.step === 'large' || result.step === 'fallback') return undefined;
     if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);
@@ -129,6 +119,8 @@ export class DirectCopies implements DirectCopyCapability {
 
   /** The connector closed its records: the threads close their connections to them. */
   forget(): void {
+    // The folders name this instance's records: an instance opened again has a new key.
+    this.folders.clear();
     copyThread.forget(this.files.store.recordsKey);
   }
 }

@@ -32,17 +32,17 @@ describe('ThreadRecords and answerBatch', () => {
 
   let staged = 0;
   /** src/<name> -> out/<name>, as the connector's copyFrom asks it. */
-  function request(name: string, change: Partial<NonNullable<DirectCopyRequest['record']>> = {}): DirectCopyRequest {
+  function request(name: string, change: Partial<NonNullable<DirectCopyRequest['record']> & { database: string; key: string }> = {}): DirectCopyRequest {
+    const { database: file = database, key = 'k', ...record } = change;
     return {
       source: path.join(src, name),
       sourceFolders: [],
-      targetFolder: path.join(dst, 'out'),
-      targetFolderParents: [],
-      target: path.join(dst, 'out', name),
+      into: { path: path.join(dst, 'out'), parents: [], rel: 'out', records: { database: file, key } },
+      name,
       staged: path.join(dst, '.gateway', 'tmp', `s${staged++}`),
       cloneMode: 0,
       maxBytes: 1024,
-      record: { database, key: 'k', folder: 'out', name, rel: `out/${name}`, createdBy: 'alice', mimeType: 'text/plain', ...change },
+      record: { createdBy: 'alice', mimeType: 'text/plain', ...record },
     };
   }
   /** The records as the event loop's connection reads them. */
@@ -147,21 +147,22 @@ describe('ThreadRecords and answerBatch', () => {
   it('answers a message\'s names from its look-up: a record written meanwhile by another connection is not looked for again', () => {
     writeFileSync(path.join(src, 'late.txt'), 'late');
     const late = request('late.txt');
-    records.lookUp([late.record!]);
+    records.lookUp([late]);
     const other = new BetterSqlite3(database);
     other.prepare('INSERT INTO documents (folder, name, record) VALUES (?, ?, ?)').run('out', 'late.txt', '{}');
     other.close();
     writeFileSync(path.join(dst, 'out', 'late.txt'), 'by hand');
-    expect(records.check(late.record!, late.target)).toBeUndefined();
+    expect(records.check(late)).toBeUndefined();
     records.lookUp([]);
-    expect(records.check(late.record!, late.target)).toEqual({ step: 'exists' });
+    expect(records.check(late)).toEqual({ step: 'exists' });
   });
 
   it('reports the errno of the look at a name whose record exists but whose path cannot be looked at', () => {
     writeFileSync(path.join(src, 'z.txt'), 'z');
     run([request('z.txt')]);
+    // Its record's key is out/z.txt; its path, through the file out/z.txt, cannot be looked at.
     const blocked = request('z.txt');
-    expect(records.check(blocked.record!, path.join(dst, 'out', 'z.txt', 'below'))).toEqual({ step: 'target', code: 'ENOTDIR' });
+    expect(records.check({ ...blocked, into: { ...blocked.into, path: path.join(dst, 'out', 'z.txt') } })).toEqual({ step: 'target', code: 'ENOTDIR' });
   });
 
   it('refuses a name with a record and a file (409), copying nothing and leaving both as they were', () => {
@@ -192,15 +193,15 @@ describe('ThreadRecords and answerBatch', () => {
     run([request('x.txt')]);
     const alone = new ThreadRecords();
     try {
-      expect(alone.check(request('x.txt').record!, path.join(dst, 'out', 'x.txt'))).toEqual({ step: 'exists' });
-      expect(alone.check(request('free.txt').record!, path.join(dst, 'out', 'free.txt'))).toBeUndefined();
+      expect(alone.check(request('x.txt'))).toEqual({ step: 'exists' });
+      expect(alone.check(request('free.txt'))).toBeUndefined();
     } finally {
       alone.close('k');
     }
     mkdirSync(path.join(dst, 'other'));
     writeFileSync(path.join(src, 'y.txt'), 'y');
-    const elsewhere = { ...request('x.txt'), targetFolder: path.join(dst, 'other'), target: path.join(dst, 'other', 'x.txt') };
-    elsewhere.record = { ...elsewhere.record!, folder: 'other', rel: 'other/x.txt' };
+    const x = request('x.txt');
+    const elsewhere = { ...x, into: { ...x.into, path: path.join(dst, 'other'), rel: 'other' } };
     const { answers } = run([request('x.txt'), elsewhere, request('y.txt')]);
     expect([0, 1, 2].map((i) => answers.get(i)!.step)).toEqual(['exists', 'copied', 'copied']);
     expect([...stored().keys()].sort()).toEqual(['other/x.txt', 'out/x.txt', 'out/y.txt']);

@@ -1,7 +1,8 @@
 import { lstatSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
-import { FolderChecks, copiedAnswer, copyDocumentSync, type DirectCopied, type DirectCopyAnswer, type DirectCopyRequest, type DirectCopyResult, type FirstRecordRequest } from './direct-copy';
+import { FolderChecks, copiedAnswer, copyDocumentSync, targetPathOf, type CopyTargetFolder, type DirectCopied, type DirectCopyAnswer, type DirectCopyRequest, type DirectCopyResult, type FirstRecordRequest } from './direct-copy';
 import { errnoOf } from './fs-calls';
+import { joinRel } from './paths';
 import { firstRecord } from './record-format';
 import { GET_RECORD, NAMES_WITH_RECORDS, PUT_RECORD, openRecordFile } from './record-sql';
 
@@ -28,15 +29,15 @@ export class ThreadRecords {
    * connector holds each one's document lock while its copy is in flight. A look-up that fails is
    * left to check()'s own.
    */
-  lookUp(requests: readonly FirstRecordRequest[]): void {
+  lookUp(requests: ReadonlyArray<Pick<DirectCopyRequest, 'into' | 'name'>>): void {
     this.looked = new Map();
     const byFolder = new Map<Connection, Map<string, string[]>>();
     for (const request of requests) {
-      const connection = this.connection(request);
+      const connection = this.connection(request.into);
       if (!connection) continue;
       const folders = groupOf(byFolder, connection, () => new Map<string, string[]>());
       // Stryker disable next-line ArrayDeclaration: a name more in a look-up is one more name answered, never a wrong answer
-      groupOf(folders, request.folder, () => []).push(request.name);
+      groupOf(folders, request.into.rel, () => []).push(request.name);
     }
     for (const [connection, folders] of byFolder) {
       const found = new Map<string, Set<string>>();
@@ -57,29 +58,30 @@ export class ThreadRecords {
   }
 
   /** What stands at the target's name in the records, before anything is copied: undefined when it is free. */
-  check(request: FirstRecordRequest, target: string): DirectCopyResult | undefined {
-    const connection = this.connection(request);
+  check(request: Pick<DirectCopyRequest, 'into' | 'name'>): DirectCopyResult | undefined {
+    const connection = this.connection(request.into);
     if (!connection) return { step: 'fallback' };
     try {
-      const known = this.looked.get(connection)?.get(request.folder);
-      const taken = known ? known.has(request.name) : connection.get.get(request.folder, request.name) !== undefined;
+      const known = this.looked.get(connection)?.get(request.into.rel);
+      const taken = known ? known.has(request.name) : connection.get.get(request.into.rel, request.name) !== undefined;
       if (!taken) return undefined;
     } catch {
       // The records cannot be read here (busy past its timeout, damaged): the streaming path reports it.
       return { step: 'fallback' };
     }
     try {
-      return lstatSync(target, { throwIfNoEntry: false }) === undefined ? { step: 'fallback' } : { step: 'exists' };
+      return lstatSync(targetPathOf(request), { throwIfNoEntry: false }) === undefined ? { step: 'fallback' } : { step: 'exists' };
     } catch (e) {
       return { step: 'target', code: errnoOf(e) };
     }
   }
 
   /** Queues the first record of a document just placed, committed by the next commit(). */
-  add(id: number, request: FirstRecordRequest, stat: Extract<DirectCopyResult, { step: 'copied' }>['stat']): void {
-    const connection = this.connection(request)!;
-    const record = JSON.stringify(firstRecord(request.rel, stat, { createdBy: request.createdBy, mimeType: request.mimeType, properties: request.properties }));
-    this.pending.push({ id, connection, folder: request.folder, name: request.name, record });
+  add(id: number, placed: PlacedRecord, stat: Extract<DirectCopyResult, { step: 'copied' }>['stat']): void {
+    const { into, name, record } = placed;
+    const connection = this.connection(into)!;
+    const json = JSON.stringify(firstRecord(joinRel(into.rel, name), stat, { createdBy: record.createdBy, mimeType: record.mimeType, properties: record.properties }));
+    this.pending.push({ id, connection, folder: into.rel, name, record: json });
   }
 
   /** Commits what add() queued, one transaction per database; answers the ids whose commit failed, with SQLite's error. */
@@ -110,13 +112,14 @@ export class ThreadRecords {
    * The instance's connection, opened on first use; undefined when the database cannot be opened (the
    * streaming path then reports why). Keyed by the instance alone: each one has a single database.
    */
-  private connection(request: FirstRecordRequest): Connection | undefined {
-    let connection = this.connections.get(request.key);
+  private connection(into: CopyTargetFolder): Connection | undefined {
+    const { key, database } = into.records;
+    let connection = this.connections.get(key);
     if (connection) return connection;
     let db: BetterSqlite3.Database;
     try {
       // The connector made the database when it started: never create one here.
-      db = openRecordFile(request.database, { fileMustExist: true });
+      db = openRecordFile(database, { fileMustExist: true });
     } catch {
       return undefined;
     }
@@ -129,7 +132,7 @@ export class ThreadRecords {
         for (const row of rows) put.run(row.folder, row.name, row.record);
       }),
     };
-    this.connections.set(request.key, connection);
+    this.connections.set(key, connection);
     return connection;
   }
 }
@@ -147,8 +150,15 @@ interface Connection {
   putAll: (rows: ReadonlyArray<{ folder: string; name: string; record: string }>) => void;
 }
 
+/** Where a copied document was placed and what its first record says (its folder shared by the documents placed in it). */
+export interface PlacedRecord {
+  into: CopyTargetFolder;
+  name: string;
+  record: FirstRecordRequest;
+}
+
 /** A document copied by the copy thread, on its way to the records thread: the record to write when it was placed. */
-export type CopiedItem = [id: number, result: DirectCopyAnswer] | [id: number, result: DirectCopied, record: FirstRecordRequest];
+export type CopiedItem = [id: number, result: DirectCopyAnswer] | [id: number, result: DirectCopied, placed: PlacedRecord];
 
 /**
  * The copy thread's part of one message of requests: each copied (records checked first,
@@ -164,11 +174,12 @@ export function copyBatch(
   let items: CopiedItem[] = [];
   const folders = new FolderChecks();
   // Stryker disable next-line ArrayDeclaration,ConditionalExpression: without the look-up each name is looked up alone (check()): the same answers, more queries
-  records.lookUp(batch.flatMap(([, request]) => (request.record ? [request.record] : [])));
+  records.lookUp(batch.flatMap(([, request]) => (request.record ? [request] : [])));
   try {
     for (const [id, request] of batch) {
-      const result = (request.record && records.check(request.record, request.target)) || copyDocumentSync(request, folders);
-      items.push(result.step === 'copied' && request.record ? [id, result, request.record] : [id, result.step === 'copied' ? copiedAnswer(result) : result]);
+      const { record } = request;
+      const result = (record && records.check(request)) || copyDocumentSync(request, folders);
+      items.push(result.step === 'copied' && record ? [id, result, { into: request.into, name: request.name, record }] : [id, result.step === 'copied' ? copiedAnswer(result) : result]);
       if (items.length === every) {
         forward(items);
         items = [];

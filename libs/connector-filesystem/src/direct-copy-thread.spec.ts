@@ -11,9 +11,8 @@ import type { DirectCopyRequest } from './direct-copy';
 const request = (n: number): DirectCopyRequest => ({
   source: `/src/${n}`,
   sourceFolders: [],
-  targetFolder: '/dst',
-  targetFolderParents: [],
-  target: `/dst/${n}`,
+  into: { path: '/dst', parents: [], rel: '', records: { database: '/dst/.gateway/metadata.db', key: 'k' } },
+  name: String(n),
   staged: `/dst/.gateway/tmp/${n}`,
   cloneMode: 0,
   maxBytes: 1,
@@ -64,18 +63,18 @@ describe('DirectCopyThread', () => {
       mkdirSync(path.join(dir, 'dst', '.gateway', 'tmp'), { recursive: true });
       const database = path.join(dir, 'dst', '.gateway', 'metadata.db');
       new RecordDatabase(database).close();
-      const copy = (name: string) => {
+      const into = { path: path.join(dir, 'dst'), parents: [], rel: '', records: { database, key: 'k1' } };
+      const copy = (name: string): DirectCopyRequest => {
         writeFileSync(path.join(dir, 'src', name), name);
         return {
           source: path.join(dir, 'src', name),
           sourceFolders: [],
-          targetFolder: path.join(dir, 'dst'),
-          targetFolderParents: [],
-          target: path.join(dir, 'dst', name),
+          into,
+          name,
           staged: path.join(dir, 'dst', '.gateway', 'tmp', name),
           cloneMode: 0,
           maxBytes: 1024,
-          record: { database, key: 'k1', folder: '', name, rel: name, createdBy: 'bob' },
+          record: { createdBy: 'bob' },
         };
       };
       const recorded = () => {

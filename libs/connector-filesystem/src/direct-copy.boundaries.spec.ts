@@ -48,9 +48,8 @@ describe('copyDocumentSync, at the edges of its reads and writes', () => {
     return {
       source,
       sourceFolders: [path.join(dir, 'src')],
-      targetFolder: out,
-      targetFolderParents: [],
-      target: path.join(out, 'a.bin'),
+      into: { path: out, parents: [], rel: 'out', records: { database: 'unused', key: 'unused' } },
+      name: 'a.bin',
       staged: path.join(tmp, 'staged.upload'),
       cloneMode: 0,
       maxBytes: CHUNK,
@@ -181,7 +180,7 @@ describe('copyDocumentSync, at the edges of its reads and writes', () => {
       writeFileSync(source, pattern(CHUNK + 3));
       const before = descriptors();
       for (let i = 0; i < 5; i++) {
-        expect(copyDocumentSync(request({ maxBytes: 4 * CHUNK, ...way, target: path.join(out, `c${i}.bin`), staged: path.join(tmp, `s${i}`) }))).toMatchObject({ step: 'copied' });
+        expect(copyDocumentSync(request({ maxBytes: 4 * CHUNK, ...way, name: `c${i}.bin`, staged: path.join(tmp, `s${i}`) }))).toMatchObject({ step: 'copied' });
       }
       writeFileSync(path.join(tmp, 'taken'), 'someone else');
       expect(copyDocumentSync(request({ maxBytes: 4 * CHUNK, ...way, staged: path.join(tmp, 'taken') }))).toEqual({ step: 'fallback' });

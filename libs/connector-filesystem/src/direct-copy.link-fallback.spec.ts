@@ -38,9 +38,8 @@ describe('copyDocumentSync, placing the copy where link() fails', () => {
     return {
       source,
       sourceFolders: [path.join(dir, 'src')],
-      targetFolder: out,
-      targetFolderParents: [],
-      target: path.join(out, 'a.txt'),
+      into: { path: out, parents: [], rel: 'out', records: { database: 'unused', key: 'unused' } },
+      name: 'a.txt',
       staged: path.join(tmp, 'staged.upload'),
       cloneMode: 0,
       maxBytes: 1024,

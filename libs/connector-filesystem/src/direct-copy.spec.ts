@@ -27,14 +27,14 @@ describe('copyDocumentSync', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+  const into = (folder: string, parents: string[] = []) => ({ path: folder, parents, rel: 'out', records: { database: 'unused', key: 'unused' } });
   /** in/sub/a.txt -> out/a.txt, with every path as the connector derives it. */
   function request(change: Partial<DirectCopyRequest> = {}): DirectCopyRequest {
     return {
       source: path.join(src, 'in', 'sub', 'a.txt'),
       sourceFolders: [path.join(src, 'in'), path.join(src, 'in', 'sub')],
-      targetFolder: path.join(dst, 'out'),
-      targetFolderParents: [],
-      target: path.join(dst, 'out', 'a.txt'),
+      into: into(path.join(dst, 'out')),
+      name: 'a.txt',
       staged: path.join(tmp, 'staged.upload'),
       cloneMode: 0,
       maxBytes: 1024,
@@ -164,28 +164,26 @@ describe('copyDocumentSync', () => {
 
   describe('the target', () => {
     it('folder missing: the errno of its lstat', () => {
-      const result = copyDocumentSync(request({ targetFolder: path.join(dst, 'none'), target: path.join(dst, 'none', 'a.txt') }));
+      const result = copyDocumentSync(request({ into: into(path.join(dst, 'none')) }));
       expect(result).toEqual({ step: 'target-folder', code: 'ENOENT' });
       expect(leftovers()).toEqual([]);
     });
 
     it('folder that is a document: target-not-folder', () => {
       writeFileSync(path.join(dst, 'out', 'doc'), 'x');
-      expect(copyDocumentSync(request({ targetFolder: path.join(dst, 'out', 'doc'), target: path.join(dst, 'out', 'doc', 'a.txt') }))).toEqual({ step: 'target-not-folder' });
+      expect(copyDocumentSync(request({ into: into(path.join(dst, 'out', 'doc')) }))).toEqual({ step: 'target-not-folder' });
     });
 
     it('folder that is a symbolic link, or under one: target-folder-missing, nothing written through the link', () => {
       const outside = path.join(dir, 'outside');
       mkdirSync(outside);
       symlinkSync(outside, path.join(dst, 'out', 'linked'));
-      expect(copyDocumentSync(request({ targetFolder: path.join(dst, 'out', 'linked'), target: path.join(dst, 'out', 'linked', 'a.txt') }))).toEqual({
+      expect(copyDocumentSync(request({ into: into(path.join(dst, 'out', 'linked')) }))).toEqual({
         step: 'target-folder-missing',
       });
       mkdirSync(path.join(outside, 'deeper'));
       const under = request({
-        targetFolder: path.join(dst, 'out', 'linked', 'deeper'),
-        targetFolderParents: [path.join(dst, 'out'), path.join(dst, 'out', 'linked')],
-        target: path.join(dst, 'out', 'linked', 'deeper', 'a.txt'),
+        into: into(path.join(dst, 'out', 'linked', 'deeper'), [path.join(dst, 'out'), path.join(dst, 'out', 'linked')]),
       });
       expect(copyDocumentSync(under)).toEqual({ step: 'target-folder-missing' });
       expect(readdirSync(outside)).toEqual(['deeper']);
@@ -233,7 +231,7 @@ describe('copyDocumentSync', () => {
       try {
         const staged = path.join(shm, 'staged.upload');
         writeFileSync(path.join(dst, 'out', 'taken.txt'), 'mine');
-        expect(copyDocumentSync(request({ staged, target: path.join(dst, 'out', 'taken.txt') }))).toEqual({ step: 'exists' });
+        expect(copyDocumentSync(request({ staged, name: 'taken.txt' }))).toEqual({ step: 'exists' });
         expect(readFileSync(path.join(dst, 'out', 'taken.txt'), 'utf8')).toBe('mine');
         expect(copyDocumentSync(request({ staged }))).toEqual({ step: 'target', code: 'EXDEV' });
         expect(placed()).toEqual(['taken.txt']);
@@ -246,7 +244,8 @@ describe('copyDocumentSync', () => {
     it('a failure checking or placing the new name reports its errno and leaves no staged copy', () => {
       if (process.getuid?.() === 0) {
         // root ignores permissions: a folder replaced by a file between the checks and link() fails the same way (ENOTDIR).
-        const req = request({ targetFolder: path.join(dst, 'out'), target: path.join(dst, 'out', 'x', 'a.txt') });
+        // (A name through x stands for the folder swapped after its check.)
+        const req = request({ name: 'x/a.txt' });
         writeFileSync(path.join(dst, 'out', 'x'), 'file');
         expect(copyDocumentSync(req)).toEqual({ step: 'target', code: 'ENOTDIR' });
       } else {
@@ -261,10 +260,10 @@ describe('copyDocumentSync', () => {
   it('with one FolderChecks (one message of the copy thread), looks at each folder once: a folder made after its failed check still fails', () => {
     const folders = new FolderChecks();
     const later = path.join(dst, 'later');
-    expect(copyDocumentSync(request({ targetFolder: later, target: path.join(later, 'a.txt') }), folders)).toEqual({ step: 'target-folder', code: 'ENOENT' });
+    expect(copyDocumentSync(request({ into: into(later) }), folders)).toEqual({ step: 'target-folder', code: 'ENOENT' });
     mkdirSync(later);
-    expect(copyDocumentSync(request({ targetFolder: later, target: path.join(later, 'a.txt') }), folders)).toEqual({ step: 'target-folder', code: 'ENOENT' });
-    expect(copyDocumentSync(request({ targetFolder: later, target: path.join(later, 'a.txt') }))).toMatchObject({ step: 'copied' });
+    expect(copyDocumentSync(request({ into: into(later) }), folders)).toEqual({ step: 'target-folder', code: 'ENOENT' });
+    expect(copyDocumentSync(request({ into: into(later) }))).toMatchObject({ step: 'copied' });
     expect(folders.lstat(path.join(src, 'in'))).toBe(folders.lstat(path.join(src, 'in')));
   });
 
@@ -272,7 +271,7 @@ describe('copyDocumentSync', () => {
     const fds = () => readdirSync('/proc/self/fd').length;
     const before = fds();
     for (let i = 0; i < 20; i++) {
-      expect(copyDocumentSync(request({ target: path.join(dst, 'out', `c${i}.txt`), staged: path.join(tmp, `s${i}`) }))).toMatchObject({ step: 'copied' });
+      expect(copyDocumentSync(request({ name: `c${i}.txt`, staged: path.join(tmp, `s${i}`) }))).toMatchObject({ step: 'copied' });
     }
     expect(copyDocumentSync(request({ maxBytes: 1 }))).toEqual({ step: 'large' });
     expect(fds()).toBe(before);

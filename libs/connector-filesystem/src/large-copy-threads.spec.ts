@@ -10,9 +10,8 @@ import { LargeCopyThreads } from './large-copy-threads';
 const request = (n: number): DirectCopyRequest => ({
   source: `/src/${n}`,
   sourceFolders: [],
-  targetFolder: '/dst',
-  targetFolderParents: [],
-  target: `/dst/${n}`,
+  into: { path: '/dst', parents: [], rel: '', records: { database: '/dst/.gateway/metadata.db', key: 'k' } },
+  name: String(n),
   staged: `/dst/.gateway/tmp/${n}`,
   cloneMode: 0,
   maxBytes: Number.POSITIVE_INFINITY,
@@ -114,8 +113,8 @@ describe('LargeCopyThreads', () => {
         ...request(0),
         source: path.join(dir, 'src', 'big.bin'),
         sourceFolders: [],
-        targetFolder: path.join(dir, 'dst'),
-        target: path.join(dir, 'dst', 'big.bin'),
+        into: { ...request(0).into, path: path.join(dir, 'dst') },
+        name: 'big.bin',
         staged: path.join(dir, 'dst', '.gateway', 'tmp', 'staged'),
       });
       expect(result).toMatchObject({ step: 'copied', sha256: createHash('sha256').update(bytes).digest('hex'), stat: { size: BigInt(bytes.length) } });
