@@ -9,7 +9,7 @@ import {
   type LocalFilesCapability,
   type NewFile,
 } from '@gateway/connector-api';
-import type { CopyTargetFolder, DirectCopyAnswer, DirectCopyRequest } from './direct-copy';
+import { targetPathOf, type CopyTargetFolder, type DirectCopyAnswer, type DirectCopyRequest } from './direct-copy';
 import { DirectCopyThread, directCopyScript } from './direct-copy-thread';
 import { LargeCopyThreads } from './large-copy-threads';
 import { mapFsError } from './fs-errors';
@@ -72,7 +72,7 @@ export class DirectCopies implements DirectCopyCapability {
         },
       };
       const result = await copyThread.copy(request);
-      if (result.step === 'large') return this.copyLarge(request, abs, sourceId, target, rel, actor, signal);
+      if (result.step === 'large') return this.copyLarge(request, sourceId, target, actor, signal);
       if (result.step === 'fallback') return undefined;
       if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);
       return { id: encodeId(rel), sha256: result.sha256, size: result.size };
@@ -103,8 +103,9 @@ export class DirectCopies implements DirectCopyCapability {
    * (by hand) is refused before the copy, not after it. The record is createFile's, written here, and
    * the hash kept as an upload's is (the contentHash group answers it unread).
    */
-  private async copyLarge(request: DirectCopyRequest, abs: string, sourceId: string, target: Omit<NewFile, 'content'>, rel: string, actor: Actor, signal?: AbortSignal): Promise<DirectCopyDone | undefined> {
-    if (this.files.exists(abs, rel)) throw alreadyExists(rel);
+  private async copyLarge(request: DirectCopyRequest, sourceId: string, target: Omit<NewFile, 'content'>, actor: Actor, signal?: AbortSignal): Promise<DirectCopyDone | undefined> {
+    const rel = joinRel(request.into.rel, request.name);
+    if (this.files.exists(targetPathOf(request), rel)) throw alreadyExists(rel);
     const result = await largeCopyThreads.copy({ ...request, maxBytes: Number.POSITIVE_INFINITY, chunked: true, record: undefined }, signal);
     if (result.step === 'large' || result.step === 'fallback') return undefined;
     if (result.step !== 'copied') throw directCopyError(result, sourceId, target.folderId, rel);
